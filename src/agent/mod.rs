@@ -1,0 +1,3 @@
+//! The session, the turn loop, models and the transcript.
+
+pub mod model;

@@ -1,0 +1,3 @@
+//! Permission rules, modes and the fail-closed approval step.
+
+pub mod rule;

@@ -1,0 +1,1 @@
+//! The tool-call pipeline: PreToolUse → permissions → execute → PostToolUse/PostToolUseFailure.

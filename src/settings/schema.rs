@@ -1,0 +1,247 @@
+//! The typed shape of merged settings: hook handlers with where they came from, permissions,
+//! and the diagnostics found while reading them.
+//!
+//! This is the contract between the settings loader (which fills it) and its consumers (the
+//! dispatcher, the permission service, `rein hooks list`).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::hooks::event::HookEvent;
+use crate::hooks::matcher::{IfCondition, Matcher};
+
+/// The settings tiers, lowest precedence first (spec §1.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SourceKind {
+    User,
+    Project,
+    Local,
+    Flag,
+    Policy,
+}
+
+impl SourceKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceKind::User => "user",
+            SourceKind::Project => "project",
+            SourceKind::Local => "local",
+            SourceKind::Flag => "flag",
+            SourceKind::Policy => "policy",
+        }
+    }
+}
+
+/// A position in a settings file (1-based line and column).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    /// Path of the file, or `<--settings>` for inline JSON given on the command line.
+    pub file: Arc<str>,
+    pub line: u32,
+    pub col: u32,
+}
+
+impl std::fmt::Display for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}:{}", self.file, self.line, self.col)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// One problem found in the settings, printed compiler-style: `file:line:col: error: …`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub location: Location,
+    pub message: String,
+}
+
+impl std::fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let sev = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        write!(f, "{}: {}: {}", self.location, sev, self.message)
+    }
+}
+
+/// Where one handler was configured.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HandlerOrigin {
+    pub source: SourceKind,
+    /// The event key as written in the file (may be an unknown name).
+    pub event_key: String,
+    /// Index of the matcher group within the event's array.
+    pub group: usize,
+    /// Index of the handler within the group's `hooks` array.
+    pub index: usize,
+    /// Where the handler object starts.
+    pub location: Location,
+}
+
+impl std::fmt::Display for HandlerOrigin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} ({} settings, {}[{}].hooks[{}])",
+            self.location,
+            self.source.as_str(),
+            self.event_key,
+            self.group,
+            self.index
+        )
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnFailure {
+    #[default]
+    Continue,
+    Block,
+}
+
+/// A `type: "command"` handler (spec §1.6).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandHandler {
+    pub command: String,
+    /// Exec form when present: spawn `command` with these argv, no shell.
+    pub args: Option<Vec<String>>,
+    /// `"bash"` or `"powershell"`; on POSIX both still mean `/bin/sh -c`.
+    pub shell: Option<String>,
+    pub is_async: bool,
+    pub async_rewake: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpHandler {
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub allowed_env_vars: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromptHandler {
+    pub prompt: String,
+    pub model: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpToolHandler {
+    pub server: String,
+    pub tool: String,
+    pub input: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum HandlerKind {
+    Command(CommandHandler),
+    Http(HttpHandler),
+    Prompt(PromptHandler),
+    Agent(PromptHandler),
+    McpTool(McpToolHandler),
+}
+
+impl HandlerKind {
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            HandlerKind::Command(_) => "command",
+            HandlerKind::Http(_) => "http",
+            HandlerKind::Prompt(_) => "prompt",
+            HandlerKind::Agent(_) => "agent",
+            HandlerKind::McpTool(_) => "mcp_tool",
+        }
+    }
+}
+
+/// Why a loaded handler will never run in this session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Inactive {
+    /// The event key is not one of the 33 events.
+    UnknownEvent,
+    /// A known event that rein never fires.
+    EventNotFired,
+    /// `if` on an event where it cannot be evaluated (spec §3.4).
+    IfOnNonToolEvent,
+    /// The matcher is an invalid regular expression: it never matches.
+    InvalidMatcher(String),
+    /// The `if` rule cannot be parsed.
+    InvalidIf(String),
+    /// `disableAllHooks` (or `allowManagedHooksOnly`) switched it off; names the file that did.
+    Disabled(String),
+    /// A malformed PreToolUse/PermissionRequest entry in the same file voided the whole file
+    /// (spec §1.7).
+    FileVoided(String),
+    /// A handler type rein does not run yet (http, prompt, agent, mcp_tool).
+    UnsupportedType,
+}
+
+/// One handler as loaded: its event, compiled matcher and `if`, its fields and origin.
+#[derive(Debug, Clone)]
+pub struct ConfiguredHandler {
+    /// `None` when the event key is unknown.
+    pub event: Option<HookEvent>,
+    /// The raw `matcher` string, if any.
+    pub matcher_text: Option<String>,
+    /// Compiled once at load.
+    pub matcher: Matcher,
+    pub if_text: Option<String>,
+    pub if_condition: Option<IfCondition>,
+    pub kind: HandlerKind,
+    /// Seconds; `None` = the event's default (spec §5.3).
+    pub timeout: Option<f64>,
+    pub status_message: Option<String>,
+    pub on_failure: OnFailure,
+    pub once: bool,
+    pub origin: HandlerOrigin,
+    /// `None` if it can run; otherwise why it never will.
+    pub inactive: Option<Inactive>,
+}
+
+/// A permission rule string with where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleEntry {
+    pub text: String,
+    pub source: SourceKind,
+    pub location: Location,
+}
+
+/// `permissions` merged across files (arrays concatenated in precedence order).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PermissionSettings {
+    pub allow: Vec<RuleEntry>,
+    pub ask: Vec<RuleEntry>,
+    pub deny: Vec<RuleEntry>,
+    /// The highest-precedence `defaultMode` and the tier that set it.
+    pub default_mode: Option<(String, SourceKind)>,
+    pub additional_directories: Vec<String>,
+}
+
+/// A settings file that was looked at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadedFile {
+    pub source: SourceKind,
+    pub path: PathBuf,
+    /// False when the file was absent or could not be parsed.
+    pub applied: bool,
+}
+
+/// Everything the session needs from the settings files.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    /// Every handler of every source in effective order (user → project → local → flag →
+    /// policy; within a file, in file order), including inactive ones.
+    pub handlers: Vec<ConfiguredHandler>,
+    pub permissions: PermissionSettings,
+    /// Merged `env` (higher tiers override lower).
+    pub env: Vec<(String, String)>,
+    pub disable_all_hooks: bool,
+    pub allow_managed_hooks_only: bool,
+    pub files: Vec<LoadedFile>,
+    pub diagnostics: Vec<Diagnostic>,
+}

@@ -1,0 +1,70 @@
+//! The `Tool` trait and the built-in tools with Claude Code's names and JSON shapes (spec §7).
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+/// A boxed future, so tools can live behind `dyn Tool`.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Session state a tool may read or change.
+#[derive(Debug)]
+pub struct ToolContext {
+    /// The project root.
+    pub project_dir: PathBuf,
+    /// The working directory; the Bash tool persists `cd` here between calls.
+    pub cwd: Mutex<PathBuf>,
+    /// Files written by SessionStart hooks through `CLAUDE_ENV_FILE`; Bash sources them first.
+    pub env_files: Mutex<Vec<PathBuf>>,
+    /// Extra environment for commands (settings `env`).
+    pub env: Vec<(String, String)>,
+}
+
+impl ToolContext {
+    pub fn new(project_dir: PathBuf) -> ToolContext {
+        ToolContext {
+            cwd: Mutex::new(project_dir.clone()),
+            project_dir,
+            env_files: Mutex::new(Vec::new()),
+            env: Vec::new(),
+        }
+    }
+
+    /// The current working directory (the project dir if the lock was poisoned).
+    pub fn current_dir(&self) -> PathBuf {
+        match self.cwd.lock() {
+            Ok(cwd) => cwd.clone(),
+            Err(_) => self.project_dir.clone(),
+        }
+    }
+}
+
+/// How a tool call ended. Never a panic, never an `Err` that unwinds into the loop.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolOutcome {
+    /// `response` is the structured `tool_response` hooks see; `content` what the model sees.
+    Success { response: Value, content: String },
+    /// `error` is both PostToolUseFailure's `error` and the model-facing error text.
+    Failure { error: String, is_interrupt: bool },
+}
+
+/// A tool the model can call.
+pub trait Tool: Send + Sync {
+    /// The name the model and matchers see (`Bash`, `Read`, …).
+    fn name(&self) -> &str;
+    /// The description sent to the model.
+    fn description(&self) -> &str;
+    /// JSON Schema of the input, sent to the model.
+    fn input_schema(&self) -> Value;
+    /// Validates and normalises a model-sent input (absolute `file_path`, schema defaults such
+    /// as Edit's `replace_all: false`). `Err` is the model-facing error; no hook fires for it.
+    fn prepare(&self, input: Value, ctx: &ToolContext) -> Result<Value, String>;
+    /// Runs the call with a prepared input.
+    fn execute<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutcome>;
+    /// The model-facing content derived from a `tool_response` of this tool's shape (used for
+    /// `updatedToolOutput`); `None` if `response` does not have the shape.
+    fn render(&self, response: &Value) -> Option<String>;
+}
