@@ -210,7 +210,7 @@ fn text_of(response: &ModelResponse) -> String {
         .iter()
         .filter_map(|b| match b {
             ContentBlock::Text { text } => Some(text.as_str()),
-            _ => None,
+            ContentBlock::ToolUse { .. } | ContentBlock::ToolResult { .. } => None,
         })
         .collect::<Vec<_>>()
         .join("\n")
@@ -818,7 +818,7 @@ fn tool_uses(response: &ModelResponse) -> Vec<(String, String, Value)> {
             ContentBlock::ToolUse { id, name, input } => {
                 Some((id.clone(), name.clone(), input.clone()))
             }
-            _ => None,
+            ContentBlock::Text { .. } | ContentBlock::ToolResult { .. } => None,
         })
         .collect()
 }
@@ -1262,5 +1262,81 @@ fn real_providers_need_a_key_for_public_endpoints() {
     assert!(
         err.to_string()
             .contains("scheme 'ftp' is not http or https")
+    );
+}
+
+#[tokio::test]
+async fn mock_acts_on_stop_hook_feedback() {
+    let model = mock();
+    let history = |feedback: &str| {
+        vec![
+            Message::user_text("hello"),
+            Message {
+                role: Role::Assistant,
+                content: vec![ContentBlock::Text {
+                    text: "hi".to_string(),
+                }],
+            },
+            Message::user_text(feedback),
+        ]
+    };
+    let actionable = model
+        .complete(
+            &history("Stop hook feedback:\nSTOP-BLOCK-REASON: run command cargo test"),
+            &all_tools(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        tool_uses(&actionable),
+        vec![(
+            "toolu_mock_2_0".to_string(),
+            "Bash".to_string(),
+            json!({"command": "cargo test"})
+        )]
+    );
+    let vague = model
+        .complete(
+            &history("Stop hook feedback:\n[./stop.sh]: STOP-EXIT2-STDERR: keep going\n"),
+            &all_tools(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(vague.stop_reason, StopReason::EndTurn);
+    assert_eq!(
+        text_of(&vague),
+        "Stop hook feedback received: [./stop.sh]: STOP-EXIT2-STDERR: keep going. There is nothing more I can do offline."
+    );
+}
+
+#[tokio::test]
+async fn mock_treats_unwrapped_hook_context_as_context() {
+    let model = mock();
+    let messages = vec![
+        Message::user_text("run command ls"),
+        Message {
+            role: Role::Assistant,
+            content: vec![ContentBlock::ToolUse {
+                id: "toolu_mock_1_0".to_string(),
+                name: "Bash".to_string(),
+                input: json!({"command": "ls"}),
+            }],
+        },
+        Message {
+            role: Role::User,
+            content: vec![ContentBlock::ToolResult {
+                tool_use_id: "toolu_mock_1_0".to_string(),
+                content: String::new(),
+                is_error: false,
+            }],
+        },
+        Message::user_text(
+            "PostToolUse:Bash hook blocking error from command: \"post.sh\": output looked wrong",
+        ),
+    ];
+    let response = model.complete(&messages, &all_tools()).await.unwrap();
+    assert_eq!(
+        text_of(&response),
+        "`ls` finished with no output.\nHook feedback noted: PostToolUse:Bash hook blocking error from command: \"post.sh\": output looked wrong"
     );
 }

@@ -29,6 +29,7 @@ pub struct AnthropicModel {
 }
 
 impl AnthropicModel {
+    /// `max_tokens` is required by the API and sent with every request.
     pub fn new(
         http: HttpSettings,
         model: String,

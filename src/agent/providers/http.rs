@@ -125,8 +125,11 @@ fn build_client(timeout: Duration) -> Result<reqwest::Client, ModelConfigError> 
 /// Exponential backoff without jitter, so tests and transcripts are deterministic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
+    /// Retries after the first attempt.
     pub max_retries: u32,
+    /// The first delay.
     pub base: Duration,
+    /// Cap on one delay.
     pub max_delay: Duration,
 }
 
@@ -144,13 +147,18 @@ impl RetryPolicy {
 /// One failed attempt, before the retry decision.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AttemptError {
+    /// The StopFailure kind if this turns out to be the last attempt.
     pub kind: ModelErrorKind,
+    /// The user-facing text (without the provider name, which `ModelError` adds).
     pub message: String,
+    /// Whether another attempt may succeed (429, 5xx, 529, transport errors, timeouts, cuts).
     pub retryable: bool,
+    /// The server's requested wait, if it sent one.
     pub retry_after: Option<Duration>,
 }
 
 impl AttemptError {
+    /// A failure worth retrying.
     pub fn retryable(kind: ModelErrorKind, message: String) -> AttemptError {
         AttemptError {
             kind,
@@ -160,6 +168,7 @@ impl AttemptError {
         }
     }
 
+    /// A failure another attempt would repeat.
     pub fn fatal(kind: ModelErrorKind, message: String) -> AttemptError {
         AttemptError {
             kind,

@@ -116,15 +116,20 @@ fn response(turn: usize, content: Vec<ContentBlock>, stop_reason: StopReason) ->
 /// When the script runs out, the mock ends the turn with a short text.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MockScript {
+    /// Where the script was read from (named in messages).
     pub path: PathBuf,
+    /// The turns, in the order they are played.
     pub turns: Vec<ScriptTurn>,
 }
 
 /// One scripted model turn.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ScriptTurn {
+    /// A text reply ending the turn.
     Text(String),
+    /// One assistant message with these calls.
     ToolUse(Vec<ScriptCall>),
+    /// A failed call.
     Error {
         kind: ModelErrorKind,
         message: String,
@@ -134,8 +139,11 @@ pub enum ScriptTurn {
 /// One scripted tool call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScriptCall {
+    /// The tool_use id; `None` means `toolu_mock_<turn>_<index>`.
     pub id: Option<String>,
+    /// The tool name, passed through even if no such tool exists.
     pub name: String,
+    /// The arguments (`Value::String` for scripted malformed arguments).
     pub input: Value,
 }
 
@@ -454,12 +462,20 @@ static BASH_EN: LazyLock<Regex> = LazyLock::new(|| {
 });
 static BASH_ZH: LazyLock<Regex> =
     LazyLock::new(|| regex(r"(?s)^(?:执行|运行)(?:一下)?(?:命令|指令)?\s*[:：]?\s*(?P<cmd>.+)$"));
+static HOOK_CONTEXT: LazyLock<Regex> = LazyLock::new(|| {
+    regex(r"^[A-Za-z]+(?::\S+)? hook (?:blocking error|additional context|success|error)\b")
+});
 static LINE_NUMBER: LazyLock<Regex> = LazyLock::new(|| regex(r"^\s*\d+(?:\t|→)"));
+
+/// How Claude Code prefixes a Stop hook's feedback to the model.
+const STOP_FEEDBACK: &str = "Stop hook feedback:";
 
 /// A tool call the mock decided on.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlannedCall {
+    /// The tool name (`Read`, `Bash`, …).
     pub name: String,
+    /// The tool input in Claude Code's shape, paths as the user wrote them.
     pub input: Value,
 }
 
@@ -592,10 +608,14 @@ fn is_chinese(text: &str) -> bool {
     text.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))
 }
 
+/// Hook context: a `<system-reminder>` wrapper, or a bare hook text (`PostToolUse:Bash hook
+/// additional context: …`) in case a caller sends it unwrapped.
 fn is_reminder(text: &str) -> bool {
-    text.trim_start().starts_with("<system-reminder>")
+    let text = text.trim_start();
+    text.starts_with("<system-reminder>") || HOOK_CONTEXT.is_match(text)
 }
 
+/// The text inside a `<system-reminder>` wrapper (or the bare text).
 fn strip_reminder(text: &str) -> &str {
     let text = text.trim();
     let text = text.strip_prefix("<system-reminder>").unwrap_or(text);
@@ -699,9 +719,31 @@ fn respond_to_prompt(messages: &[Message], tools: &[ToolSpec], turn: usize) -> M
     };
     let zh = is_chinese(&prompt);
     let offered = |name: &str| tools.is_empty() || tools.iter().any(|t| t.name == name);
+    // A Stop hook's feedback arrives as a user message; its request may follow a `REASON: `
+    // label, so each line is tried whole and after its last `: `.
+    let stop_feedback = prompt
+        .trim_start()
+        .strip_prefix(STOP_FEEDBACK)
+        .map(|rest| rest.trim().to_string());
+    let clauses: Vec<String> = match &stop_feedback {
+        None => split_clauses(&prompt),
+        Some(feedback) => feedback
+            .lines()
+            .flat_map(split_clauses)
+            .map(|clause| {
+                if parse_clause(&clause).is_some() {
+                    return clause;
+                }
+                match clause.rsplit_once(": ") {
+                    Some((_, tail)) => FILLER.replace(tail.trim(), "").trim().to_string(),
+                    None => clause,
+                }
+            })
+            .collect(),
+    };
     let mut plan = Vec::new();
     let mut unavailable = Vec::new();
-    for clause in split_clauses(&prompt) {
+    for clause in clauses {
         match parse_clause(&clause) {
             Some(call) if offered(&call.name) => plan.push(call),
             Some(call) => unavailable.push(call.name),
@@ -759,7 +801,17 @@ fn respond_to_prompt(messages: &[Message], tools: &[ToolSpec], turn: usize) -> M
         });
     }
     if history.is_empty() && unavailable.is_empty() {
-        lines.push(help_text(zh));
+        lines.push(match &stop_feedback {
+            Some(feedback) if zh => format!(
+                "收到 Stop 钩子反馈：{}。我在离线模式下无法继续处理。",
+                first_lines(feedback, 1, 300)
+            ),
+            Some(feedback) => format!(
+                "Stop hook feedback received: {}. There is nothing more I can do offline.",
+                first_lines(feedback, 1, 300)
+            ),
+            None => help_text(zh),
+        });
     }
     response(
         turn,
@@ -908,6 +960,7 @@ mod tests {
             &*GREP_ZH,
             &*BASH_EN,
             &*BASH_ZH,
+            &*HOOK_CONTEXT,
             &*LINE_NUMBER,
         ] {
             assert!(!re.as_str().is_empty());

@@ -45,8 +45,11 @@ pub const DEFAULT_MAX_TOKENS: u32 = 8192;
 /// Which provider answers `complete`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProviderKind {
+    /// The offline mock ([`mock::MockModel`]).
     Mock,
+    /// OpenAI-compatible Chat Completions ([`openai::OpenAiModel`]).
     OpenAi,
+    /// The Anthropic Messages API ([`anthropic::AnthropicModel`]).
     Anthropic,
 }
 
@@ -80,6 +83,7 @@ impl fmt::Display for ProviderKind {
 /// Everything needed to build a [`Model`].
 #[derive(Clone, PartialEq, Eq)]
 pub struct ProviderConfig {
+    /// Which provider to build.
     pub provider: ProviderKind,
     /// Model id; `None` means the provider's default.
     pub model: Option<String>,
@@ -99,7 +103,7 @@ pub struct ProviderConfig {
     pub retry_base: Duration,
     /// Cap on one retry delay.
     pub retry_max_delay: Duration,
-    /// `max_tokens` for the response.
+    /// `max_tokens` for the response (Anthropic only; see [`openai::OpenAiModel::new`]).
     pub max_tokens: u32,
 }
 
@@ -303,7 +307,6 @@ pub fn from_config(cfg: &ProviderConfig) -> Result<Box<dyn Model>, ModelConfigEr
                     .clone()
                     .unwrap_or_else(|| DEFAULT_OPENAI_MODEL.to_string()),
                 cfg.system.clone(),
-                cfg.max_tokens,
             )))
         }
         ProviderKind::Anthropic => {

@@ -17,31 +17,20 @@ pub struct OpenAiModel {
     http: HttpSettings,
     model: String,
     system: Option<String>,
-    max_tokens: u32,
     next_id: AtomicU64,
 }
 
 impl OpenAiModel {
-    /// `max_tokens` is kept for symmetry but not sent: OpenAI-compatible servers disagree on
-    /// its name (`max_tokens` vs `max_completion_tokens`), and omitting it works everywhere.
-    pub fn new(
-        http: HttpSettings,
-        model: String,
-        system: Option<String>,
-        max_tokens: u32,
-    ) -> OpenAiModel {
+    /// No response-length limit is sent: OpenAI-compatible servers disagree on its name
+    /// (`max_tokens` vs `max_completion_tokens`, which newer OpenAI models require), and
+    /// omitting it works everywhere.
+    pub fn new(http: HttpSettings, model: String, system: Option<String>) -> OpenAiModel {
         OpenAiModel {
             http,
             model,
             system,
-            max_tokens,
             next_id: AtomicU64::new(1),
         }
-    }
-
-    /// The maximum response length configured (not sent, see [`OpenAiModel::new`]).
-    pub fn max_tokens(&self) -> u32 {
-        self.max_tokens
     }
 
     async fn attempt(&self, url: &str, body: &Value) -> Result<ModelResponse, AttemptError> {
