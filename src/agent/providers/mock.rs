@@ -850,8 +850,14 @@ fn label(step: &Step<'_>) -> String {
 }
 
 /// Whether an error text reads like a refusal (hook or permission) rather than a failure.
+/// Only the first line counts: a command's own output ("Permission denied") comes later.
 fn is_refusal(error: &str) -> bool {
-    let lower = error.to_lowercase();
+    let lower = error
+        .trim()
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_lowercase();
     [
         "hook",
         "denied",
@@ -898,7 +904,11 @@ fn step_line(step: &Step<'_>, zh: bool) -> String {
                 .collect();
             let first = lines.first().copied().unwrap_or_default().trim_end();
             match zh {
-                false => format!("{what}: {} lines; first line: {first}", lines.len()),
+                false => format!(
+                    "{what}: {} line{}; first line: {first}",
+                    lines.len(),
+                    if lines.len() == 1 { "" } else { "s" }
+                ),
                 true => format!("{what}：共 {} 行；第一行：{first}", lines.len()),
             }
         }
