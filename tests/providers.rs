@@ -1101,12 +1101,12 @@ async fn mock_script_plays_turns_in_order() {
 fn mock_script_errors_name_the_file_and_place() {
     let (_dir, path) = write_script("[\n  {\"text\": \"a\"},\n  {\"text\": }\n]");
     let err = script_model(&path).err().unwrap();
-    assert!(
-        err.to_string().starts_with(&format!(
-            "mock script {}:3:12: invalid JSON",
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "mock script {}:3:12: invalid JSON: expected value",
             path.display()
-        )),
-        "{err}"
+        )
     );
 
     let cases = [

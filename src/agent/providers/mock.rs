@@ -211,7 +211,14 @@ impl MockScript {
                 path: path.to_path_buf(),
                 line: err.line(),
                 column: err.column(),
-                message: err.to_string(),
+                // serde_json appends "at line L column C", which the message already leads with.
+                message: {
+                    let text = err.to_string();
+                    match text.rsplit_once(" at line ") {
+                        Some((head, _)) => head.to_string(),
+                        None => text,
+                    }
+                },
             })?;
         let Value::Array(elements) = value else {
             return Err(MockScriptError::NotArray {
