@@ -1,0 +1,1 @@
+//! Glob placeholder.
