@@ -99,7 +99,11 @@ impl Tool for BashTool {
 
     fn prepare(&self, input: Value, _ctx: &ToolContext) -> Result<Value, String> {
         let map = input::normalise(self.name(), input, FIELDS)?;
-        if map.get("timeout").and_then(Value::as_i64).is_some_and(|t| t <= 0) {
+        if map
+            .get("timeout")
+            .and_then(Value::as_i64)
+            .is_some_and(|t| t <= 0)
+        {
             return Err(input::validation_error(
                 self.name(),
                 &["The parameter `timeout` must be a positive number of milliseconds".into()],
@@ -191,7 +195,11 @@ fn start_dir(ctx: &ToolContext) -> PathBuf {
     }
 }
 
-fn shell_command(command: &str, cwd_file: &std::path::Path, ctx: &ToolContext) -> tokio::process::Command {
+fn shell_command(
+    command: &str,
+    cwd_file: &std::path::Path,
+    ctx: &ToolContext,
+) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new("/bin/bash");
     cmd.arg("-c")
         .arg(script(ctx))
@@ -251,7 +259,11 @@ fn finish_output(c: &Collected) -> String {
             let at = cut.map_or(text.len(), |(i, _)| i);
             let (head, rest) = text.split_at(at);
             let rest = rest.trim_end_matches(['\n', '\r']);
-            let mut lines = if rest.is_empty() { 0 } else { rest.split('\n').count() };
+            let mut lines = if rest.is_empty() {
+                0
+            } else {
+                rest.split('\n').count()
+            };
             lines += c.dropped_newlines;
             format!("{head}\n\n... [{lines} lines truncated] ...")
         }

@@ -122,9 +122,8 @@ impl<'a> EditArgs<'a> {
 async fn edit(input: &Value, ctx: &ToolContext) -> Result<ToolOutcome, String> {
     let cwd = ctx.current_dir();
     let map = input.as_object().ok_or("The input is malformed")?;
-    let args = EditArgs::from_map(map).ok_or_else(|| {
-        input::validation_error("Edit", &["The input is malformed".to_string()])
-    })?;
+    let args = EditArgs::from_map(map)
+        .ok_or_else(|| input::validation_error("Edit", &["The input is malformed".to_string()]))?;
     let current = read_current(args.path)?;
     let planned = plan(&args, current, &cwd)?;
     if let Some(parent) = std::path::Path::new(args.path).parent() {
@@ -159,9 +158,9 @@ fn read_current(path: &str) -> Result<Option<String>, String> {
             .map(Some)
             .map_err(|_| format!("Cannot edit {path}: the file is not valid UTF-8 text.")),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => {
-            Err(format!("EISDIR: illegal operation on a directory, read '{path}'"))
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => Err(format!(
+            "EISDIR: illegal operation on a directory, read '{path}'"
+        )),
         Err(e) => Err(format!("Error reading {path}: {e}")),
     }
 }

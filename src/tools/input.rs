@@ -73,7 +73,10 @@ pub fn normalise(tool: &str, input: Value, fields: &[Field]) -> Result<Map<Strin
         match given.remove(field.name) {
             None | Some(Value::Null) => {
                 if field.required {
-                    issues.push(format!("The required parameter `{}` is missing", field.name));
+                    issues.push(format!(
+                        "The required parameter `{}` is missing",
+                        field.name
+                    ));
                 }
             }
             Some(value) => match coerce(field.kind, value) {

@@ -86,8 +86,8 @@ pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
         Arc::new(read::ReadTool),
         Arc::new(write::WriteTool),
         Arc::new(edit::EditTool),
-        
-        
+        Arc::new(glob::GlobTool),
+        Arc::new(grep::GrepTool),
     ]
 }
 
