@@ -24,6 +24,9 @@ use serde_json::{Map, Value, json};
 use super::input::{self, Field, FieldKind};
 use super::{BoxFuture, Tool, ToolContext, ToolOutcome};
 
+/// Characters of a content line shown; longer lines are replaced by a note, as ripgrep's
+/// `--max-columns 500` that Claude Code passes (minified files would flood the context).
+pub const MAX_COLUMNS: usize = 500;
 /// Lines/files/entries returned when the model gives no `head_limit`.
 pub const DEFAULT_HEAD_LIMIT: usize = 250;
 
@@ -242,6 +245,18 @@ impl CollectSink<'_> {
     fn push(&mut self, sep: char, line_number: Option<u64>, text: &[u8]) {
         let text = String::from_utf8_lossy(text);
         let text = text.trim_end_matches(['\n', '\r']);
+        let omitted;
+        let text = if text.chars().nth(MAX_COLUMNS).is_none() {
+            text
+        } else if sep == ':' {
+            omitted = format!(
+                "[Omitted long line with {} matches]",
+                count_matches(self.matcher, text.as_bytes())
+            );
+            &omitted
+        } else {
+            "[Omitted long context line]"
+        };
         let line = match (self.options.line_numbers, line_number) {
             (true, Some(n)) => format!("{}{sep}{n}{sep}{text}", self.shown),
             _ => format!("{}{sep}{text}", self.shown),
@@ -301,6 +316,15 @@ impl Sink for CollectSink<'_> {
     }
 }
 
+fn count_matches(matcher: &RegexMatcher, bytes: &[u8]) -> usize {
+    let mut n = 0;
+    let _ = matcher.find_iter(bytes, |_| {
+        n += 1;
+        true
+    });
+    n
+}
+
 fn get_usize(input: &Value, key: &str) -> Option<usize> {
     input.get(key).and_then(Value::as_u64).map(|n| n as usize)
 }
@@ -320,7 +344,7 @@ fn files(input: &Value, base: &Path) -> Result<Vec<PathBuf>, String> {
         .sort_by_file_name(|a, b| a.cmp(b));
     if let Some(globs) = input.get("glob").and_then(Value::as_str) {
         let mut overrides = ignore::overrides::OverrideBuilder::new(base);
-        for glob in globs.split_whitespace() {
+        for glob in split_globs(globs) {
             overrides
                 .add(glob)
                 .map_err(|e| format!("Invalid glob `{glob}`: {e}"))?;
@@ -339,6 +363,20 @@ fn files(input: &Value, base: &Path) -> Result<Vec<PathBuf>, String> {
         .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
         .map(ignore::DirEntry::into_path)
         .collect())
+}
+
+/// The globs of the `glob` parameter: split on whitespace, and on commas outside braces
+/// (`"*.ts,*.tsx"` is two globs, `"*.{ts,tsx}"` one), as Claude Code does.
+fn split_globs(globs: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for token in globs.split_whitespace() {
+        if token.contains('{') {
+            out.push(token);
+        } else {
+            out.extend(token.split(',').filter(|g| !g.is_empty()));
+        }
+    }
+    out
 }
 
 /// `items[offset..]` cut to `limit`; returns the applied limit/offset for the response.

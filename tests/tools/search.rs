@@ -257,3 +257,55 @@ async fn grep_multiline_and_single_file_path() {
         .expect_err("enum");
     assert!(err.contains("must be one of"), "{err}");
 }
+
+#[tokio::test]
+async fn grep_comma_globs_and_long_lines() {
+    let (_dir, root, ctx) = project();
+    write(&root.join("a.ts"), "hit\n");
+    write(&root.join("b.tsx"), "hit\n");
+    write(&root.join("c.js"), "hit\n");
+    write(
+        &root.join("min.css"),
+        &format!("{}\nctx\n", "hit ".repeat(200)),
+    );
+    let (resp, _) = success(
+        &GrepTool,
+        json!({"pattern": "hit", "glob": "*.ts,*.tsx"}),
+        &ctx,
+    )
+    .await;
+    let mut got = names(&resp);
+    got.sort();
+    assert_eq!(got, ["a.ts", "b.tsx"]);
+    let (resp, _) = success(
+        &GrepTool,
+        json!({"pattern": "hit", "glob": "*.{ts,js}"}),
+        &ctx,
+    )
+    .await;
+    let mut got = names(&resp);
+    got.sort();
+    assert_eq!(got, ["a.ts", "c.js"]);
+    let (resp, _) = success(
+        &GrepTool,
+        json!({"pattern": "hit", "glob": "*.css", "output_mode": "content"}),
+        &ctx,
+    )
+    .await;
+    assert_eq!(
+        resp["content"],
+        "min.css:1:[Omitted long line with 200 matches]"
+    );
+}
+
+#[test]
+fn registry_offers_the_six_tools_in_order() {
+    let registry = rein::tools::ToolRegistry::builtin();
+    let names: Vec<String> = registry.specs().into_iter().map(|s| s.name).collect();
+    assert_eq!(names, ["Bash", "Read", "Write", "Edit", "Glob", "Grep"]);
+    assert!(registry.get("Grep").is_some());
+    assert!(registry.get("grep").is_none());
+    for tool in registry.tools() {
+        assert_eq!(tool.input_schema()["type"], "object", "{}", tool.name());
+    }
+}
