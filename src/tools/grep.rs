@@ -3,7 +3,8 @@
 //!
 //! Rules:
 //! - The walk is ripgrep's: `.gitignore`/`.ignore`/`.rgignore` honoured (also outside a git
-//!   repository), hidden and binary files skipped, `glob` as ripgrep's `--glob` (several globs
+//!   repository), binary files and version-control directories ([`VCS_DIRS`]) skipped, hidden
+//!   files searched (Claude Code passes `--hidden`), `glob` as ripgrep's `--glob` (several globs
 //!   split on whitespace, `!` negates), `type` as ripgrep's `--type`.
 //! - `files_with_matches` (default) lists files newest first, like Claude Code; `content` and
 //!   `count` list files in path order. Paths are relative to the session cwd when inside it.
@@ -27,6 +28,9 @@ use super::{BoxFuture, Tool, ToolContext, ToolOutcome};
 /// Characters of a content line shown; longer lines are replaced by a note, as ripgrep's
 /// `--max-columns 500` that Claude Code passes (minified files would flood the context).
 pub const MAX_COLUMNS: usize = 500;
+/// Version-control directories never searched. Hidden files are otherwise searched, as Claude
+/// Code runs ripgrep with `--hidden` and these exclusions (`.github/`, `.env.example` are code).
+pub const VCS_DIRS: &[&str] = &[".git", ".svn", ".hg", ".bzr", ".jj", ".sl"];
 /// Lines/files/entries returned when the model gives no `head_limit`.
 pub const DEFAULT_HEAD_LIMIT: usize = 250;
 
@@ -341,6 +345,11 @@ fn files(input: &Value, base: &Path) -> Result<Vec<PathBuf>, String> {
     let mut builder = ignore::WalkBuilder::new(base);
     builder
         .require_git(false)
+        .hidden(false)
+        .filter_entry(|entry| {
+            !(entry.file_type().is_some_and(|t| t.is_dir())
+                && VCS_DIRS.contains(&entry.file_name().to_string_lossy().as_ref()))
+        })
         .sort_by_file_name(|a, b| a.cmp(b));
     if let Some(globs) = input.get("glob").and_then(Value::as_str) {
         let mut overrides = ignore::overrides::OverrideBuilder::new(base);
