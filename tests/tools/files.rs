@@ -230,3 +230,21 @@ fn hunks_far_apart_are_separate_with_three_lines_of_context() {
         ])
     );
 }
+
+#[test]
+fn paths_are_absolutised_lexically() {
+    use rein::tools::input::{absolutise, display_path};
+    use std::path::Path;
+    let cwd = Path::new("/proj/sub");
+    assert_eq!(absolutise("a/./b.txt", cwd), Path::new("/proj/sub/a/b.txt"));
+    assert_eq!(absolutise("../x.txt", cwd), Path::new("/proj/x.txt"));
+    assert_eq!(absolutise("/etc/../abs", cwd), Path::new("/abs"));
+    if let Some(home) = std::env::var_os("HOME") {
+        assert_eq!(absolutise("~/f", cwd), Path::new(&home).join("f"));
+    }
+    assert_eq!(display_path(Path::new("/proj/sub/a.rs"), cwd), "a.rs");
+    assert_eq!(
+        display_path(Path::new("/elsewhere/a.rs"), cwd),
+        "/elsewhere/a.rs"
+    );
+}
