@@ -248,3 +248,23 @@ fn paths_are_absolutised_lexically() {
         "/elsewhere/a.rs"
     );
 }
+
+#[tokio::test]
+async fn edit_deleting_a_line_takes_its_newline() {
+    let (_dir, root, ctx) = project();
+    write(&root.join("a.txt"), "keep\ndrop me\nkeep too\n");
+    let (resp, _) = success(
+        &EditTool,
+        json!({"file_path": "a.txt", "old_string": "drop me", "new_string": ""}),
+        &ctx,
+    )
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).expect("file"),
+        "keep\nkeep too\n"
+    );
+    assert_eq!(
+        resp["structuredPatch"][0]["lines"],
+        json!([" keep", "-drop me", " keep too"])
+    );
+}
