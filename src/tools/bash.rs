@@ -416,8 +416,7 @@ async fn run_background(command: &str, ctx: &ToolContext) -> ToolOutcome {
     let n = CALLS.fetch_add(1, Ordering::Relaxed);
     let id = format!("bash_{}_{n}", std::process::id());
     let log = std::env::temp_dir().join(format!("rein-{id}.log"));
-    let open = || std::fs::File::create(&log);
-    let (out, err) = match open().and_then(|f| Ok((f.try_clone()?, f))) {
+    let (out, err) = match std::fs::File::create(&log).and_then(|f| Ok((f.try_clone()?, f))) {
         Ok(files) => files,
         Err(e) => return failure(format!("Failed to create {}: {e}", log.display())),
     };
