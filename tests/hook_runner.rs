@@ -927,6 +927,11 @@ async fn hundred_mib_of_stdout_is_capped_and_reported() {
     assert_eq!(raw.stdout_bytes, 104_857_600);
     assert!(raw.stdout_capped);
     assert_eq!(raw.stdout.len(), STDOUT_CAP);
+    assert!(
+        raw.stdout.capacity() <= STDOUT_CAP,
+        "{}",
+        raw.stdout.capacity()
+    );
     let got = interpret(HookEvent::PreToolUse, command, &raw, OnFailure::Continue);
     assert!(
         got.notices
@@ -1243,4 +1248,80 @@ fn permission_request_without_decision_is_a_schema_error() {
         ),
         other => panic!("{other:?}"),
     }
+}
+
+#[tokio::test]
+async fn a_hook_can_switch_itself_to_async_at_runtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = dir.path().join("gate");
+    // Prints the marker, then waits for the test to open the gate, then reports.
+    let command = format!(
+        r#"echo '{{"async":true,"asyncTimeout":10000}}'; while [ ! -e {gate} ]; do sleep 0.02; done; echo '{{"systemMessage":"later"}}'"#,
+        gate = gate.display()
+    );
+    let spec = shell(dir.path(), &command, Duration::from_secs(20));
+    let end = command::run_detecting_async(spec, STDIN.to_vec()).await;
+    let command::RunEnd::Backgrounded { raw, background } = end else {
+        panic!("not backgrounded: {end:?}");
+    };
+    // The foreground result is "success, nothing else processed".
+    assert_eq!(raw.status, RunStatus::Backgrounded);
+    let got = interpret(HookEvent::PostToolUse, &command, &raw, OnFailure::Block);
+    assert_eq!(got.outcome, OutcomeKind::Success);
+    assert!(got.backgrounded);
+    assert_eq!(background.marker["asyncTimeout"], 10000);
+    // It really is still running: it cannot finish before the gate exists.
+    let pid = background.pid.unwrap();
+    assert!(!process_gone(pid));
+    std::fs::write(&gate, "").unwrap();
+    let later = background.wait().await;
+    assert_eq!(later.status, RunStatus::Exited(0));
+    assert_eq!(
+        String::from_utf8_lossy(&later.stdout).trim(),
+        r#"{"systemMessage":"later"}"#
+    );
+    let got = interpret(
+        HookEvent::PostToolUse,
+        &command,
+        &later,
+        OnFailure::Continue,
+    );
+    assert_eq!(
+        got.output.and_then(|o| o.system_message).as_deref(),
+        Some("later")
+    );
+}
+
+#[tokio::test]
+async fn async_detection_leaves_ordinary_runs_alone_and_cancel_kills_background() {
+    let dir = tempfile::tempdir().unwrap();
+    // A normal JSON answer is not a marker: the run finishes as usual.
+    let spec = shell(
+        dir.path(),
+        r#"echo '{"decision":"block"}'; sleep 0.1; echo E >&2; exit 2"#,
+        Duration::from_secs(20),
+    );
+    match command::run_detecting_async(spec, STDIN.to_vec()).await {
+        command::RunEnd::Finished(raw) => {
+            assert_eq!(raw.status, RunStatus::Exited(2));
+            assert_eq!(raw.stderr, b"E\n");
+        }
+        other => panic!("{other:?}"),
+    }
+    // A backgrounded hook that never ends is killed by cancel().
+    let pidfile = dir.path().join("pid");
+    let command = format!(
+        r#"echo '{{"async":true}}'; sleep 30 & echo $! > {}; wait"#,
+        pidfile.display()
+    );
+    let spec = shell(dir.path(), &command, Duration::from_secs(20));
+    let command::RunEnd::Backgrounded { background, .. } =
+        command::run_detecting_async(spec, STDIN.to_vec()).await
+    else {
+        panic!("not backgrounded");
+    };
+    let grandchild = read_pid(&pidfile).await;
+    let raw = background.cancel().await;
+    assert!(raw.cancelled);
+    assert!(wait_gone(grandchild, Duration::from_secs(2)).await);
 }
