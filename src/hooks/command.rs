@@ -382,8 +382,11 @@ async fn run_inner(
                     timeout_seen = true;
                     // `asyncTimeout` of a runtime async marker: the background part gets its
                     // own deadline from the moment the marker was seen.
-                    if let Ok(timeout) = timeout {
-                        deadline.as_mut().reset(tokio::time::Instant::now() + timeout);
+                    if let Ok(new_deadline) = timeout.map(|t| tokio::time::Instant::now().checked_add(t)) {
+                        // Too far to represent means "no deadline from the marker".
+                        if let Some(new_deadline) = new_deadline {
+                            deadline.as_mut().reset(new_deadline);
+                        }
                     }
                 }
                 () = &mut deadline => break Ended::Deadline,
@@ -485,8 +488,9 @@ impl AsyncProbe {
         let timeout = marker
             .get("asyncTimeout")
             .and_then(Value::as_f64)
-            .filter(|ms| ms.is_finite() && *ms > 0.0)
-            .map(|ms| Duration::from_secs_f64(ms / 1000.0));
+            .filter(|ms| *ms > 0.0)
+            // A hook controls this number: out-of-range values are ignored, never a panic.
+            .and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok());
         if let (Some(timeout), Some(tx)) = (timeout, self.timeout.take()) {
             let _ = tx.send(timeout);
         }
