@@ -382,11 +382,11 @@ async fn run_inner(
                     timeout_seen = true;
                     // `asyncTimeout` of a runtime async marker: the background part gets its
                     // own deadline from the moment the marker was seen.
-                    if let Ok(new_deadline) = timeout.map(|t| tokio::time::Instant::now().checked_add(t)) {
-                        // Too far to represent means "no deadline from the marker".
-                        if let Some(new_deadline) = new_deadline {
-                            deadline.as_mut().reset(new_deadline);
-                        }
+                    // A deadline too far to represent keeps the configured one.
+                    if let Ok(Some(new_deadline)) =
+                        timeout.map(|t| tokio::time::Instant::now().checked_add(t))
+                    {
+                        deadline.as_mut().reset(new_deadline);
                     }
                 }
                 () = &mut deadline => break Ended::Deadline,
