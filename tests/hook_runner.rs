@@ -856,6 +856,8 @@ async fn a_detached_daemon_that_closed_its_pipes_is_left_alone() {
     assert_eq!(raw.status, RunStatus::Exited(0));
     assert!(!raw.lingering_killed);
     let daemon = read_pid(&pidfile).await;
+    // Give a wrongly sent SIGKILL time to land before looking.
+    tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(
         !process_gone(daemon),
         "daemon was killed although it released the pipes"

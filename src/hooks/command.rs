@@ -335,7 +335,7 @@ async fn run_inner(
         }
     };
     let pid = child.id();
-    let guard = GroupGuard { pgid: pid };
+    let mut guard = GroupGuard { pgid: pid };
 
     let mut out = Capture::new(spec.stdout_cap);
     let mut err = Capture::new(spec.stderr_cap);
@@ -420,7 +420,9 @@ async fn run_inner(
             }
         }
     }
-    drop(guard);
+    // The run is over: a process the hook left running with its pipes released (a daemon
+    // started on purpose) is not ours to kill. Only an abandoned run kills the group.
+    guard.disarm();
 
     RawRun {
         status,
@@ -548,6 +550,12 @@ async fn terminate<F>(
 /// Kills the group if the run future is dropped midway (kill_on_drop only kills the child).
 struct GroupGuard {
     pgid: Option<u32>,
+}
+
+impl GroupGuard {
+    fn disarm(&mut self) {
+        self.pgid = None;
+    }
 }
 
 impl Drop for GroupGuard {
