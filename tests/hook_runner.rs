@@ -731,11 +731,21 @@ fn check_output(name: &str, got: &Interpreted, want: WantOutput) {
 async fn decision_table() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("not-executable.sh"), "echo hi\n").unwrap();
-    let timeout = Duration::from_millis(400);
+    // Rows that must time out sleep 5 s against 400 ms; every other row gets a timeout it can
+    // never hit, so a loaded CI machine cannot turn them into timeouts.
+    let short = Duration::from_millis(400);
+    let timeout = Duration::from_secs(30);
     let rows = rows();
     let runs = rows.iter().map(|row| {
         let (spec, text) = match row.form {
-            Form::Shell(command) => (shell(dir.path(), command, timeout), command.to_string()),
+            Form::Shell(command) => {
+                let timeout = if command.contains("sleep 5") {
+                    short
+                } else {
+                    timeout
+                };
+                (shell(dir.path(), command, timeout), command.to_string())
+            }
             Form::MissingProgram => {
                 let form = CommandForm::Exec {
                     program: "/nonexistent/hook-program".to_string(),

@@ -15,7 +15,12 @@
 //! * a run never waits on pipes forever: once the direct child is gone, a grandchild that still
 //!   holds the pipes gets [`LINGER_GRACE`], then the group is killed.
 //!
-//! [`run`] never panics and never returns an error: every failure is a [`RunStatus`].
+//! * a hook that prints Claude Code's runtime async marker (`{"async":true}`) first can be moved
+//!   to the background while it runs ([`run_detecting_async`] → [`BackgroundRun`]).
+//!
+//! [`run`] never panics and never returns an error: every failure is a [`RunStatus`]. A run
+//! whose future is dropped midway kills its process group; a run that finished leaves alone
+//! any daemon the hook started with its pipes released.
 
 use std::future::Future;
 use std::io;
