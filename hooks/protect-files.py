@@ -36,10 +36,19 @@ def globs(var):
     return [g.strip() for g in re.split(r"[,\n]", os.environ.get(var, "")) if g.strip()]
 
 
+def components(path, project):
+    """Path components below the project root (all of them for a path outside the project), so
+    that directories above the project never trigger a rule."""
+    rel = posixpath.relpath(path, project)
+    if rel == ".." or rel.startswith("../"):
+        rel = path
+    return [p for p in rel.split("/") if p and p != "."]
+
+
 def glob_hits(path, project, patterns):
     """First pattern of `patterns` that matches `path` (absolute, normalised), or None."""
-    parts = [p for p in path.split("/") if p]
-    rel = posixpath.relpath(path, project) if project else path
+    parts = components(path, project)
+    rel = posixpath.relpath(path, project)
     for pattern in patterns:
         if "/" in pattern.strip("/"):
             pat = pattern.strip("/")
@@ -51,8 +60,8 @@ def glob_hits(path, project, patterns):
     return None
 
 
-def builtin_rule(path):
-    parts = [p for p in path.split("/") if p]
+def builtin_rule(path, project):
+    parts = components(path, project)
     if ".git" in parts:
         return ".git/ (git internals)"
     name = parts[-1] if parts else ""
@@ -81,7 +90,8 @@ def main():
     target = tool_input.get("file_path") or tool_input.get("notebook_path")
     if not isinstance(target, str) or not target:
         return 0
-    project = os.environ.get("CLAUDE_PROJECT_DIR") or data.get("cwd") or os.getcwd()
+    project = posixpath.normpath(os.environ.get("CLAUDE_PROJECT_DIR") or data.get("cwd")
+                                 or os.getcwd())
     base = data.get("cwd") or project
     path = posixpath.normpath(posixpath.join(base, target))
     candidates = [path]
@@ -93,7 +103,7 @@ def main():
     for candidate in candidates:
         if allow and glob_hits(candidate, project, allow):
             return 0
-        rule = builtin_rule(candidate)
+        rule = builtin_rule(candidate, project)
         if rule is None:
             pattern = glob_hits(candidate, project, extra)
             if pattern:
