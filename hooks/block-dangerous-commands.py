@@ -25,6 +25,8 @@
 # Deliberately allowed: rmdir (refuses non-empty directories), `git rm -r` (only tracked files,
 # recoverable from git), `grep -r`, `cp -r` and anything that merely mentions a rule in an argument.
 # A command that cannot be parsed (unbalanced quotes, unterminated `$(`) is denied: fail closed.
+# Not seen (a guard rail, not a sandbox): command names known only at run time (`$RM -rf /`,
+# `$(echo rm) -rf /`) and what scripts run by the command do (`sh cleanup.sh`, `curl … | sh`).
 #
 # Config (environment):
 #   BLOCK_DANGEROUS_EXTRA  extra denied command prefixes, separated by commas or newlines; each is

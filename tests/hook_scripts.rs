@@ -345,6 +345,29 @@ fn extra_denied_prefixes_come_from_the_environment() {
     runs[1].assert_silent();
 }
 
+#[test]
+fn dangerous_commands_are_refused_in_permission_request_shape_too() {
+    let p = Project::new();
+    let mut ask = p.golden("PermissionRequest-Bash");
+    ask["tool_input"]["command"] = json!("cd / && sudo rm -rf --no-preserve-root /");
+    let out = p.run(BLOCK, &ask, &[]).json();
+    let decision = &out["hookSpecificOutput"]["decision"];
+    assert_eq!(
+        out["hookSpecificOutput"]["hookEventName"],
+        "PermissionRequest"
+    );
+    assert_eq!(decision["behavior"], "deny");
+    assert!(
+        decision["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Blocked dangerous command: rm -rf (recursive delete)"),
+        "{out}"
+    );
+    p.run(BLOCK, &p.golden("PermissionRequest-Bash"), &[])
+        .assert_silent();
+}
+
 // ---------------------------------------------------------------- normalize-paths
 
 #[test]
@@ -524,6 +547,19 @@ fn turn_log_appends_one_line_per_event_and_prints_nothing() {
         let ts = line["ts"].as_str().unwrap();
         assert!(ts.len() == 20 && ts.ends_with('Z'), "{ts}");
     }
+}
+
+#[test]
+fn turn_log_runs_under_dash_itself() {
+    // `/bin/sh` is bash on some systems; run the script with dash explicitly so a bashism fails.
+    let p = Project::new();
+    let script = repo().join("hooks/turn-log.sh");
+    let command = format!("{} '{}'", posix_shell(), script.display());
+    p.run_command(&command, &p.golden("Stop"), &[])
+        .assert_silent();
+    let lines = ledger(&p.path(".rein/turns.jsonl"));
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["input"]["last_assistant_message"], "first answer");
 }
 
 #[test]
@@ -925,6 +961,15 @@ fn redact_secrets_is_silent_for_clean_output_and_code() {
 
 // ---------------------------------------------------------------- the library as a whole
 
+/// dash, the strictest common `/bin/sh`, when installed (Debian/Ubuntu, CI); else `/bin/sh`.
+fn posix_shell() -> &'static str {
+    let dash = Command::new("dash")
+        .args(["-c", ":"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if dash { "dash" } else { "/bin/sh" }
+}
+
 fn scripts() -> Vec<PathBuf> {
     let mut scripts: Vec<PathBuf> = std::fs::read_dir(repo().join("hooks"))
         .unwrap()
@@ -958,7 +1003,11 @@ fn every_script_is_executable_documented_and_parses() {
         match script.extension().and_then(|e| e.to_str()) {
             Some("sh") => {
                 assert!(header.starts_with("#!/bin/sh\n"), "{name}: shebang");
-                let out = Command::new("dash").arg("-n").arg(script).output().unwrap();
+                let out = Command::new(posix_shell())
+                    .arg("-n")
+                    .arg(script)
+                    .output()
+                    .unwrap();
                 assert!(
                     out.status.success(),
                     "dash -n {name}: {}",
