@@ -5,13 +5,13 @@
 # Matcher:  Bash
 # Wire:     {"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/hooks/block-dangerous-commands.py"}
 #
-# The command is parsed like a shell would (quotes, escapes, comments), split into simple commands
-# on `&&`, `||`, `;`, `|`, `&`, newlines, `( … )` and `{ … }`, and the bodies of `$( … )`,
-# backticks, `sh -c "…"` / `bash -c "…"`, `eval …`, `env -S "…"` and `find -exec … ;` are checked
-# recursively. Leading `NAME=value` assignments and the wrappers sudo, doas, env, timeout, nice,
-# nohup, ionice, stdbuf, xargs, time, command, builtin, exec are skipped, so the rules see the
-# program that really runs. Only command words are matched: `echo "rm -rf /"` is allowed,
-# `rm  -rf x` and `sudo rm -fr ~` are not.
+# The command is parsed like bash would (quotes, $'…', escapes, comments), split into simple
+# commands on `&&`, `||`, `;`, `|`, `&`, newlines, `( … )` and `{ … }`, and the bodies of
+# `$( … )`, backticks, `<( … )`, `sh -c "…"` / `bash -c "…"`, `eval …`, `env -S "…"` and
+# `find -exec … ;` are checked recursively. Leading `NAME=value` assignments and the wrappers sudo,
+# doas, env, timeout, nice, nohup, ionice, stdbuf, xargs, time, command, builtin, exec are skipped,
+# so the rules see the program that really runs. Only command words are matched:
+# `echo "rm -rf /"` is allowed, `rm  -rf x` and `sudo rm -fr ~` are not.
 #
 # Rules (each denial names the rule that matched):
 #   rm with -r / -R / --recursive in any form (-rf, -fr, -Rv, …)   recursive delete
@@ -145,6 +145,9 @@ class Lexer:
                 word = (word or "") + "$(…)"
             elif c == "$" and self.peek(1) == "{":
                 word = (word or "") + self.braced_parameter()
+            elif c == "$" and self.peek(1) == "'":
+                word = (word or "") + self.ansi_c_quoted()
+                self._delim_unquoted = False
             elif c in ";&|":
                 two = self.s[self.i:self.i + 2]
                 if two in ("&&", "||", ";;", "|&"):
@@ -185,6 +188,12 @@ class Lexer:
                 j = self.i + 1
                 while j < len(self.s) and self.s[j] in "<>&|-":
                     j += 1
+                if j == self.i + 1 and self.peek(1) == "(":
+                    # bash process substitution <( … ) / >( … ): its body runs.
+                    self.i += 2
+                    self.substitution()
+                    word = (word or "") + c + "(…)"
+                    continue
                 pending_redirect = self.s[self.i:j]
                 self._delim_unquoted = True
                 self.i = j
@@ -220,6 +229,27 @@ class Lexer:
                 out.append(c)
                 self.i += 1
         raise ParseError("unbalanced double quote")
+
+    def ansi_c_quoted(self):
+        """Consume bash's $'…' starting at self.i; returns its value with escapes decoded."""
+        j = self.i + 2
+        raw = []
+        while j < len(self.s):
+            c = self.s[j]
+            if c == "\\" and j + 1 < len(self.s):
+                raw.append(self.s[j:j + 2])
+                j += 2
+                continue
+            if c == "'":
+                self.i = j + 1
+                text = "".join(raw)
+                try:
+                    return text.encode("latin-1", "backslashreplace").decode("unicode_escape")
+                except UnicodeDecodeError:
+                    return text
+            raw.append(c)
+            j += 1
+        raise ParseError("unbalanced $' quote")
 
     def backtick(self):
         """Consume `…` starting at self.i; queue its body for checking."""

@@ -278,6 +278,9 @@ fn dangerous_commands_are_denied_naming_the_rule() {
             "sh -ec 'cd /; sudo -u root mkfs /dev/sdb'",
             "mkfs (format a filesystem)",
         ),
+        ("diff <(ls) <(rm -rf /)", "rm -rf"),
+        (r"$'\x72m' -rf /", "rm -rf"),
+        (r#"\rm -r "x""#, "rm -r (recursive delete)"),
     ];
     let inputs: Vec<Value> = cases.iter().map(|(c, _)| p.pre_tool_use_bash(c)).collect();
     let runs = p.run_parallel(BLOCK, &inputs, &[]);
@@ -295,6 +298,8 @@ fn harmless_commands_and_mere_mentions_pass_silently() {
     let p = Project::new();
     let commands = [
         "echo \"rm -rf\"",
+        "echo $'rm -rf /' | cat",
+        "diff <(ls a) <(ls b)",
         "echo 'rm -rf /' && printf '%s\\n' shutdown",
         "ls -la",
         "rmdir x",
