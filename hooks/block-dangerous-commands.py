@@ -542,6 +542,10 @@ def main():
         emit(event, f"Blocked: the command could not be parsed ({err}); refusing to run what "
                     "cannot be checked")
         return 0
+    except Exception as err:  # noqa: BLE001 — a crash must not turn into "allowed" (fail closed)
+        emit(event, f"Blocked: block-dangerous-commands failed to check the command "
+                    f"({type(err).__name__}: {err})")
+        return 0
     if hit:
         rule, words = hit
         shown = " ".join(words)

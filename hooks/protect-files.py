@@ -22,7 +22,7 @@
 # Output: on a match, stdout {"hookSpecificOutput": {"hookEventName": "PreToolUse",
 #   "permissionDecision": "deny", "permissionDecisionReason": "Protected file: … (rule)"}};
 #   otherwise nothing (no decision: permissions are left to the rules).
-# Exit codes: always 0. Input that is not JSON is denied (fail closed).
+# Exit codes: always 0. Input that is not JSON, or an internal error, is denied (fail closed).
 
 import fnmatch
 import json
@@ -86,6 +86,14 @@ def main():
     except ValueError as err:
         deny(f"protect-files could not parse its input ({err}); refusing the edit")
         return 0
+    try:
+        return check(data)
+    except Exception as err:  # noqa: BLE001 — a crash must not turn into "allowed" (fail closed)
+        deny(f"protect-files failed to check the path ({type(err).__name__}: {err})")
+        return 0
+
+
+def check(data):
     tool_input = data.get("tool_input") or {}
     target = tool_input.get("file_path") or tool_input.get("notebook_path")
     if not isinstance(target, str) or not target:
@@ -100,9 +108,10 @@ def main():
         candidates.append(real)
     allow = globs("PROTECT_FILES_ALLOW")
     extra = globs("PROTECT_FILES_EXTRA")
+    # Each form is judged on its own: an allowed name that is a symlink to .env is still refused.
     for candidate in candidates:
         if allow and glob_hits(candidate, project, allow):
-            return 0
+            continue
         rule = builtin_rule(candidate, project)
         if rule is None:
             pattern = glob_hits(candidate, project, extra)

@@ -11,7 +11,7 @@
 # (a shell snippet; lines starting with # are ignored). With neither, the hook does nothing and
 # exits 0 silently. The command runs as `/bin/sh -c <cmd>` in $CLAUDE_PROJECT_DIR, stdin closed,
 # in its own process group (a timeout kills the whole tree). Runs are serialised with a lock
-# file, so parallel edits never start two test suites at once.
+# on .rein/run-tests.lock, so parallel edits never start two test suites at once.
 #
 # Output (synchronous hook, the default):
 #   failure -> {"decision": "block", "reason": "Tests failed after editing <file>:\n<last lines>"}
@@ -88,6 +88,20 @@ def run(cmd, cwd, timeout):
         return code, out.read().decode("utf-8", "replace")
 
 
+def run_serialised(cmd, project, timeout):
+    """`run` under an exclusive lock on .rein/run-tests.lock (unlocked if that cannot be made)."""
+    lock_path = os.path.join(project, ".rein", "run-tests.lock")
+    try:
+        os.makedirs(os.path.dirname(lock_path), exist_ok=True)
+        lock = open(lock_path, "w")
+    except OSError as err:
+        sys.stderr.write(f"run-tests-after-edit: running unlocked, cannot open {lock_path}: {err}\n")
+        return run(cmd, project, timeout)
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return run(cmd, project, timeout)
+
+
 def record_state(project, status, session_id, cmd):
     path = os.environ.get("TDD_STATE_FILE")
     if path == "-":
@@ -124,11 +138,7 @@ def main():
     tail_lines = env_int("RUN_TESTS_TAIL_LINES", 40)
     mode = os.environ.get("RUN_TESTS_ASYNC", "")
 
-    lock_dir = os.path.join(project, ".rein")
-    os.makedirs(lock_dir, exist_ok=True)
-    with open(os.path.join(lock_dir, "run-tests.lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        code, output = run(cmd, project, timeout)
+    code, output = run_serialised(cmd, project, timeout)
 
     if code == 0:
         record_state(project, "passing", data.get("session_id"), cmd)

@@ -609,6 +609,7 @@ fn protect_files_denies_secrets_and_git_internals() {
     let p = Project::new();
     std::fs::write(p.path(".env"), "A=1\n").unwrap();
     std::os::unix::fs::symlink(p.path(".env"), p.path("harmless.txt")).unwrap();
+    std::os::unix::fs::symlink(p.path(".env"), p.path(".env.sample")).unwrap();
     let root = p.root.to_string_lossy().into_owned();
     let cases: &[(String, Option<&str>)] = &[
         (format!("{root}/.env"), Some(".env / .env.*")),
@@ -622,6 +623,8 @@ fn protect_files_denies_secrets_and_git_internals() {
             Some(".git/"),
         ),
         (format!("{root}/harmless.txt"), Some("symlink to")),
+        // Allowed by name, but it points at .env: the target decides.
+        (format!("{root}/.env.sample"), Some("symlink to")),
         (
             format!("{root}/secrets/token.txt"),
             Some("secrets (PROTECT_FILES_EXTRA)"),
@@ -639,7 +642,7 @@ fn protect_files_denies_secrets_and_git_internals() {
     ];
     let env = [
         ("PROTECT_FILES_EXTRA", "secrets, *.p12"),
-        ("PROTECT_FILES_ALLOW", ".env.example"),
+        ("PROTECT_FILES_ALLOW", ".env.example, .env.sample"),
     ];
     let mut inputs: Vec<Value> = cases.iter().map(|(f, _)| p.pre_tool_use_edit(f)).collect();
     // Write is guarded the same way as Edit.
