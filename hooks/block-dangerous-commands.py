@@ -3,14 +3,15 @@
 #
 # Event:    PreToolUse (also works on PermissionRequest)
 # Matcher:  Bash
-# Wire:     {"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/hooks/block-dangerous-commands.py"}
+# Wire:     {"type": "command",
+#            "command": "\"$CLAUDE_PROJECT_DIR\"/hooks/block-dangerous-commands.py"}
 #
 # The command is parsed like bash would (quotes, $'…', escapes, comments), split into simple
 # commands on `&&`, `||`, `;`, `|`, `&`, newlines, `( … )` and `{ … }`, and the bodies of
 # `$( … )`, backticks, `<( … )`, `sh -c "…"` / `bash -c "…"`, `eval …`, `env -S "…"` and
-# `find -exec … ;` are checked recursively. Leading `NAME=value` assignments and the wrappers sudo,
-# doas, env, timeout, nice, nohup, ionice, stdbuf, xargs, time, command, builtin, exec are skipped,
-# so the rules see the program that really runs. Only command words are matched:
+# `find -exec … ;` are checked recursively. Leading `NAME=value` assignments and the wrappers
+# sudo, doas, env, timeout, nice, nohup, ionice, stdbuf, xargs, time, command, builtin, exec are
+# skipped, so the rules see the program that really runs. Only command words are matched:
 # `echo "rm -rf /"` is allowed, `rm  -rf x` and `sudo rm -fr ~` are not.
 #
 # Rules (each denial names the rule that matched):
@@ -48,7 +49,8 @@ ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 RESERVED = {"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until",
             "time", "command", "builtin", "exec", "nohup"}
 SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"}
-DISK_DEVICE = re.compile(r"^/dev/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|md\d|dm-\d|mapper/|loop\d)")
+DISK_DEVICE = re.compile(
+    r"^/dev/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|md\d|dm-\d|mapper/|loop\d)")
 
 
 class ParseError(Exception):

@@ -8,7 +8,8 @@
 # The target path (tool_input.file_path, or notebook_path) is made absolute against the input's
 # cwd and normalised (`./`, `//`, `a/../` collapsed); then both that path and its symlink-resolved
 # form are checked, component by component, against:
-#   .env and .env.*           environment secrets (.env.example too: exempt it with PROTECT_FILES_ALLOW)
+#   .env and .env.*           environment secrets (.env.example too; exempt it with
+#                             PROTECT_FILES_ALLOW)
 #   *.pem, *.key              keys and certificates
 #   any component named .git  git internals (.git/config, .git/hooks/…)
 #   PROTECT_FILES_EXTRA       extra globs

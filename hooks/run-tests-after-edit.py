@@ -20,7 +20,8 @@
 #   success -> nothing; with RUN_TESTS_REPORT_SUCCESS=1, additionalContext "Tests passed after …"
 # As an async hook ("async": true in settings, and RUN_TESTS_ASYNC=1): Claude Code only delivers
 #   additionalContext / systemMessage from background hooks, so failures are reported as
-#   {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "Tests failed …"}}
+#   {"hookSpecificOutput": {"hookEventName": "PostToolUse",
+#                           "additionalContext": "Tests failed …"}}
 #   on the next turn. With "asyncRewake": true use RUN_TESTS_ASYNC=rewake: a failure exits 2 with
 #   the report on stderr, which wakes the model.
 # Every run also records "passing"/"failing" in the TDD state file read by tdd-guard.
@@ -57,7 +58,8 @@ def test_command(project):
         return cmd
     try:
         with open(os.path.join(project, ".rein", "test-command")) as f:
-            lines = [ln for ln in f.read().splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+            lines = [ln for ln in f.read().splitlines()
+                     if ln.strip() and not ln.lstrip().startswith("#")]
         return "\n".join(lines).strip() or None
     except OSError:
         return None
@@ -95,7 +97,8 @@ def run_serialised(cmd, project, timeout):
         os.makedirs(os.path.dirname(lock_path), exist_ok=True)
         lock = open(lock_path, "w")
     except OSError as err:
-        sys.stderr.write(f"run-tests-after-edit: running unlocked, cannot open {lock_path}: {err}\n")
+        sys.stderr.write(
+            f"run-tests-after-edit: running unlocked, cannot open {lock_path}: {err}\n")
         return run(cmd, project, timeout)
     with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -143,8 +146,9 @@ def main():
     if code == 0:
         record_state(project, "passing", data.get("session_id"), cmd)
         if os.environ.get("RUN_TESTS_REPORT_SUCCESS") == "1":
+            context = f"Tests passed after editing {edited}"
             out = {"hookSpecificOutput": {"hookEventName": "PostToolUse",
-                                          "additionalContext": f"Tests passed after editing {edited}"}}
+                                          "additionalContext": context}}
             sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
         return 0
 
