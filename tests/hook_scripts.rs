@@ -281,6 +281,22 @@ fn dangerous_commands_are_denied_naming_the_rule() {
         ("diff <(ls) <(rm -rf /)", "rm -rf"),
         (r"$'\x72m' -rf /", "rm -rf"),
         (r#"\rm -r "x""#, "rm -r (recursive delete)"),
+        ("doas -u root rm -r /home", "rm -r"),
+        ("stdbuf -o0 ionice -c 3 rm -rf x", "rm -rf"),
+        ("command rm -rf x", "rm -rf"),
+        ("true; exec rm -r y", "rm -r"),
+        ("busybox rm -rf /", "rm -rf"),
+        ("init 0", "init 0 (power off"),
+        ("systemctl reboot", "systemctl poweroff/reboot/halt"),
+        ("wipefs -a /dev/sda", "wipefs (format a filesystem)"),
+        (
+            "dd of=/dev/nvme0n1 bs=1M",
+            "dd of=/dev/… (overwrite a disk device)",
+        ),
+        (
+            "chown -R nobody /",
+            "chown -R / (recursive permission change",
+        ),
     ];
     let inputs: Vec<Value> = cases.iter().map(|(c, _)| p.pre_tool_use_bash(c)).collect();
     let runs = p.run_parallel(BLOCK, &inputs, &[]);
@@ -300,6 +316,10 @@ fn harmless_commands_and_mere_mentions_pass_silently() {
         "echo \"rm -rf\"",
         "echo $'rm -rf /' | cat",
         "diff <(ls a) <(ls b)",
+        "systemctl status nginx",
+        "chmod -R 755 ./build",
+        "dd --version",
+        "sh ./scripts/build.sh",
         "echo 'rm -rf /' && printf '%s\\n' shutdown",
         "ls -la",
         "rmdir x",
