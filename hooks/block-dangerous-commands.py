@@ -534,8 +534,12 @@ def main():
     except ValueError as err:
         emit("PreToolUse", f"Blocked: block-dangerous-commands could not parse its input ({err})")
         return 0
+    if not isinstance(data, dict):
+        emit("PreToolUse", "Blocked: block-dangerous-commands got hook input that is not an object")
+        return 0
     event = data.get("hook_event_name", "PreToolUse")
-    command = (data.get("tool_input") or {}).get("command")
+    tool_input = data.get("tool_input")
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
     if not isinstance(command, str):
         return 0
     try:

@@ -113,8 +113,14 @@ impl Project {
         serde_json::from_str(&filled).unwrap()
     }
 
-    /// Start `command` under `/bin/sh -c` like the engine does; stdin is written by a thread.
+    /// Start `command` under `/bin/sh -c` like the engine does, with `input` as compact JSON.
     fn spawn(&self, command: &str, input: &Value, env: &[(&str, &str)]) -> Child {
+        let bytes = format!("{}\n", serde_json::to_string(input).unwrap());
+        self.spawn_raw(command, bytes, env)
+    }
+
+    /// Start `command` under `/bin/sh -c` with exactly `bytes` on stdin (written by a thread).
+    fn spawn_raw(&self, command: &str, bytes: String, env: &[(&str, &str)]) -> Child {
         let mut cmd = Command::new("/bin/sh");
         cmd.arg("-c")
             .arg(command)
@@ -137,7 +143,6 @@ impl Project {
         }
         let mut child = cmd.spawn().unwrap();
         let mut stdin = child.stdin.take().unwrap();
-        let bytes = format!("{}\n", serde_json::to_string(input).unwrap());
         std::thread::spawn(move || {
             // A hook may exit without reading stdin; the engine tolerates EPIPE, so do we.
             let _ = stdin.write_all(bytes.as_bytes());
@@ -988,6 +993,45 @@ fn redact_secrets_is_silent_for_clean_output_and_code() {
 }
 
 // ---------------------------------------------------------------- the library as a whole
+
+#[test]
+fn garbage_input_gets_the_documented_answer_from_every_script() {
+    let p = Project::new();
+    // (script, exit code, denies?) — guards fail closed, observers report on stderr.
+    let expected: &[(&str, i32, bool)] = &[
+        (BLOCK, 0, true),
+        ("protect-files.py", 0, true),
+        ("normalize-paths.py", 0, false),
+        ("audit-log.py", 1, false),
+        ("turn-log.sh", 0, false),
+        (RUN_TESTS, 1, false),
+        ("tdd-guard.py", 0, false),
+        ("inject-context.py", 0, false),
+        ("redact-secrets.py", 0, false),
+    ];
+    assert_eq!(expected.len(), scripts().len(), "a script is missing here");
+    let children: Vec<Child> = expected
+        .iter()
+        .map(|(script, _, _)| p.spawn_raw(&hook_command(script), "{not json\n".into(), &[]))
+        .collect();
+    for ((script, code, denies), child) in expected.iter().zip(children) {
+        let run = finish(child);
+        assert_eq!(run.code, Some(*code), "{script}: {run:?}");
+        if *denies {
+            assert!(
+                deny_reason(&run).contains("could not parse its input"),
+                "{script}"
+            );
+        } else {
+            assert_eq!(run.stdout, "", "{script}: {run:?}");
+        }
+        if *script != "turn-log.sh" && !*denies {
+            assert!(run.stderr.contains("not JSON"), "{script}: {run:?}");
+        }
+    }
+    let lines = ledger(&p.path(".rein/turns.jsonl"));
+    assert_eq!(lines[0]["input"], Value::Null);
+}
 
 /// dash, the strictest common `/bin/sh`, when installed (Debian/Ubuntu, CI); else `/bin/sh`.
 fn posix_shell() -> &'static str {
