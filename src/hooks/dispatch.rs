@@ -32,6 +32,9 @@ use crate::hooks::decision::{
     Decision, HandlerRun, OutcomeKind, PermissionDecision, PermissionRequestDecision, RunStatus,
 };
 use crate::hooks::event::{HookEvent, HookInput};
+use crate::hooks::output::{
+    self, HookPermission, HookSpecificOutput, Interpreted, PermissionRequestAnswer,
+};
 use crate::hooks::registry::{InProcessHook, Registry};
 use crate::permissions::rule::RuleContext;
 use crate::settings::schema::{
@@ -736,7 +739,14 @@ fn hook_cwd(cwd: &Path, project: &Path, home: &Path) -> PathBuf {
 /// `CLAUDECODE` is deliberately not set: rein is not Claude Code, and scripts use it to detect
 /// Claude Code itself.
 fn hook_env(env: &HookEnvironment, env_file: Option<&Path>) -> Vec<(String, String)> {
-    let mut vars = env.extra_env.clone();
+    // Why OTEL_* from settings `env` is dropped too: Claude Code applies settings `env` to its
+    // own process, whose OTEL_* its subprocesses then do not inherit.
+    let mut vars: Vec<(String, String)> = env
+        .extra_env
+        .iter()
+        .filter(|(k, _)| !k.starts_with("OTEL_"))
+        .cloned()
+        .collect();
     vars.push((
         "CLAUDE_PROJECT_DIR".into(),
         env.project_dir.to_string_lossy().into_owned(),
@@ -831,18 +841,27 @@ async fn run_in_process(
             None,
         )),
         Ok(Ok(Ok(value))) => {
-            let mut answer = Answer::bare(run(RunStatus::Exited(0), OutcomeKind::Success, None));
-            match apply_json(input.event(), &value, &mut answer) {
-                Ok(()) => {}
-                Err(why) => {
-                    answer = Answer::bare(run(
-                        RunStatus::Crashed(why.clone()),
-                        OutcomeKind::NonBlocking(why),
-                        None,
-                    ));
-                }
+            // The closure's JSON goes through the very same recognition and validation as a
+            // command's stdout, as if the hook had printed it and exited 0.
+            let stdout = serde_json::to_vec(&value).unwrap_or_default();
+            let raw = RawRun {
+                status: RunStatus::Exited(0),
+                stdout_bytes: stdout.len() as u64,
+                stdout,
+                stderr: Vec::new(),
+                stderr_bytes: 0,
+                stdout_capped: false,
+                stderr_capped: false,
+                duration,
+                stdin_error: None,
+                pid: None,
+                cancelled: false,
+                lingering_killed: false,
+            };
+            let mut answer = interpret(input.event(), origin.clone(), &text, &raw, OnFailure::Continue);
+            if let OutcomeKind::NonBlocking(why) = &answer.run.outcome {
+                answer.run.status = RunStatus::Crashed(why.clone());
             }
-            answer.run.json = Some(value);
             answer
         }
     }
@@ -858,10 +877,8 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-/// Interprets one command run (spec §4.1–4.2).
-///
-/// INTERIM: this is rein's reading of §4.1 until `hooks::output::interpret` (runner branch)
-/// lands; the merge only depends on [`Answer`].
+/// Interprets one command run with [`output::interpret`] (spec §4.1–4.4) and extracts what
+/// [`merge`] needs.
 fn interpret(
     event: HookEvent,
     origin: HandlerOrigin,
@@ -869,339 +886,88 @@ fn interpret(
     raw: &RawRun,
     on_failure: OnFailure,
 ) -> Answer {
-    let stderr = String::from_utf8_lossy(&raw.stderr).into_owned();
-    let stdout_lossy = String::from_utf8_lossy(&raw.stdout).into_owned();
-    let block_on_failure = on_failure == OnFailure::Block;
-    let mut answer = Answer::bare(HandlerRun {
-        origin,
-        command: text.to_string(),
-        status: raw.status.clone(),
-        outcome: OutcomeKind::Success,
-        duration: raw.duration,
-        stdout: stdout_lossy,
-        stderr: stderr.clone(),
-        stdout_bytes: raw.stdout_bytes,
-        stderr_bytes: raw.stderr_bytes,
-        stdout_capped: raw.stdout_capped,
-        stderr_capped: raw.stderr_capped,
-        json: None,
-    });
-    let failed_block = || {
-        OutcomeKind::Blocking(format!(
-            "[{text}]: failed; blocking because onFailure is \"block\"\n{stderr}"
-        ))
+    let interpreted = output::interpret(event, text, raw, on_failure);
+    for notice in &interpreted.notices {
+        tracing::debug!(target: "rein::hooks", command = text, notice = %notice, "hook notice");
+    }
+    let run = interpreted.to_handler_run(origin, text, raw);
+    answer_from(event, interpreted, run)
+}
+
+fn answer_from(event: HookEvent, interpreted: Interpreted, run: HandlerRun) -> Answer {
+    let mut answer = Answer::bare(run);
+    answer.success_text = interpreted.plain_stdout.filter(|s| !s.is_empty());
+    let Some(out) = interpreted.output else {
+        return answer;
     };
-    let code = match &raw.status {
-        RunStatus::SpawnFailed(err) => {
-            answer.run.outcome = if block_on_failure {
-                OutcomeKind::Blocking(format!(
-                    "[{text}]: failed; blocking because onFailure is \"block\"\n{err}"
-                ))
-            } else {
-                OutcomeKind::NonBlocking(format!(
-                    "Error occurred while executing hook command: {err}"
-                ))
-            };
-            return answer;
+    answer.block_from_json = out.block_reason().is_some();
+    if event == HookEvent::PreToolUse {
+        answer.permission = out.permission().map(|(p, reason)| match p {
+            HookPermission::Allow => PermissionDecision::Allow { reason },
+            HookPermission::Ask => PermissionDecision::Ask { reason },
+            HookPermission::Defer => PermissionDecision::Defer { reason },
+            HookPermission::Deny => PermissionDecision::Deny {
+                reason: reason.unwrap_or_else(|| "Blocked by hook".to_string()),
+                text: String::new(),
+            },
+        });
+    }
+    answer.additional_context = out.additional_context().map(str::to_string);
+    answer.system_message = out.system_message.clone();
+    if out.stops_loop() {
+        answer.stop = Some(out.stop_reason.clone());
+    }
+    match out.hook_specific {
+        Some(HookSpecificOutput::PreToolUse { updated_input, .. }) => {
+            answer.updated_input = updated_input.map(Value::Object);
         }
-        RunStatus::TimedOut => {
-            answer.run.outcome = if block_on_failure {
-                OutcomeKind::Blocking(format!(
-                    "[{text}]: timed out; blocking because onFailure is \"block\""
-                ))
-            } else {
-                OutcomeKind::Cancelled
-            };
-            return answer;
-        }
-        RunStatus::Exited(code) => *code,
-        RunStatus::Signaled(_) => 1,
-        RunStatus::Backgrounded | RunStatus::Crashed(_) => 1,
-    };
-    let exit2 = || {
-        let reason = if stderr.is_empty() {
-            "No stderr output"
-        } else {
-            &stderr
-        };
-        OutcomeKind::Blocking(format!("[{text}]: {reason}"))
-    };
-    // Strict UTF-8 for decisions; a capped stdout is never a decision.
-    let stdout = match (raw.stdout_capped, std::str::from_utf8(&raw.stdout)) {
-        (false, Ok(s)) => Some(s.trim()),
-        (true, _) | (_, Err(_)) => None,
-    };
-    let parsed = stdout.and_then(|s| parse_stdout(s, event));
-    match parsed {
-        Some(Ok(value)) => {
-            if block_on_failure && code != 0 && code != 2 {
-                answer.run.outcome = failed_block();
-                return answer;
-            }
-            if let Err(why) = apply_json(event, &value, &mut answer) {
-                answer = Answer::bare(answer.run);
-                answer.run.outcome = if code == 2 {
-                    exit2()
-                } else if block_on_failure {
-                    OutcomeKind::Blocking(format!("[{text}]: {why}"))
-                } else {
-                    OutcomeKind::NonBlocking(why)
-                };
-            } else if code == 2 && !matches!(answer.run.outcome, OutcomeKind::Blocking(_)) {
-                answer.run.outcome = exit2();
-                answer.block_from_json = false;
-            }
-            answer.run.json = Some(value);
-        }
-        Some(Err(why)) => {
-            answer.run.outcome = if code == 2 {
-                exit2()
-            } else if block_on_failure {
-                OutcomeKind::Blocking(format!("[{text}]: {why}"))
-            } else {
-                OutcomeKind::NonBlocking(why)
-            };
-        }
-        None => match code {
-            0 => {
-                let s = stdout.unwrap_or("");
-                if !s.is_empty() {
-                    answer.success_text = Some(s.to_string());
-                }
-            }
-            2 => answer.run.outcome = exit2(),
-            _ if block_on_failure => answer.run.outcome = failed_block(),
-            _ => {
-                let trimmed = stderr.trim();
-                answer.run.outcome = OutcomeKind::NonBlocking(format!(
-                    "Failed with non-blocking status code: {}",
-                    if trimmed.is_empty() {
-                        "No stderr output"
-                    } else {
-                        trimmed
+        Some(HookSpecificOutput::PermissionRequest { decision }) => {
+            answer.permission_request = Some(match decision {
+                PermissionRequestAnswer::Allow {
+                    updated_input,
+                    updated_permissions,
+                } => PermissionRequestDecision::Allow {
+                    updated_input: updated_input.map(Value::Object),
+                    updated_permissions,
+                },
+                PermissionRequestAnswer::Deny { message, interrupt } => {
+                    PermissionRequestDecision::Deny {
+                        message: message
+                            .or_else(|| out.reason.clone())
+                            .unwrap_or_else(|| "Permission denied by hook".to_string()),
+                        interrupt,
                     }
-                ));
-            }
-        },
+                }
+            });
+        }
+        Some(HookSpecificOutput::PermissionDenied { retry }) => {
+            answer.retry = retry.unwrap_or(false);
+        }
+        Some(HookSpecificOutput::PostToolUse {
+            updated_tool_output,
+            ..
+        }) => {
+            answer.updated_tool_output = updated_tool_output;
+        }
+        Some(HookSpecificOutput::UserPromptSubmit {
+            suppress_original_prompt,
+            ..
+        }) => {
+            answer.suppress_original_prompt = suppress_original_prompt.unwrap_or(false);
+        }
+        Some(
+            HookSpecificOutput::PostToolUseFailure { .. }
+            | HookSpecificOutput::PostToolBatch { .. }
+            | HookSpecificOutput::SessionStart { .. }
+            | HookSpecificOutput::SessionEnd
+            | HookSpecificOutput::Stop { .. }
+            | HookSpecificOutput::StopFailure
+            | HookSpecificOutput::Notification { .. }
+            | HookSpecificOutput::NotFired { .. },
+        )
+        | None => {}
     }
     answer
-}
-
-/// `None`: plain text. `Some(Err)`: looks like JSON but is invalid (spec §4.2).
-fn parse_stdout(s: &str, _event: HookEvent) -> Option<Result<Value, String>> {
-    if !s.starts_with('{') {
-        return None;
-    }
-    match serde_json::from_str::<Value>(s) {
-        Ok(value @ Value::Object(_)) => Some(Ok(value)),
-        Ok(_) => None,
-        Err(err) => {
-            if !s.ends_with('}') {
-                return None;
-            }
-            let lines: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).collect();
-            if lines.len() >= 2
-                && lines
-                    .iter()
-                    .all(|l| serde_json::from_str::<serde_json::Map<String, Value>>(l).is_ok())
-            {
-                return None;
-            }
-            Some(Err(format!(
-                "Hook JSON output validation failed — (root): looks like a JSON object but is not valid JSON ({err})"
-            )))
-        }
-    }
-}
-
-fn str_field<'a>(obj: &'a Value, key: &str) -> Result<Option<&'a str>, String> {
-    match obj.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(format!(
-            "Hook JSON output validation failed — {key}: expected a string"
-        )),
-    }
-}
-
-fn bool_field(obj: &Value, key: &str) -> Result<Option<bool>, String> {
-    match obj.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(_) => Err(format!(
-            "Hook JSON output validation failed — {key}: expected a boolean"
-        )),
-    }
-}
-
-/// Applies a hook JSON output (spec §4.3–4.4) to `answer`. `Err`: the output is invalid and
-/// none of it applies.
-fn apply_json(event: HookEvent, value: &Value, answer: &mut Answer) -> Result<(), String> {
-    if !value.is_object() {
-        return Err("Hook JSON output validation failed — (root): expected an object".into());
-    }
-    let decision = str_field(value, "decision")?;
-    let reason = str_field(value, "reason")?;
-    let system_message = str_field(value, "systemMessage")?;
-    let cont = bool_field(value, "continue")?;
-    let stop_reason = str_field(value, "stopReason")?;
-    let specific = value.get("hookSpecificOutput").filter(|v| !v.is_null());
-    if let Some(spec) = specific {
-        let name = str_field(spec, "hookEventName")?;
-        if name != Some(event.as_str()) {
-            return Err(format!(
-                "Hook returned incorrect event name: expected '{}' but got '{}'. Full stdout: {}",
-                event,
-                name.unwrap_or(""),
-                value
-            ));
-        }
-    }
-    let mut permission = None;
-    match decision {
-        None => {}
-        Some("approve") => {
-            if event == HookEvent::PreToolUse {
-                permission = Some(PermissionDecision::Allow {
-                    reason: reason.map(str::to_string),
-                });
-            }
-        }
-        Some("block") => {
-            let why = reason.unwrap_or("Blocked by hook").to_string();
-            answer.run.outcome = OutcomeKind::Blocking(why);
-            answer.block_from_json = true;
-        }
-        Some(other) => {
-            return Err(format!(
-                "Hook JSON output validation failed — decision: invalid value '{other}' (expected \"approve\" or \"block\")"
-            ));
-        }
-    }
-    if let Some(spec) = specific {
-        let ctx = str_field(spec, "additionalContext")?;
-        answer.additional_context = ctx.map(str::to_string);
-        match event {
-            HookEvent::PreToolUse => {
-                let why = str_field(spec, "permissionDecisionReason")?.or(reason);
-                match str_field(spec, "permissionDecision")? {
-                    None => {}
-                    Some("allow") => {
-                        permission = Some(PermissionDecision::Allow {
-                            reason: why.map(str::to_string),
-                        })
-                    }
-                    Some("ask") => {
-                        permission = Some(PermissionDecision::Ask {
-                            reason: why.map(str::to_string),
-                        })
-                    }
-                    Some("defer") => {
-                        permission = Some(PermissionDecision::Defer {
-                            reason: why.map(str::to_string),
-                        })
-                    }
-                    Some("deny") => {
-                        let why = why.unwrap_or("Blocked by hook").to_string();
-                        permission = Some(PermissionDecision::Deny {
-                            reason: why,
-                            text: String::new(),
-                        })
-                    }
-                    Some(other) => {
-                        return Err(format!(
-                            "Hook JSON output validation failed — hookSpecificOutput.permissionDecision: invalid value '{other}'"
-                        ));
-                    }
-                }
-                match spec.get("updatedInput") {
-                    None | Some(Value::Null) => {}
-                    Some(v @ Value::Object(_)) => answer.updated_input = Some(v.clone()),
-                    Some(_) => {
-                        return Err("Hook JSON output validation failed — hookSpecificOutput.updatedInput: expected an object".into());
-                    }
-                }
-            }
-            HookEvent::PermissionRequest => {
-                if let Some(d) = spec.get("decision").filter(|v| !v.is_null()) {
-                    match str_field(d, "behavior")? {
-                        Some("allow") => {
-                            answer.permission_request = Some(PermissionRequestDecision::Allow {
-                                updated_input: d
-                                    .get("updatedInput")
-                                    .filter(|v| v.is_object())
-                                    .cloned(),
-                                updated_permissions: d
-                                    .get("updatedPermissions")
-                                    .and_then(Value::as_array)
-                                    .cloned()
-                                    .unwrap_or_default(),
-                            })
-                        }
-                        Some("deny") => {
-                            answer.permission_request = Some(PermissionRequestDecision::Deny {
-                                message: str_field(d, "message")?
-                                    .unwrap_or("Permission denied by hook")
-                                    .to_string(),
-                                interrupt: bool_field(d, "interrupt")?.unwrap_or(false),
-                            })
-                        }
-                        other => {
-                            return Err(format!(
-                                "Hook JSON output validation failed — hookSpecificOutput.decision.behavior: invalid value '{}'",
-                                other.unwrap_or("")
-                            ));
-                        }
-                    }
-                }
-            }
-            HookEvent::PostToolUse => {
-                answer.updated_tool_output =
-                    spec.get("updatedToolOutput").filter(|v| !v.is_null()).cloned();
-            }
-            HookEvent::UserPromptSubmit => {
-                answer.suppress_original_prompt =
-                    bool_field(spec, "suppressOriginalPrompt")?.unwrap_or(false);
-            }
-            HookEvent::PermissionDenied => {
-                answer.retry = bool_field(spec, "retry")?.unwrap_or(false);
-            }
-            HookEvent::PostToolUseFailure
-            | HookEvent::PostToolBatch
-            | HookEvent::Notification
-            | HookEvent::UserPromptExpansion
-            | HookEvent::SessionStart
-            | HookEvent::SessionEnd
-            | HookEvent::Stop
-            | HookEvent::StopFailure
-            | HookEvent::SubagentStart
-            | HookEvent::SubagentStop
-            | HookEvent::PreCompact
-            | HookEvent::PostCompact
-            | HookEvent::PreModelSwitch
-            | HookEvent::PostModelSwitch
-            | HookEvent::Setup
-            | HookEvent::TeammateIdle
-            | HookEvent::TaskCreated
-            | HookEvent::TaskCompleted
-            | HookEvent::Elicitation
-            | HookEvent::ElicitationResult
-            | HookEvent::ConfigChange
-            | HookEvent::WorktreeCreate
-            | HookEvent::WorktreeRemove
-            | HookEvent::InstructionsLoaded
-            | HookEvent::CwdChanged
-            | HookEvent::FileChanged
-            | HookEvent::DirectoryAdded
-            | HookEvent::MessageDisplay => {}
-        }
-    }
-    answer.permission = permission;
-    answer.system_message = system_message.map(str::to_string);
-    if cont == Some(false) {
-        answer.stop = Some(stop_reason.map(str::to_string));
-    }
-    Ok(())
 }
 
 fn rank(p: &PermissionDecision) -> u8 {
