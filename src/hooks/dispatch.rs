@@ -523,7 +523,12 @@ impl Dispatcher {
         largest.max(SESSION_END_BUDGET)
     }
 
-    fn timeout_for(&self, event: HookEvent, configured: Option<f64>, session_end: Duration) -> Duration {
+    fn timeout_for(
+        &self,
+        event: HookEvent,
+        configured: Option<f64>,
+        session_end: Duration,
+    ) -> Duration {
         let own = configured.and_then(seconds);
         match event {
             HookEvent::SessionEnd => own.unwrap_or(session_end).min(session_end),
@@ -598,7 +603,11 @@ impl Dispatcher {
                     .collect(),
             },
         };
-        let cwd = hook_cwd(Path::new(&input.base().cwd), &env.project_dir, &env.home_dir());
+        let cwd = hook_cwd(
+            Path::new(&input.base().cwd),
+            &env.project_dir,
+            &env.home_dir(),
+        );
         let timeout = self.timeout_for(input.event(), handler.timeout, session_end);
         let mut spec = CommandSpec::new(form, cwd, timeout);
         spec.env = hook_env(env, env_file);
@@ -625,10 +634,22 @@ impl Dispatcher {
                 let plan = self.plan(handler, command, input, env_file.as_deref(), session_end);
                 let text = command_display(command);
                 if command.is_async || command.async_rewake {
-                    self.spawn_background(input, handler.origin.clone(), text, plan, Arc::clone(&stdin))
+                    self.spawn_background(
+                        input,
+                        handler.origin.clone(),
+                        text,
+                        plan,
+                        Arc::clone(&stdin),
+                    )
                 } else {
                     let raw = command::run(&plan.spec, &stdin).await;
-                    interpret(input.event(), handler.origin.clone(), &text, &raw, plan.on_failure)
+                    interpret(
+                        input.event(),
+                        handler.origin.clone(),
+                        &text,
+                        &raw,
+                        plan.on_failure,
+                    )
                 }
             }
             SelectedHandler::InProcess(hook) => {
@@ -858,7 +879,13 @@ async fn run_in_process(
                 cancelled: false,
                 lingering_killed: false,
             };
-            let mut answer = interpret(input.event(), origin.clone(), &text, &raw, OnFailure::Continue);
+            let mut answer = interpret(
+                input.event(),
+                origin.clone(),
+                &text,
+                &raw,
+                OnFailure::Continue,
+            );
             if let OutcomeKind::NonBlocking(why) = &answer.run.outcome {
                 answer.run.status = RunStatus::Crashed(why.clone());
             }
@@ -1042,7 +1069,8 @@ pub fn merge(input: &HookInput, answers: Vec<Answer>) -> Decision {
             && let Some(ui) = &answer.updated_input
             && matches!(
                 own,
-                None | Some(PermissionDecision::Allow { .. }) | Some(PermissionDecision::Ask { .. })
+                None | Some(PermissionDecision::Allow { .. })
+                    | Some(PermissionDecision::Ask { .. })
             )
         {
             d.updated_input = Some(ui.clone());
@@ -1136,9 +1164,7 @@ pub fn merge(input: &HookInput, answers: Vec<Answer>) -> Decision {
         if event == HookEvent::SessionEnd {
             let failed = match &answer.run.status {
                 RunStatus::Exited(code) => *code != 0,
-                RunStatus::Signaled(_) | RunStatus::SpawnFailed(_) | RunStatus::Crashed(_) => {
-                    true
-                }
+                RunStatus::Signaled(_) | RunStatus::SpawnFailed(_) | RunStatus::Crashed(_) => true,
                 RunStatus::TimedOut | RunStatus::Backgrounded => false,
             };
             if failed {
@@ -1194,7 +1220,10 @@ pub fn merge(input: &HookInput, answers: Vec<Answer>) -> Decision {
                 "<system-reminder>\n{} hook additional context: {joined}\n</system-reminder>",
                 event.as_str()
             ),
-            _ => format!("{} hook additional context: {joined}", context_name(event, &hook_name)),
+            _ => format!(
+                "{} hook additional context: {joined}",
+                context_name(event, &hook_name)
+            ),
         });
     }
     d.permission = best.map(|p| match p {
