@@ -1085,11 +1085,10 @@ pub fn merge(input: &HookInput, answers: Vec<Answer>) -> Decision {
                 None => answer.permission_request.clone(),
             };
             match pr {
-                Some(deny @ PermissionRequestDecision::Deny { .. }) => {
-                    if pr_deny.is_none() {
-                        pr_deny = Some(deny);
-                    }
+                Some(deny @ PermissionRequestDecision::Deny { .. }) if pr_deny.is_none() => {
+                    pr_deny = Some(deny);
                 }
+                Some(PermissionRequestDecision::Deny { .. }) => {}
                 Some(PermissionRequestDecision::Allow {
                     updated_input,
                     updated_permissions,
@@ -1201,9 +1200,7 @@ pub fn merge(input: &HookInput, answers: Vec<Answer>) -> Decision {
             d.updated_tool_output = answer.updated_tool_output.clone();
         }
         if let Some(reason) = &answer.stop {
-            if !d.stop_loop {
-                d.stop_reason = reason.clone();
-            } else if d.stop_reason.is_none() {
+            if d.stop_reason.is_none() {
                 d.stop_reason = reason.clone();
             }
             d.stop_loop = true;
