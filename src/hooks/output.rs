@@ -777,7 +777,7 @@ fn several_documents(event: HookEvent, text: &str) -> bool {
 }
 
 /// Deepest object/array nesting in JSON-ish bytes (strings skipped), without recursion.
-fn nesting_depth(bytes: &[u8]) -> usize {
+pub(crate) fn nesting_depth(bytes: &[u8]) -> usize {
     let mut depth = 0usize;
     let mut max = 0usize;
     let mut in_string = false;
