@@ -310,13 +310,18 @@ async fn matchers_select_by_tool_name_and_former_names() {
     let mark = |label: &str| format!("echo {label} >> '{}'", log.display());
     let dispatcher = fx.dispatcher(vec![
         handler(HookEvent::PreToolUse, Some("Bash"), &mark("exact")),
-        handler(HookEvent::PreToolUse, Some("Read|Bash"), &mark("pipe-list")),
+        handler(
+            HookEvent::PreToolUse,
+            Some("Read, Bash"),
+            &mark("comma-list"),
+        ),
         handler(
             HookEvent::PreToolUse,
             Some("Edit|Write"),
             &mark("other-tools"),
         ),
         handler(HookEvent::PreToolUse, Some("bash"), &mark("wrong-case")),
+        handler(HookEvent::PreToolUse, Some("B.sh"), &mark("regex")),
         handler(HookEvent::PreToolUse, Some("*"), &mark("star")),
         handler(HookEvent::PreToolUse, None, &mark("absent")),
         handler(HookEvent::PostToolUse, Some("Bash"), &mark("other-event")),
@@ -325,7 +330,7 @@ async fn matchers_select_by_tool_name_and_former_names() {
     let ran = read(&log);
     let mut ran: Vec<&str> = ran.lines().collect();
     ran.sort();
-    assert_eq!(ran, vec!["absent", "exact", "pipe-list", "star"]);
+    assert_eq!(ran, vec!["absent", "comma-list", "exact", "regex", "star"]);
 
     // `Task` is the former name of `Agent` (spec §3.3), in both directions.
     let log2 = fx.path("alias.log");
@@ -355,6 +360,55 @@ async fn matchers_select_by_tool_name_and_former_names() {
         .fire(&fx.pre_tool("KillShell", json!({})))
         .await;
     assert_eq!(d.runs.len(), 1, "KillShell is a former name of TaskStop");
+}
+
+/// The verified examples of spec §3.2 against tool `Bash`, through the whole dispatcher.
+#[tokio::test]
+async fn matcher_examples_of_spec_3_2() {
+    let fx = Fixture::new();
+    let fires = [
+        "Bash",
+        "Bash ",
+        "Bash|Read",
+        "Bash,Read",
+        "Read, Bash",
+        "Bas.*",
+        "^Bash$",
+        "B.sh",
+        "as.",
+        ".*",
+    ];
+    let silent = [
+        "bash",
+        "BASH",
+        "Bas",
+        "Ba",
+        "Bash Read",
+        "^as",
+        "mcp__.*",
+        "Read|Edit",
+        "Agent|Task",
+        "Bash(echo *)",
+        "(?i)bash",
+    ];
+    let log = fx.path("m.log");
+    let all: Vec<&str> = fires.iter().chain(silent.iter()).copied().collect();
+    let handlers = all
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            handler(
+                HookEvent::PreToolUse,
+                Some(m),
+                &format!("echo {i} >> '{}'", log.display()),
+            )
+        })
+        .collect();
+    fx.dispatcher(handlers).fire(&fx.bash("echo hi")).await;
+    let mut ran: Vec<usize> = read(&log).lines().map(|l| l.parse().unwrap()).collect();
+    ran.sort();
+    let ran: Vec<&str> = ran.iter().map(|i| all[*i]).collect();
+    assert_eq!(ran, fires.to_vec());
 }
 
 #[tokio::test]

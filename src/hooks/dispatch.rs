@@ -32,6 +32,7 @@ use crate::hooks::decision::{
     Decision, HandlerRun, OutcomeKind, PermissionDecision, PermissionRequestDecision, RunStatus,
 };
 use crate::hooks::event::{HookEvent, HookInput};
+use crate::hooks::matcher::{self, Matcher};
 use crate::hooks::output::{
     self, HookPermission, HookSpecificOutput, Interpreted, PermissionRequestAnswer,
 };
@@ -204,43 +205,14 @@ fn command_display(command: &CommandHandler) -> String {
     }
 }
 
-/// Former tool names accepted as aliases in both directions (spec §3.3).
-const TOOL_ALIASES: [(&str, &str); 9] = [
-    ("Task", "Agent"),
-    ("KillShell", "TaskStop"),
-    ("KillBash", "TaskStop"),
-    ("ListPeers", "ListAgents"),
-    ("Brief", "SendUserMessage"),
-    ("ListMcpResources", "ListMcpResourcesTool"),
-    ("ReadMcpResource", "ReadMcpResourceTool"),
-    ("ReadMcpResourceDir", "ReadMcpResourceDirTool"),
-    ("ProposeGoal", "SetGoal"),
-];
-
-/// The names a tool is known by: itself, its former names, and (for a former name) the
-/// current name and that name's other former names.
+/// The names a tool is known by: itself, then its former/current names (spec §3.3).
 pub fn tool_names(tool: &str) -> Vec<&str> {
     let mut names = vec![tool];
-    let current: Vec<&str> = TOOL_ALIASES
-        .iter()
-        .filter(|(old, new)| *old == tool || *new == tool)
-        .map(|(_, new)| *new)
-        .collect();
-    for new in current {
-        for (old, n) in TOOL_ALIASES.iter() {
-            if *n == new {
-                for name in [*old, *n] {
-                    if !names.contains(&name) {
-                        names.push(name);
-                    }
-                }
-            }
-        }
-    }
+    names.extend_from_slice(matcher::tool_aliases(tool));
     names
 }
 
-fn matcher_accepts(matcher: &crate::hooks::matcher::Matcher, input: &HookInput) -> bool {
+fn matcher_accepts(matcher: &Matcher, input: &HookInput) -> bool {
     let Some(value) = input.match_value() else {
         return true;
     };
