@@ -1190,3 +1190,23 @@ fn fire_future_is_send() {
     let fut = d.fire(&input);
     is_send(&fut);
 }
+
+#[tokio::test]
+async fn hook_switching_itself_to_async_is_backgrounded() {
+    let fx = Fixture::new();
+    let later = json!({"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "SWITCHED"}});
+    let cmd = format!(
+        "echo '{{\"async\":true}}'; sleep 0.5; {}",
+        print_json(&later)
+    );
+    let dispatcher = fx.dispatcher(vec![handler(HookEvent::PostToolUse, None, &cmd)]);
+    let d = dispatcher.fire(&fx.post_bash()).await;
+    assert_eq!(d.runs[0].status, RunStatus::Backgrounded);
+    assert_eq!(d.runs[0].outcome, OutcomeKind::Success);
+    assert!(d.context.is_empty());
+    dispatcher.wait_background().await;
+    assert_eq!(
+        dispatcher.take_async_context(),
+        vec!["PostToolUse:Bash hook additional context: SWITCHED".to_string()]
+    );
+}

@@ -17,6 +17,7 @@
 
 use std::collections::HashMap;
 use std::fs::OpenOptions;
+use std::future::Future;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -27,7 +28,7 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 use tracing::Instrument;
 
-use crate::hooks::command::{self, CommandForm, CommandSpec, RawRun};
+use crate::hooks::command::{self, CommandForm, CommandSpec, RawRun, RunEnd};
 use crate::hooks::decision::{
     Decision, HandlerRun, OutcomeKind, PermissionDecision, PermissionRequestDecision, RunStatus,
 };
@@ -614,14 +615,8 @@ impl Dispatcher {
                         Arc::clone(&stdin),
                     )
                 } else {
-                    let raw = command::run(&plan.spec, &stdin).await;
-                    interpret(
-                        input.event(),
-                        handler.origin.clone(),
-                        &text,
-                        &raw,
-                        plan.on_failure,
-                    )
+                    self.run_foreground(input, handler.origin.clone(), text, plan, &stdin)
+                        .await
                 }
             }
             SelectedHandler::InProcess(hook) => {
@@ -633,8 +628,47 @@ impl Dispatcher {
         answer
     }
 
-    /// Starts an `async` handler in the background; it counts as success now, and its later
-    /// `additionalContext`/`systemMessage` land in [`Dispatcher::take_async_context`].
+    /// Runs a synchronous handler. If it switches itself to async at runtime (its stdout
+    /// starts with `{"async": true}`, spec §5.5) it counts as success now and finishes in the
+    /// background like a configured `async` handler.
+    async fn run_foreground(
+        &self,
+        input: &HookInput,
+        origin: HandlerOrigin,
+        text: String,
+        plan: Plan,
+        stdin: &[u8],
+    ) -> Answer {
+        let event = input.event();
+        match command::run_detecting_async(plan.spec, stdin.to_vec()).await {
+            RunEnd::Finished(raw) => interpret(event, origin, &text, &raw, plan.on_failure),
+            RunEnd::Backgrounded { raw, background } => {
+                let answer = interpret(event, origin.clone(), &text, &raw, OnFailure::Continue);
+                let mut cancel = self.shared.cancel.subscribe();
+                let pid = background.pid;
+                let finished = async move {
+                    let wait = background.wait();
+                    tokio::pin!(wait);
+                    let stop = async move {
+                        let _ = cancel.wait_for(|stop| *stop).await;
+                    };
+                    tokio::select! {
+                        raw = &mut wait => raw,
+                        () = stop => {
+                            if let Some(pid) = pid {
+                                command::kill_group(pid).await;
+                            }
+                            wait.await
+                        }
+                    }
+                };
+                self.finish_later(input, origin, text, stdin.len(), finished);
+                answer
+            }
+        }
+    }
+
+    /// Starts a configured `async` handler in the background; it counts as success now.
     fn spawn_background(
         &self,
         input: &HookInput,
@@ -643,19 +677,47 @@ impl Dispatcher {
         plan: Plan,
         stdin: Arc<Vec<u8>>,
     ) -> Answer {
-        let shared = Arc::clone(&self.shared);
         let mut cancel = self.shared.cancel.subscribe();
-        let event = input.event();
-        let hook_name = input.hook_name();
-        let task_origin = origin.clone();
-        let task_text = text.clone();
         let stdin_len = stdin.len();
-        let handle = tokio::spawn(async move {
+        let finished = async move {
             let cancelled = async move {
                 let _ = cancel.wait_for(|stop| *stop).await;
             };
-            let raw = command::run_until(&plan.spec, &stdin, cancelled).await;
-            let answer = interpret(event, task_origin, &task_text, &raw, OnFailure::Continue);
+            command::run_until(&plan.spec, &stdin, cancelled).await
+        };
+        self.finish_later(input, origin.clone(), text.clone(), stdin_len, finished);
+        Answer::bare(HandlerRun {
+            origin,
+            command: text,
+            status: RunStatus::Backgrounded,
+            outcome: OutcomeKind::Success,
+            duration: Duration::ZERO,
+            stdout: String::new(),
+            stderr: String::new(),
+            stdout_bytes: 0,
+            stderr_bytes: 0,
+            stdout_capped: false,
+            stderr_capped: false,
+            json: None,
+        })
+    }
+
+    /// Awaits a background run in a task: logs it, and queues its `additionalContext` and
+    /// `systemMessage` for [`Dispatcher::take_async_context`].
+    fn finish_later(
+        &self,
+        input: &HookInput,
+        origin: HandlerOrigin,
+        text: String,
+        stdin_len: usize,
+        finished: impl Future<Output = RawRun> + Send + 'static,
+    ) {
+        let shared = Arc::clone(&self.shared);
+        let event = input.event();
+        let hook_name = input.hook_name();
+        let handle = tokio::spawn(async move {
+            let raw = finished.await;
+            let answer = interpret(event, origin, &text, &raw, OnFailure::Continue);
             log_run(&shared.env, event, stdin_len, &answer);
             let mut out = Vec::new();
             if let Some(ctx) = &answer.additional_context {
@@ -675,20 +737,6 @@ impl Dispatcher {
             lock(&shared.async_context).extend(out);
         });
         lock(&self.shared.background).push(handle);
-        Answer::bare(HandlerRun {
-            origin,
-            command: text,
-            status: RunStatus::Backgrounded,
-            outcome: OutcomeKind::Success,
-            duration: Duration::ZERO,
-            stdout: String::new(),
-            stderr: String::new(),
-            stdout_bytes: 0,
-            stderr_bytes: 0,
-            stdout_capped: false,
-            stderr_capped: false,
-            json: None,
-        })
     }
 
     fn spill_decision(&self, event: HookEvent, decision: &mut Decision) {
