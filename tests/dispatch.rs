@@ -1007,17 +1007,19 @@ async fn large_additional_context_is_spilled_to_a_file_with_a_preview() {
         assert_eq!(d.context.len(), 1);
         let entry = &d.context[0];
         if spilled {
-            assert!(entry.starts_with("<persisted-output>"), "{}", &entry[..100]);
+            assert!(
+                entry.starts_with("UserPromptSubmit hook additional context: <persisted-output>\n"),
+                "{}",
+                &entry[..100]
+            );
+            assert!(entry.ends_with("</persisted-output>"));
             assert!(entry.len() < 3000);
             let path = entry
                 .lines()
                 .find_map(|l| l.split("Full output saved to: ").nth(1))
                 .expect("path in notice");
             let saved = std::fs::read_to_string(path).expect("spilled file");
-            assert_eq!(
-                saved,
-                format!("UserPromptSubmit hook additional context: {big}")
-            );
+            assert!(saved == *big, "the file holds the whole additionalContext");
         } else {
             assert_eq!(
                 *entry,

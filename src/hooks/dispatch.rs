@@ -431,9 +431,23 @@ impl Dispatcher {
             futures.push(fut);
         }
         let answers = futures_util::future::join_all(futures).await;
-        let mut decision = merge(input, answers);
-        self.spill_decision(input.event(), &mut decision);
-        decision
+        let event = input.event();
+        let answers = answers
+            .into_iter()
+            .map(|mut a| {
+                a.additional_context = a
+                    .additional_context
+                    .map(|t| spill(&self.shared, event, "additionalContext", t));
+                a.success_text = a
+                    .success_text
+                    .map(|t| spill(&self.shared, event, "stdout", t));
+                a.system_message = a
+                    .system_message
+                    .map(|t| spill(&self.shared, event, "systemMessage", t));
+                a
+            })
+            .collect();
+        merge(input, answers)
     }
 
     /// `CLAUDE_ENV_FILE`s written so far by SessionStart hooks, in configuration order; the
@@ -720,36 +734,20 @@ impl Dispatcher {
             let answer = interpret(event, origin, &text, &raw, OnFailure::Continue);
             log_run(&shared.env, event, stdin_len, &answer);
             let mut out = Vec::new();
-            if let Some(ctx) = &answer.additional_context {
+            if let Some(ctx) = answer.additional_context {
                 out.push(format!(
                     "{} hook additional context: {}",
                     context_name(event, &hook_name),
-                    ctx
+                    spill(&shared, event, "additionalContext", ctx)
                 ));
             }
-            if let Some(msg) = &answer.system_message {
+            if let Some(msg) = answer.system_message {
+                let msg = spill(&shared, event, "systemMessage", msg);
                 out.push(format!("{hook_name} says: {msg}"));
             }
-            let out: Vec<String> = out
-                .into_iter()
-                .map(|t| spill(&shared, event, "async", t))
-                .collect();
             lock(&shared.async_context).extend(out);
         });
         lock(&self.shared.background).push(handle);
-    }
-
-    fn spill_decision(&self, event: HookEvent, decision: &mut Decision) {
-        let context = std::mem::take(&mut decision.context);
-        decision.context = context
-            .into_iter()
-            .map(|t| spill(&self.shared, event, "context", t))
-            .collect();
-        let messages = std::mem::take(&mut decision.user_messages);
-        decision.user_messages = messages
-            .into_iter()
-            .map(|t| spill(&self.shared, event, "message", t))
-            .collect();
     }
 }
 
