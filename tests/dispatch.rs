@@ -1212,3 +1212,43 @@ async fn hook_switching_itself_to_async_is_backgrounded() {
         vec!["PostToolUse:Bash hook additional context: SWITCHED".to_string()]
     );
 }
+
+#[tokio::test]
+async fn session_end_budget_can_be_set_by_env() {
+    let fx = Fixture::new();
+    let mut env = fx.env();
+    env.extra_env = vec![(
+        "CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS".into(),
+        "4000".into(),
+    )];
+    let d = rein::hooks::dispatch::Dispatcher::new(
+        settings(vec![handler(HookEvent::SessionEnd, None, "sleep 2")]),
+        env,
+    )
+    .fire(&fx.session_end())
+    .await;
+    assert_eq!(d.runs[0].status, RunStatus::Exited(0));
+}
+
+#[tokio::test]
+async fn permission_denied_retry_is_merged() {
+    let fx = Fixture::new();
+    let input = HookInput::PermissionDenied(rein::hooks::event::PermissionDeniedInput {
+        base: fx.base(),
+        hook_event_name: HookEvent::PermissionDenied,
+        tool_name: "Bash".into(),
+        tool_input: json!({"command": "rm x"}),
+        tool_use_id: "toolu_1".into(),
+        reason: "denied by rule".into(),
+    });
+    let out = json!({"hookSpecificOutput": {"hookEventName": "PermissionDenied", "retry": true}});
+    let d = fx
+        .dispatcher(vec![
+            handler(HookEvent::PermissionDenied, Some("Bash"), "true"),
+            handler(HookEvent::PermissionDenied, Some("Bash"), &print_json(&out)),
+        ])
+        .fire(&input)
+        .await;
+    assert_eq!(d.runs.len(), 2);
+    assert!(d.retry);
+}
