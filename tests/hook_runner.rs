@@ -731,11 +731,21 @@ fn check_output(name: &str, got: &Interpreted, want: WantOutput) {
 async fn decision_table() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("not-executable.sh"), "echo hi\n").unwrap();
-    let timeout = Duration::from_millis(400);
+    // Rows that must time out sleep 5 s against 400 ms; every other row gets a timeout it can
+    // never hit, so a loaded CI machine cannot turn them into timeouts.
+    let short = Duration::from_millis(400);
+    let timeout = Duration::from_secs(30);
     let rows = rows();
     let runs = rows.iter().map(|row| {
         let (spec, text) = match row.form {
-            Form::Shell(command) => (shell(dir.path(), command, timeout), command.to_string()),
+            Form::Shell(command) => {
+                let timeout = if command.contains("sleep 5") {
+                    short
+                } else {
+                    timeout
+                };
+                (shell(dir.path(), command, timeout), command.to_string())
+            }
             Form::MissingProgram => {
                 let form = CommandForm::Exec {
                     program: "/nonexistent/hook-program".to_string(),
@@ -804,6 +814,10 @@ async fn timeout_escalates_to_sigkill_when_sigterm_is_ignored() {
     assert_eq!(raw.status, RunStatus::TimedOut);
     let grandchild = read_pid(&pidfile).await;
     assert!(wait_gone(grandchild, Duration::from_secs(2)).await);
+    eprintln!(
+        "TERM-ignoring hook, 300 ms timeout: ended after {:?}",
+        raw.duration
+    );
     // Ended long before the 30 s the script wanted: the group really was killed.
     assert!(
         raw.duration < Duration::from_secs(30) / 5,
@@ -822,6 +836,7 @@ async fn a_grandchild_holding_the_pipes_does_not_hold_the_run() {
     assert_eq!(raw.status, RunStatus::Exited(0));
     assert!(raw.lingering_killed);
     assert_eq!(raw.stdout, b"done\n");
+    eprintln!("linger: run returned after {:?}", raw.duration);
     assert!(
         raw.duration < timeout / 4,
         "run took {:?} of a {:?} timeout",
@@ -851,6 +866,8 @@ async fn a_detached_daemon_that_closed_its_pipes_is_left_alone() {
     assert_eq!(raw.status, RunStatus::Exited(0));
     assert!(!raw.lingering_killed);
     let daemon = read_pid(&pidfile).await;
+    // Give a wrongly sent SIGKILL time to land before looking.
+    tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(
         !process_gone(daemon),
         "daemon was killed although it released the pipes"
@@ -925,6 +942,7 @@ async fn hundred_mib_of_stdout_is_capped_and_reported() {
     let raw = command::run(&shell(dir.path(), command, Duration::from_secs(60)), STDIN).await;
     assert_eq!(raw.status, RunStatus::Exited(0));
     assert_eq!(raw.stdout_bytes, 104_857_600);
+    eprintln!("100 MiB stdout drained in {:?}", raw.duration);
     assert!(raw.stdout_capped);
     assert_eq!(raw.stdout.len(), STDOUT_CAP);
     assert!(
@@ -1324,4 +1342,112 @@ async fn async_detection_leaves_ordinary_runs_alone_and_cancel_kills_background(
     let raw = background.cancel().await;
     assert!(raw.cancelled);
     assert!(wait_gone(grandchild, Duration::from_secs(2)).await);
+}
+
+fn raw_with_stdout(code: i32, stdout: &[u8], stderr: &[u8]) -> RawRun {
+    RawRun {
+        status: RunStatus::Exited(code),
+        stdout: stdout.to_vec(),
+        stderr: stderr.to_vec(),
+        stdout_bytes: stdout.len() as u64,
+        stderr_bytes: stderr.len() as u64,
+        stdout_capped: false,
+        stderr_capped: false,
+        duration: Duration::ZERO,
+        stdin_error: None,
+        pid: None,
+        cancelled: false,
+        lingering_killed: false,
+    }
+}
+
+#[test]
+fn terminal_sequence_is_validated() {
+    let ok = [
+        r#"{"terminalSequence":"\u001b]0;title\u0007"}"#,
+        r#"{"terminalSequence":"\u0007"}"#,
+        r#"{"terminalSequence":"\u001b]9;4;1;50\u001b\\"}"#,
+    ];
+    for json in ok {
+        let got = interpret(
+            PRE,
+            "h",
+            &raw_with_stdout(0, json.as_bytes(), b""),
+            OnFailure::Continue,
+        );
+        assert_eq!(got.outcome, OutcomeKind::Success, "{json}");
+        assert!(got.output.is_some(), "{json}");
+    }
+    let bad = [
+        r#"{"terminalSequence":"\u001b[31m"}"#,
+        r#"{"terminalSequence":"\u001b]8;;http://x\u0007"}"#,
+        r#"{"terminalSequence":"\u001b]9;1 digit\u0007"}"#,
+    ];
+    for json in bad {
+        let got = interpret(
+            PRE,
+            "h",
+            &raw_with_stdout(0, json.as_bytes(), b""),
+            OnFailure::Continue,
+        );
+        match &got.outcome {
+            OutcomeKind::NonBlocking(text) => assert!(
+                text.starts_with("Hook JSON output validation failed — terminalSequence: "),
+                "{text}"
+            ),
+            other => panic!("{json}: {other:?}"),
+        }
+    }
+}
+
+proptest::proptest! {
+    /// Whatever a hook prints, interpretation never panics, and an output is only ever applied
+    /// from strict UTF-8 stdout that is one JSON object.
+    #[test]
+    fn interpretation_is_total_and_strict(
+        stdout in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64),
+        jsonish in "[ \n{}\\[\\]\":,a-z0-9\u{00e9}]{0,48}",
+        use_jsonish in proptest::prelude::any::<bool>(),
+        code in proptest::sample::select(vec![0, 1, 2, 3, 127]),
+        block in proptest::prelude::any::<bool>(),
+    ) {
+        let bytes = if use_jsonish { jsonish.into_bytes() } else { stdout };
+        let on_failure = if block { OnFailure::Block } else { OnFailure::Continue };
+        for event in [PRE, HookEvent::Stop, HookEvent::PermissionRequest, HookEvent::SessionStart] {
+            let got = interpret(event, "h", &raw_with_stdout(code, &bytes, b"e"), on_failure);
+            if got.output.is_some() {
+                let text = std::str::from_utf8(&bytes);
+                proptest::prop_assert!(text.is_ok());
+                let value: serde_json::Value = serde_json::from_str(text.unwrap().trim()).unwrap();
+                proptest::prop_assert!(value.is_object());
+            }
+            if code == 2 {
+                let blocks_or_refuses = matches!(got.outcome, OutcomeKind::Blocking(_))
+                    || got.output.as_ref().is_some_and(|o| o.refuses())
+                    || got.backgrounded;
+                proptest::prop_assert!(blocks_or_refuses, "exit 2 did not block: {:?}", got.outcome);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_huge_invalid_output_is_echoed_only_in_part() {
+    let mut json = String::from(r#"{"decision":"maybe","reason":""#);
+    json.push_str(&"r".repeat(100_000));
+    json.push_str(r#""}"#);
+    let got = interpret(
+        PRE,
+        "h",
+        &raw_with_stdout(0, json.as_bytes(), b""),
+        OnFailure::Continue,
+    );
+    match &got.outcome {
+        OutcomeKind::NonBlocking(text) => {
+            assert!(text.starts_with("Hook JSON output validation failed — decision: "));
+            assert!(text.len() < 12_000, "{} bytes echoed", text.len());
+            assert!(text.contains("… (100"), "the size of the rest is stated");
+        }
+        other => panic!("{other:?}"),
+    }
 }

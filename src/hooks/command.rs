@@ -15,7 +15,12 @@
 //! * a run never waits on pipes forever: once the direct child is gone, a grandchild that still
 //!   holds the pipes gets [`LINGER_GRACE`], then the group is killed.
 //!
-//! [`run`] never panics and never returns an error: every failure is a [`RunStatus`].
+//! * a hook that prints Claude Code's runtime async marker (`{"async":true}`) first can be moved
+//!   to the background while it runs ([`run_detecting_async`] → [`BackgroundRun`]).
+//!
+//! [`run`] never panics and never returns an error: every failure is a [`RunStatus`]. A run
+//! whose future is dropped midway kills its process group; a run that finished leaves alone
+//! any daemon the hook started with its pipes released.
 
 use std::future::Future;
 use std::io;
@@ -335,7 +340,7 @@ async fn run_inner(
         }
     };
     let pid = child.id();
-    let guard = GroupGuard { pgid: pid };
+    let mut guard = GroupGuard { pgid: pid };
 
     let mut out = Capture::new(spec.stdout_cap);
     let mut err = Capture::new(spec.stderr_cap);
@@ -382,8 +387,11 @@ async fn run_inner(
                     timeout_seen = true;
                     // `asyncTimeout` of a runtime async marker: the background part gets its
                     // own deadline from the moment the marker was seen.
-                    if let Ok(timeout) = timeout {
-                        deadline.as_mut().reset(tokio::time::Instant::now() + timeout);
+                    // A deadline too far to represent keeps the configured one.
+                    if let Ok(Some(new_deadline)) =
+                        timeout.map(|t| tokio::time::Instant::now().checked_add(t))
+                    {
+                        deadline.as_mut().reset(new_deadline);
                     }
                 }
                 () = &mut deadline => break Ended::Deadline,
@@ -417,7 +425,9 @@ async fn run_inner(
             }
         }
     }
-    drop(guard);
+    // The run is over: a process the hook left running with its pipes released (a daemon
+    // started on purpose) is not ours to kill. Only an abandoned run kills the group.
+    guard.disarm();
 
     RawRun {
         status,
@@ -485,8 +495,9 @@ impl AsyncProbe {
         let timeout = marker
             .get("asyncTimeout")
             .and_then(Value::as_f64)
-            .filter(|ms| ms.is_finite() && *ms > 0.0)
-            .map(|ms| Duration::from_secs_f64(ms / 1000.0));
+            .filter(|ms| *ms > 0.0)
+            // A hook controls this number: out-of-range values are ignored, never a panic.
+            .and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok());
         if let (Some(timeout), Some(tx)) = (timeout, self.timeout.take()) {
             let _ = tx.send(timeout);
         }
@@ -544,6 +555,12 @@ async fn terminate<F>(
 /// Kills the group if the run future is dropped midway (kill_on_drop only kills the child).
 struct GroupGuard {
     pgid: Option<u32>,
+}
+
+impl GroupGuard {
+    fn disarm(&mut self) {
+        self.pgid = None;
+    }
 }
 
 impl Drop for GroupGuard {
