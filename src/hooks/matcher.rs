@@ -406,6 +406,11 @@ mod tests {
             (r"[\d-z]", "-"),
             (r"a{2,3}", "aa"),
             (r"(Write|Edit)", "MultiEdit"),
+            (r"(?=\d)[^\D]\s?\b", "5"),
+            (r"(?<![\w-])Bash\b", "Bash"),
+            // JS `\b` is ASCII: `é` is not a word character, so both boundaries exist.
+            (r"\bBash\b", "éBashé"),
+            (r"(?=B)\bBash\b", "éBashé"),
         ];
         for (pat, value) in yes {
             let mm = m(HookEvent::PreToolUse, pat);
