@@ -115,9 +115,7 @@ impl JsonValue {
         match self {
             JsonValue::Null => Value::Null,
             JsonValue::Bool(b) => Value::Bool(*b),
-            JsonValue::Number(n) => serde_json::from_str::<serde_json::Number>(n)
-                .map(Value::Number)
-                .unwrap_or(Value::Null),
+            JsonValue::Number(n) => number_to_serde(n),
             JsonValue::String(s) => Value::String(s.clone()),
             JsonValue::Array(items) => {
                 Value::Array(items.iter().map(|n| n.value.to_serde()).collect())
@@ -130,6 +128,24 @@ impl JsonValue {
             ),
         }
     }
+}
+
+/// Integers stay integers; other numbers go through Rust's correctly rounded `f64` parse
+/// (serde_json's default float parser is not exact). Out of range (`1e400`) becomes `null`.
+fn number_to_serde(n: &str) -> serde_json::Value {
+    if !n.contains(['.', 'e', 'E']) {
+        if let Ok(i) = n.parse::<i64>() {
+            return serde_json::Value::from(i);
+        }
+        if let Ok(u) = n.parse::<u64>() {
+            return serde_json::Value::from(u);
+        }
+    }
+    n.parse::<f64>()
+        .ok()
+        .and_then(serde_json::Number::from_f64)
+        .map(serde_json::Value::Number)
+        .unwrap_or(serde_json::Value::Null)
 }
 
 /// The last member named `key` (JSON.parse semantics for duplicates).
