@@ -817,3 +817,39 @@ fn minified_one_line_file_with_ten_thousand_handlers() {
             .sum::<usize>();
     assert_eq!(last.col as usize, expected + 1);
 }
+
+#[test]
+fn a_typical_real_world_file_loads_clean() {
+    let env = Env::new();
+    env.project(include_str!("fixtures/settings/real-world.json"));
+    let s = env.load();
+    assert_eq!(env.render(&s), "");
+    assert_eq!(s.handlers.len(), 10);
+    assert!(s.handlers.iter().all(|h| h.inactive.is_none()));
+    let describe: Vec<String> = s.handlers.iter().map(|h| h.matcher.describe()).collect();
+    assert_eq!(
+        describe,
+        [
+            "exact [Bash]",
+            "exact [Bash]",
+            "exact [Edit, MultiEdit, Write]",
+            "regex /mcp__github__.*/",
+            "exact [Edit, Write]",
+            "all",
+            "exact [startup, resume]",
+            "exact [permission_prompt, idle_prompt]",
+            "all",
+            "all",
+        ]
+    );
+    let HandlerKind::Command(c) = &s.handlers[1].kind else {
+        panic!()
+    };
+    assert!(c.is_async);
+    assert_eq!(s.handlers[0].timeout, Some(10.0));
+    assert_eq!(s.handlers[5].timeout, Some(2.5));
+    assert_eq!(s.handlers[2].if_text.as_deref(), Some("Edit(src/**)"));
+    assert!(s.handlers[2].if_condition.is_some());
+    assert_eq!(s.permissions.deny.len(), 3);
+    assert_eq!(s.env, [("NODE_ENV".to_string(), "development".to_string())]);
+}

@@ -518,4 +518,22 @@ mod tests {
         }
         assert!(tool_aliases("Bash").is_empty());
     }
+
+    proptest::proptest! {
+        /// Any matcher text compiles to something (never a panic), and running it is total.
+        #[test]
+        fn compile_and_match_are_total(text in r"[\\()\[\]{}<>?*+|^$.,:=!a-dk0-9_ -]{0,32}", value in "[a-d0-9_ ]{0,16}") {
+            for event in [HookEvent::PreToolUse, HookEvent::FileChanged, HookEvent::Stop] {
+                let m = Matcher::compile(Some(event), Some(&text));
+                let hit = m.matches(&value);
+                match &m {
+                    Matcher::All => proptest::prop_assert!(hit),
+                    Matcher::Exact(names) => proptest::prop_assert_eq!(hit, names.contains(&value)),
+                    Matcher::Regex(re) => proptest::prop_assert_eq!(re.as_str(), text.as_str()),
+                    Matcher::Invalid(_) => proptest::prop_assert!(!hit),
+                }
+                proptest::prop_assert!(!m.describe().is_empty());
+            }
+        }
+    }
 }
