@@ -511,6 +511,7 @@ fn invalid_json_files_are_skipped_with_the_position() {
             "{name}: {rendered}"
         );
         assert!(rendered.contains(msg), "{name}: {rendered}");
+        assert!(s.has_errors(), "{name}");
         assert_eq!(active(&s), ["user-hook"], "{name}");
         let project = s
             .files
@@ -824,6 +825,7 @@ fn a_typical_real_world_file_loads_clean() {
     env.project(include_str!("fixtures/settings/real-world.json"));
     let s = env.load();
     assert_eq!(env.render(&s), "");
+    assert!(!s.has_errors());
     assert_eq!(s.handlers.len(), 10);
     assert!(s.handlers.iter().all(|h| h.inactive.is_none()));
     let describe: Vec<String> = s.handlers.iter().map(|h| h.matcher.describe()).collect();

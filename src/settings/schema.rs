@@ -261,3 +261,12 @@ pub struct Settings {
     pub files: Vec<LoadedFile>,
     pub diagnostics: Vec<Diagnostic>,
 }
+
+impl Settings {
+    /// Whether any diagnostic is an error (what `rein hooks validate` fails on).
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Error)
+    }
+}
