@@ -409,9 +409,19 @@ impl FileCx<'_> {
         };
         let hooks = match spanned::get(members, "hooks") {
             None => {
+                let hint = if spanned::get(members, "type").is_some()
+                    || spanned::get(members, "command").is_some()
+                {
+                    " (handler fields go inside it: {\"matcher\": …, \"hooks\": [{\"type\": …}]})"
+                } else {
+                    ""
+                };
                 return Err(malformed(
                     node.offset,
-                    format!("{}[{}] has no \"hooks\" array", path.event_key, path.group),
+                    format!(
+                        "{}[{}] has no \"hooks\" array{hint}",
+                        path.event_key, path.group
+                    ),
                 ));
             }
             Some(m) => match &m.value.value {
@@ -541,6 +551,13 @@ impl FileCx<'_> {
         };
         let known: Vec<&str> = COMMON_KEYS.iter().chain(extra_keys).copied().collect();
         self.typo_check(members, &known, &format!("{type_name} hook"));
+        if let Some(m) = spanned::get(members, "matcher") {
+            // A classic slip: Claude Code ignores it here, so the hook runs for everything.
+            self.warn(
+                m.key_offset,
+                "\"matcher\" belongs to the matcher group, not the handler; it is ignored here, so this hook runs for every match value",
+            );
+        }
         let if_member = f.string("if")?;
         let timeout = match spanned::get(members, "timeout") {
             None => None,
