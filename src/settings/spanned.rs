@@ -653,6 +653,13 @@ mod tests {
         assert!(err(&deep).1.contains("deeper than 256"));
         let ok = "[".repeat(MAX_DEPTH) + &"]".repeat(MAX_DEPTH);
         assert!(parse(&ok).is_ok());
+        // Objects at the limit fit in 512 KiB of stack even unoptimised (tokio workers get 2 MiB).
+        let objects = "{\"a\":".repeat(MAX_DEPTH - 1) + "1" + &"}".repeat(MAX_DEPTH - 1);
+        let handle = std::thread::Builder::new()
+            .stack_size(512 * 1024)
+            .spawn(move || parse(&objects).is_ok())
+            .unwrap();
+        assert!(handle.join().unwrap());
     }
 
     #[test]
