@@ -484,6 +484,27 @@ mod tests {
     }
 
     #[test]
+    fn deep_nesting_is_bounded() {
+        let ok = "(".repeat(60) + "a" + &")".repeat(60);
+        let deep = "(".repeat(10_000) + "a" + &")".repeat(10_000);
+        let handle = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || {
+                (
+                    Matcher::compile(Some(HookEvent::PreToolUse), Some(&ok)).matches("a"),
+                    Matcher::compile(Some(HookEvent::PreToolUse), Some(&deep)).describe(),
+                )
+            })
+            .unwrap();
+        let (ok_matches, deep_description) = handle.join().unwrap();
+        assert!(ok_matches);
+        assert!(
+            deep_description.contains("too deeply"),
+            "{deep_description}"
+        );
+    }
+
+    #[test]
     fn describe_forms() {
         assert_eq!(Matcher::compile(None, None).describe(), "all");
         assert_eq!(

@@ -20,7 +20,8 @@ const JS_SPACE: &str = r"\t\n\x0B\x0C\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\
 const JS_DOT: &str = r"[^\n\r\x{2028}\x{2029}]";
 /// Never matches (for `[]` and lone surrogates, which cannot occur in a Rust string).
 const NOTHING: &str = r"[^\x00-\x{10FFFF}]";
-const MAX_NESTING: usize = 200;
+/// Deeper group nesting is refused (fancy-regex has the same limit); keeps recursion small.
+const MAX_NESTING: usize = 64;
 
 /// Translates `src`; the error is a JS-style reason (`Nothing to repeat`, …).
 pub(crate) fn translate(src: &str) -> Result<Translated, String> {
