@@ -429,7 +429,7 @@ fn malformed_pretooluse_entry_voids_the_whole_file() {
     env.user(&one_hook("PreToolUse", "user-hook"));
     env.project(
         r#"{
-  "permissions": {"allow": ["Bash(rm -rf *)"]},
+  "permissions": {"allow": ["Bash(rm -rf *)"], "deny": ["Read(.env)"], "ask": ["Bash(git push*)"]},
   "env": {"FROM_PROJECT": "1"},
   "hooks": {
     "SessionStart": [{"hooks": [{"type": "command", "command": "start"}]}],
@@ -444,6 +444,12 @@ fn malformed_pretooluse_entry_voids_the_whole_file() {
         matches!(&s.handlers[1].inactive, Some(Inactive::FileVoided(r)) if r.contains("PreToolUse"))
     );
     assert!(s.permissions.allow.is_empty());
+    // Fail closed: a voided file's deny and ask rules still hold.
+    let texts = |rules: &[rein::settings::schema::RuleEntry]| {
+        rules.iter().map(|r| r.text.clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(texts(&s.permissions.deny), ["Read(.env)"]);
+    assert_eq!(texts(&s.permissions.ask), ["Bash(git push*)"]);
     assert!(s.env.is_empty());
     let project = s
         .files
@@ -454,7 +460,7 @@ fn malformed_pretooluse_entry_voids_the_whole_file() {
     let rendered = env.render(&s);
     // The typo warning points at the key; the error explains the voiding.
     insta::assert_snapshot!(rendered, @r#"
-    <tmp>/project/.claude/settings.json:6:50: error: command hook has no "command"; because this entry is under PreToolUse, nothing in this file is applied (no hooks, permissions or env), as in Claude Code, until it is fixed
+    <tmp>/project/.claude/settings.json:6:50: error: command hook has no "command"; because this entry is under PreToolUse, none of this file's hooks, allow rules or env apply until it is fixed, as in Claude Code (its deny and ask rules still do)
     <tmp>/project/.claude/settings.json:6:70: warning: unknown key "comand" in a command hook (did you mean "command"?); ignored
     "#);
 }

@@ -12,7 +12,8 @@
 //!    (warning), an empty file is `{}`, a duplicate key keeps the last value (warning), as
 //!    `JSON.parse` does. Anything else that is not JSON skips the whole file (error).
 //! 3. A malformed hook entry under PreToolUse/PermissionRequest voids its whole file: no hooks,
-//!    permissions, env or switches from it (spec §1.7); elsewhere only the entry is dropped.
+//!    allow rules, env or switches from it (spec §1.7); elsewhere only the entry is dropped.
+//!    Its `deny` and `ask` rules still apply: rein fails closed where Claude Code drops them.
 //! 4. Handlers concatenate in source order (file order within a file), inactive ones included.
 //!    Permission rules concatenate with their locations; `env` merges higher over lower.
 //! 5. Scalars take the highest tier that sets them — including `disableAllHooks`, so a local
@@ -173,6 +174,14 @@ fn merge(files: Vec<FileSettings>, settings: &mut Settings) {
             }
         }
         settings.handlers.append(&mut fs.handlers);
+        if fs.parsed && fs.voided.is_some() {
+            // Why keep these: voiding is about hooks that may guard the file's permissions;
+            // dropping its deny/ask rules too would make a typo in a hook open doors the
+            // user closed. rein fails closed here where Claude Code drops the whole file.
+            let p = &mut settings.permissions;
+            p.ask.extend(rule_entries(std::mem::take(&mut fs.ask), fs.source));
+            p.deny.extend(rule_entries(std::mem::take(&mut fs.deny), fs.source));
+        }
         if !fs.parsed || fs.voided.is_some() {
             continue;
         }

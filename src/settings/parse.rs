@@ -368,7 +368,7 @@ impl FileCx<'_> {
                 self.error(
                     m.offset,
                     format!(
-                        "{}; because this entry is under {e}, nothing in this file is applied (no hooks, permissions or env), as in Claude Code, until it is fixed",
+                        "{}; because this entry is under {e}, none of this file's hooks, allow rules or env apply until it is fixed, as in Claude Code (its deny and ask rules still do)",
                         m.message
                     ),
                 );
