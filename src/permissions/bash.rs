@@ -29,8 +29,12 @@ impl Unchecked {
     /// The reason shown when the command is not auto-allowed.
     pub fn reason(&self) -> String {
         match self {
-            Unchecked::Variable => "A variable in this command can't be checked before it runs".to_string(),
-            Unchecked::Eval => "This command uses eval, which can't be checked before it runs".to_string(),
+            Unchecked::Variable => {
+                "A variable in this command can't be checked before it runs".to_string()
+            }
+            Unchecked::Eval => {
+                "This command uses eval, which can't be checked before it runs".to_string()
+            }
             Unchecked::Heredoc => {
                 "This command has a here-document that can't be checked before it runs".to_string()
             }
@@ -425,7 +429,9 @@ impl Parser {
                                 break;
                             }
                         }
-                        '$' | '`' => self.flag(Unchecked::Syntax("a substitution inside arithmetic")),
+                        '$' | '`' => {
+                            self.flag(Unchecked::Syntax("a substitution inside arithmetic"))
+                        }
                         _ => {}
                     }
                 }
@@ -628,7 +634,11 @@ impl Parser {
         match name {
             "eval" => {
                 self.flag(Unchecked::Eval);
-                let script = args.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" ");
+                let script = args
+                    .iter()
+                    .map(|w| w.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ");
                 self.parse_script(&script, !allowable);
             }
             "sh" | "bash" | "zsh" | "dash" | "ksh" | "mksh" | "ash" => {
@@ -637,10 +647,12 @@ impl Parser {
                 }
             }
             "su" => {
-                if let Some(i) = args.iter().position(|w| w.text == "-c" || w.text == "--command") {
-                    if let Some(script) = args.get(i + 1) {
-                        self.run_script_word(script, part, true);
-                    }
+                if let Some(i) = args
+                    .iter()
+                    .position(|w| w.text == "-c" || w.text == "--command")
+                    && let Some(script) = args.get(i + 1)
+                {
+                    self.run_script_word(script, part, true);
                 }
             }
             "watch" => {
@@ -651,7 +663,11 @@ impl Parser {
                     if inner.iter().any(|w| w.expanded) {
                         self.flag(Unchecked::Variable);
                     }
-                    let script = inner.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" ");
+                    let script = inner
+                        .iter()
+                        .map(|w| w.text.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" ");
                     part.transparent = allowable;
                     self.parse_script(&script, !allowable);
                 }
@@ -685,18 +701,28 @@ impl Parser {
             }
             _ => {
                 if let Some((inner, safe)) = strip_wrapper(name, args) {
-                    if name == "env" && args.iter().any(|w| w.text == "-S" || w.text.starts_with("--split-string")) {
+                    if name == "env"
+                        && args
+                            .iter()
+                            .any(|w| w.text == "-S" || w.text.starts_with("--split-string"))
+                    {
                         self.flag(Unchecked::Syntax("env -S"));
                     }
-                    for w in inner.iter().take_while(|w| assignment_name(&w.raw).is_some()) {
-                        if let Some(n) = assignment_name(&w.raw) {
-                            if DANGEROUS_ENV.contains(&n) || n.starts_with("DYLD_") {
-                                self.flag(Unchecked::DangerousEnv(n.to_string()));
-                            }
+                    for w in inner
+                        .iter()
+                        .take_while(|w| assignment_name(&w.raw).is_some())
+                    {
+                        if let Some(n) = assignment_name(&w.raw)
+                            && (DANGEROUS_ENV.contains(&n) || n.starts_with("DYLD_"))
+                        {
+                            self.flag(Unchecked::DangerousEnv(n.to_string()));
                         }
                     }
                     let inner: &[Word] = {
-                        let skip = inner.iter().take_while(|w| assignment_name(&w.raw).is_some()).count();
+                        let skip = inner
+                            .iter()
+                            .take_while(|w| assignment_name(&w.raw).is_some())
+                            .count();
                         &inner[skip..]
                     };
                     if !inner.is_empty() {
@@ -747,7 +773,11 @@ fn static_flag(flag: &str) -> &'static str {
 }
 
 fn join_raw(words: &[Word]) -> String {
-    words.iter().map(|w| w.raw.as_str()).collect::<Vec<_>>().join(" ")
+    words
+        .iter()
+        .map(|w| w.raw.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// `NAME=value` / `NAME+=value` with an unquoted name: the name.
@@ -776,7 +806,11 @@ fn shell_script_arg(args: &[Word]) -> Option<&Word> {
             return if has_c { args.get(i + 1) } else { None };
         }
         if t.starts_with("--") {
-            i += if t == "--rcfile" || t == "--init-file" { 2 } else { 1 };
+            i += if t == "--rcfile" || t == "--init-file" {
+                2
+            } else {
+                1
+            };
             continue;
         }
         if let Some(flags) = t.strip_prefix('-').or_else(|| t.strip_prefix('+')) {
@@ -829,8 +863,49 @@ fn strip_wrapper<'a>(name: &str, args: &'a [Word]) -> Option<(&'a [Word], bool)>
         "env" => (&["-u", "--unset", "-C", "--chdir"], true),
         "command" => (&[], true),
         "exec" => (&["-a"], true),
-        "xargs" => (&["-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-lines", "--max-chars"], true),
-        "sudo" => (&["-u", "--user", "-g", "--group", "-C", "-D", "--chdir", "-h", "--host", "-p", "--prompt", "-r", "--role", "-t", "--type", "-U", "--other-user", "-T", "--command-timeout"], false),
+        "xargs" => (
+            &[
+                "-a",
+                "-d",
+                "-E",
+                "-I",
+                "-L",
+                "-n",
+                "-P",
+                "-s",
+                "--arg-file",
+                "--delimiter",
+                "--max-args",
+                "--max-procs",
+                "--max-lines",
+                "--max-chars",
+            ],
+            true,
+        ),
+        "sudo" => (
+            &[
+                "-u",
+                "--user",
+                "-g",
+                "--group",
+                "-C",
+                "-D",
+                "--chdir",
+                "-h",
+                "--host",
+                "-p",
+                "--prompt",
+                "-r",
+                "--role",
+                "-t",
+                "--type",
+                "-U",
+                "--other-user",
+                "-T",
+                "--command-timeout",
+            ],
+            false,
+        ),
         "doas" => (&["-u", "-C"], false),
         "chroot" => (&["--userspec", "--groups"], false),
         _ => return None,
@@ -872,7 +947,12 @@ mod tests {
     fn splits_operators_and_respects_quotes() {
         assert_eq!(
             views("ls && git push; echo 'a;b' | wc -l"),
-            vec![vec!["ls"], vec!["git push"], vec!["echo 'a;b'"], vec!["wc -l"]]
+            vec![
+                vec!["ls"],
+                vec!["git push"],
+                vec!["echo 'a;b'"],
+                vec!["wc -l"]
+            ]
         );
     }
 
@@ -889,9 +969,16 @@ mod tests {
         let p = parse("FOO=1 sudo -u root timeout 5 rm -rf x");
         assert_eq!(
             p.parts[0].deny_views,
-            vec!["sudo -u root timeout 5 rm -rf x", "timeout 5 rm -rf x", "rm -rf x"]
+            vec![
+                "sudo -u root timeout 5 rm -rf x",
+                "timeout 5 rm -rf x",
+                "rm -rf x"
+            ]
         );
-        assert_eq!(p.parts[0].allow_views, vec!["sudo -u root timeout 5 rm -rf x"]);
+        assert_eq!(
+            p.parts[0].allow_views,
+            vec!["sudo -u root timeout 5 rm -rf x"]
+        );
     }
 
     #[test]
@@ -901,6 +988,9 @@ mod tests {
         assert_eq!(parse("echo 'oops").unchecked, Some(Unchecked::Unbalanced));
         assert_eq!(parse("cat <<EOF\nhi\n").unchecked, Some(Unchecked::Heredoc));
         assert_eq!(parse("cat <<EOF\nhi\nEOF\nls").unchecked, None);
-        assert_eq!(views("cat <<'EOF'\n$(x)\nEOF\nls"), vec![vec!["cat"], vec!["ls"]]);
+        assert_eq!(
+            views("cat <<'EOF'\n$(x)\nEOF\nls"),
+            vec![vec!["cat"], vec!["ls"]]
+        );
     }
 }

@@ -65,7 +65,9 @@ pub enum ModeError {
     )]
     Unknown(String),
     /// Claude Code's exact text.
-    #[error("--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons")]
+    #[error(
+        "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons"
+    )]
     RootBypass,
 }
 
@@ -129,7 +131,10 @@ pub fn resolve_mode(
             Ok((mode, warnings))
         }
         Err(e) => {
-            warnings.push(format!("permissions.defaultMode ({} settings): {e}; using `default`", source.as_str()));
+            warnings.push(format!(
+                "permissions.defaultMode ({} settings): {e}; using `default`",
+                source.as_str()
+            ));
             Ok((PermissionMode::Default, warnings))
         }
     }

@@ -44,7 +44,12 @@ pub struct PathPattern {
     /// Leading `../` segments: the anchor's parents to climb.
     up: usize,
     anchored: GlobSet,
-    any_depth: Option<(GlobSet, AnyDepth)>,
+    /// `<pattern>/**`: inside the named paths.
+    anchored_contents: GlobSet,
+    /// Whether contents count for allow rules and conditions too (literal last segment).
+    contents_always: bool,
+    /// The any-depth variants (`**/<pattern>`, `**/<pattern>/**`) and when they apply.
+    any_depth: Option<(GlobSet, GlobSet, AnyDepth)>,
     /// The pattern names the anchor directory itself (`~`, `//`, `/`).
     covers_anchor: bool,
 }
@@ -93,21 +98,31 @@ impl PathPattern {
         }
         let dir_only = rest.ends_with('/');
         let core = rest.trim_end_matches('/');
+        // `exact`: the named paths; `contents`: what is inside them when they are directories.
         let mut variants: Vec<String> = Vec::new();
+        let mut contents: Vec<String> = Vec::new();
         let covers_anchor = core.is_empty();
         if covers_anchor {
             variants.push("**".to_string());
         } else {
-            variants.push(format!("{core}/**"));
+            // `dir/` names only a directory, but the directory itself is still covered (a Grep
+            // over it reads everything inside).
+            variants.push(core.to_string());
             if let Some(dir) = core.strip_suffix("/**") {
                 variants.push(dir.to_string());
             }
-            // `dir/` names only a directory, but the directory itself must still be covered
-            // (a Grep over it reads everything inside).
-            variants.push(core.to_string());
-            let _ = dir_only;
+            if !dir_only && !core.ends_with("/**") {
+                contents.push(format!("{core}/**"));
+            } else if dir_only {
+                variants.push(format!("{core}/**"));
+            }
         }
+        // Why: `Read(secrets)` must cover `secrets/key.pem` (gitignore), but `Edit(src/*)` as an
+        // allow rule should not reach into `src/sub/`; deny/ask rules always cover contents.
+        let last = core.rsplit('/').next().unwrap_or_default();
+        let contents_always = !last.contains(['*', '?', '[', '{']);
         let anchored = build_set(&variants, pattern)?;
+        let anchored_contents = build_set(&contents, pattern)?;
         let any_depth = if anchor == Anchor::Cwd && !explicit && !covers_anchor {
             let kind = if !core.contains('/') {
                 Some(AnyDepth::Always)
@@ -119,7 +134,13 @@ impl PathPattern {
             match kind {
                 Some(kind) => {
                     let deep: Vec<String> = variants.iter().map(|v| format!("**/{v}")).collect();
-                    Some((build_set(&deep, pattern)?, kind))
+                    let deep_contents: Vec<String> =
+                        contents.iter().map(|v| format!("**/{v}")).collect();
+                    Some((
+                        build_set(&deep, pattern)?,
+                        build_set(&deep_contents, pattern)?,
+                        kind,
+                    ))
                 }
                 None => None,
             }
@@ -130,6 +151,8 @@ impl PathPattern {
             anchor,
             up,
             anchored,
+            anchored_contents,
+            contents_always,
             any_depth,
             covers_anchor,
         })
@@ -155,15 +178,20 @@ impl PathPattern {
             return self.covers_anchor;
         }
         let rel = rel.to_string_lossy();
-        if self.anchored.is_match(rel.as_ref()) {
+        let rel = rel.as_ref();
+        let fail_closed = matches!(purpose, RulePurpose::Deny | RulePurpose::Ask);
+        let with_contents = self.contents_always || fail_closed;
+        if self.anchored.is_match(rel) || (with_contents && self.anchored_contents.is_match(rel)) {
             return true;
         }
         match &self.any_depth {
-            Some((set, AnyDepth::Always)) => set.is_match(rel.as_ref()),
-            Some((set, AnyDepth::DenyAndAsk)) => match purpose {
-                RulePurpose::Deny | RulePurpose::Ask => set.is_match(rel.as_ref()),
-                RulePurpose::Allow | RulePurpose::Condition => false,
-            },
+            Some((set, contents, kind)) => {
+                let applies = match kind {
+                    AnyDepth::Always => true,
+                    AnyDepth::DenyAndAsk => fail_closed,
+                };
+                applies && (set.is_match(rel) || (with_contents && contents.is_match(rel)))
+            }
             None => false,
         }
     }
@@ -187,7 +215,8 @@ fn build_set(variants: &[String], pattern: &str) -> Result<GlobSet, String> {
             .map_err(|e| format!("bad path pattern `{pattern}`: {e}"))?;
         set.add(glob);
     }
-    set.build().map_err(|e| format!("bad path pattern `{pattern}`: {e}"))
+    set.build()
+        .map_err(|e| format!("bad path pattern `{pattern}`: {e}"))
 }
 
 /// Makes `path` absolute (against `cwd`) and removes `.` and `..` lexically.
@@ -245,6 +274,9 @@ mod tests {
     #[test]
     fn normalizes_dot_dot() {
         assert!(m("/src/**", "/proj/sub/../src/x/y", RulePurpose::Allow));
-        assert_eq!(normalize(Path::new("a/./b/../c"), Path::new("/r")), PathBuf::from("/r/a/c"));
+        assert_eq!(
+            normalize(Path::new("a/./b/../c"), Path::new("/r")),
+            PathBuf::from("/r/a/c")
+        );
     }
 }

@@ -21,7 +21,9 @@ use crate::hooks::decision::PermissionDecision;
 use crate::permissions::bash;
 use crate::permissions::mode::{PermissionMode, ToolTier};
 use crate::permissions::path::normalize;
-use crate::permissions::rule::{Rule, RuleContext, RuleError, RulePurpose, canonical_tool_name, input_path};
+use crate::permissions::rule::{
+    Rule, RuleContext, RuleError, RulePurpose, canonical_tool_name, input_path,
+};
 use crate::settings::schema::{PermissionSettings, RuleEntry};
 
 /// What to do with a tool call.
@@ -142,7 +144,11 @@ impl PermissionPolicy {
         let mut deny = from_file(&settings.deny);
         deny.extend(from_cli(cli_deny, "--disallowedTools"));
 
-        for (list, texts) in [(RulePurpose::Allow, allow), (RulePurpose::Ask, ask), (RulePurpose::Deny, deny)] {
+        for (list, texts) in [
+            (RulePurpose::Allow, allow),
+            (RulePurpose::Ask, ask),
+            (RulePurpose::Deny, deny),
+        ] {
             for (text, origin) in texts {
                 match Rule::parse(&text) {
                     Ok(rule) => {
@@ -163,7 +169,9 @@ impl PermissionPolicy {
                         match list {
                             RulePurpose::Allow => {}
                             RulePurpose::Ask => policy.broken_ask.push(broken),
-                            RulePurpose::Deny | RulePurpose::Condition => policy.broken_deny.push(broken),
+                            RulePurpose::Deny | RulePurpose::Condition => {
+                                policy.broken_deny.push(broken)
+                            }
                         }
                     }
                 }
@@ -222,8 +230,15 @@ impl PermissionPolicy {
     ///    acceptEdits inside the working directories → Allow; everything else → Ask.
     ///
     /// In dontAsk mode every Ask of steps 4–8 becomes a Deny.
-    pub fn evaluate(&self, tool_name: &str, input: &Value, hook: Option<&PermissionDecision>) -> Verdict {
-        match catch_unwind(AssertUnwindSafe(|| self.evaluate_inner(tool_name, input, hook))) {
+    pub fn evaluate(
+        &self,
+        tool_name: &str,
+        input: &Value,
+        hook: Option<&PermissionDecision>,
+    ) -> Verdict {
+        match catch_unwind(AssertUnwindSafe(|| {
+            self.evaluate_inner(tool_name, input, hook)
+        })) {
             Ok(v) => v,
             Err(_) => Verdict::Deny {
                 message: format!(
@@ -233,11 +248,24 @@ impl PermissionPolicy {
         }
     }
 
-    fn evaluate_inner(&self, tool_name: &str, input: &Value, hook: Option<&PermissionDecision>) -> Verdict {
+    fn evaluate_inner(
+        &self,
+        tool_name: &str,
+        input: &Value,
+        hook: Option<&PermissionDecision>,
+    ) -> Verdict {
         let tool = canonical_tool_name(tool_name);
         match hook {
-            Some(PermissionDecision::Deny { text, .. }) => return Verdict::Deny { message: text.clone() },
-            Some(PermissionDecision::Defer { reason }) => return Verdict::Defer { reason: reason.clone() },
+            Some(PermissionDecision::Deny { text, .. }) => {
+                return Verdict::Deny {
+                    message: text.clone(),
+                };
+            }
+            Some(PermissionDecision::Defer { reason }) => {
+                return Verdict::Defer {
+                    reason: reason.clone(),
+                };
+            }
             Some(PermissionDecision::Allow { .. } | PermissionDecision::Ask { .. }) | None => {}
         }
         if let Some(message) = self.check_deny(tool, input) {
@@ -288,7 +316,11 @@ impl PermissionPolicy {
                         if self.mode == PermissionMode::AcceptEdits {
                             Verdict::Allow
                         } else {
-                            self.ask(tool, format!("Editing {} requires approval", p.display()), AskCause::Tier)
+                            self.ask(
+                                tool,
+                                format!("Editing {} requires approval", p.display()),
+                                AskCause::Tier,
+                            )
                         }
                     }
                     Some(p) => self.ask(
@@ -296,30 +328,46 @@ impl PermissionPolicy {
                         format!("{} is outside the working directories", p.display()),
                         AskCause::Tier,
                     ),
-                    None => self.ask(tool, format!("Using {tool} requires approval"), AskCause::Tier),
+                    None => self.ask(
+                        tool,
+                        format!("Using {tool} requires approval"),
+                        AskCause::Tier,
+                    ),
                 }
             }
             ToolTier::Command if tool == "Bash" => {
-                let command = input.get("command").and_then(Value::as_str).unwrap_or_default();
+                let command = input
+                    .get("command")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
                 match self.bash_allowance(command) {
                     BashAllowance::Allowed => Verdict::Allow,
                     _ if bypass => Verdict::Allow,
                     BashAllowance::Unchecked(reason) => self.ask(tool, reason, AskCause::Unchecked),
                     BashAllowance::Writes(path) => self.ask(
                         tool,
-                        format!("This command writes to {}, which needs approval", path.display()),
+                        format!(
+                            "This command writes to {}, which needs approval",
+                            path.display()
+                        ),
                         AskCause::Tier,
                     ),
-                    BashAllowance::NotCovered => {
-                        self.ask(tool, "Running this command requires approval".to_string(), AskCause::Tier)
-                    }
+                    BashAllowance::NotCovered => self.ask(
+                        tool,
+                        "Running this command requires approval".to_string(),
+                        AskCause::Tier,
+                    ),
                 }
             }
             ToolTier::Command => {
                 if self.allowed_by_rule(tool, input) || bypass {
                     Verdict::Allow
                 } else {
-                    self.ask(tool, format!("Using {tool} requires approval"), AskCause::Tier)
+                    self.ask(
+                        tool,
+                        format!("Using {tool} requires approval"),
+                        AskCause::Tier,
+                    )
                 }
             }
         }
@@ -341,7 +389,11 @@ impl PermissionPolicy {
     /// `updatedInput`, spec §6.4 step 4): the model-facing denial, if a deny rule covers it.
     pub fn check_deny(&self, tool_name: &str, input: &Value) -> Option<String> {
         let tool = canonical_tool_name(tool_name);
-        if let Some(b) = self.broken_deny.iter().find(|b| b.covers(tool, RulePurpose::Deny)) {
+        if let Some(b) = self
+            .broken_deny
+            .iter()
+            .find(|b| b.covers(tool, RulePurpose::Deny))
+        {
             return Some(format!(
                 "Permission to use {tool} has been denied: the deny rule `{}` ({}) could not be parsed, \
                  so rein refuses every call it might cover.",
@@ -355,14 +407,16 @@ impl PermissionPolicy {
             }
         }
         if tool == "Bash" {
-            let command = input.get("command").and_then(Value::as_str).unwrap_or_default();
+            let command = input
+                .get("command")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             for target in bash_write_targets(command, &self.paths.cwd) {
                 let as_write = json!({ "file_path": target.to_string_lossy() });
-                if self
-                    .deny
-                    .iter()
-                    .any(|e| e.rule.is_path_rule() && e.rule.matches("Write", &as_write, &ctx, RulePurpose::Deny))
-                {
+                if self.deny.iter().any(|e| {
+                    e.rule.is_path_rule()
+                        && e.rule.matches("Write", &as_write, &ctx, RulePurpose::Deny)
+                }) {
                     return Some(FILE_DENIED.to_string());
                 }
             }
@@ -371,7 +425,11 @@ impl PermissionPolicy {
     }
 
     fn ask_rule(&self, tool: &str, input: &Value) -> Option<String> {
-        if let Some(b) = self.broken_ask.iter().find(|b| b.covers(tool, RulePurpose::Ask)) {
+        if let Some(b) = self
+            .broken_ask
+            .iter()
+            .find(|b| b.covers(tool, RulePurpose::Ask))
+        {
             return Some(b.text.clone());
         }
         let ctx = self.ctx();
@@ -403,7 +461,11 @@ impl PermissionPolicy {
         if parsed.parts.is_empty() {
             return BashAllowance::NotCovered;
         }
-        let patterns: Vec<_> = self.allow.iter().filter_map(|e| e.rule.bash_pattern()).collect();
+        let patterns: Vec<_> = self
+            .allow
+            .iter()
+            .filter_map(|e| e.rule.bash_pattern())
+            .collect();
         let covered = parsed
             .parts
             .iter()
@@ -444,24 +506,34 @@ impl PermissionPolicy {
             };
             self.session_commands.push(command.to_string());
             for part in bash::parse(command).parts {
-                if let Some(view) = part.allow_views.first() {
-                    if let Some(rule) = Rule::exact_bash(view) {
-                        self.allow.push(Entry {
-                            rule,
-                            text: format!("Bash({view})"),
-                        });
-                    }
+                if let Some(view) = part.allow_views.first()
+                    && let Some(rule) = Rule::exact_bash(view)
+                {
+                    self.allow.push(Entry {
+                        rule,
+                        text: format!("Bash({view})"),
+                    });
                 }
             }
             return;
         }
-        let rule_text = match (ToolTier::of(&tool), input_path(&tool, input, &self.paths.cwd)) {
-            (ToolTier::Edit, Some(path)) => format!("Edit(/{})", escape_glob(&path.to_string_lossy())),
-            (ToolTier::ReadOnly, Some(path)) => format!("Read(/{})", escape_glob(&path.to_string_lossy())),
+        let rule_text = match (
+            ToolTier::of(&tool),
+            input_path(&tool, input, &self.paths.cwd),
+        ) {
+            (ToolTier::Edit, Some(path)) => {
+                format!("Edit(/{})", escape_glob(&path.to_string_lossy()))
+            }
+            (ToolTier::ReadOnly, Some(path)) => {
+                format!("Read(/{})", escape_glob(&path.to_string_lossy()))
+            }
             _ => tool.clone(),
         };
         if let Ok(rule) = Rule::parse(&rule_text) {
-            self.allow.push(Entry { rule, text: rule_text });
+            self.allow.push(Entry {
+                rule,
+                text: rule_text,
+            });
         }
     }
 }
@@ -475,10 +547,10 @@ enum BashAllowance {
 
 /// The model-facing text for a call a deny rule refused (Claude Code's wording).
 fn deny_message(tool: &str, input: &Value, rule: &Rule) -> String {
-    if tool == "Bash" {
-        if let Some(command) = input.get("command").and_then(Value::as_str) {
-            return format!("Permission to use Bash with command {command} has been denied.");
-        }
+    if tool == "Bash"
+        && let Some(command) = input.get("command").and_then(Value::as_str)
+    {
+        return format!("Permission to use Bash with command {command} has been denied.");
     }
     if rule.is_path_rule() {
         return FILE_DENIED.to_string();

@@ -63,7 +63,11 @@ pub fn prompt_on(
         input_summary(tool_name, input),
         sanitize(reason)
     );
-    if writer.write_all(text.as_bytes()).and_then(|()| writer.flush()).is_err() {
+    if writer
+        .write_all(text.as_bytes())
+        .and_then(|()| writer.flush())
+        .is_err()
+    {
         return PromptAnswer::Deny;
     }
     let mut line = String::new();
@@ -120,7 +124,13 @@ mod tests {
 
     fn answer(typed: &str) -> (PromptAnswer, String) {
         let mut out = Vec::new();
-        let a = prompt_on(typed.as_bytes(), &mut out, "Bash", &json!({"command": "ls\u{1b}[2J"}), "why");
+        let a = prompt_on(
+            typed.as_bytes(),
+            &mut out,
+            "Bash",
+            &json!({"command": "ls\u{1b}[2J"}),
+            "why",
+        );
         (a, String::from_utf8_lossy(&out).into_owned())
     }
 
@@ -132,7 +142,10 @@ mod tests {
         assert_eq!(answer("maybe\n").0, PromptAnswer::Deny);
         assert_eq!(answer("").0, PromptAnswer::Deny);
         let shown = answer("y\n").1;
-        assert!(shown.contains("rein wants to use Bash: ls\u{FFFD}[2J"), "{shown}");
+        assert!(
+            shown.contains("rein wants to use Bash: ls\u{FFFD}[2J"),
+            "{shown}"
+        );
         assert!(shown.contains("[y] allow once  [a] always for this session  [n] deny"));
     }
 }

@@ -207,7 +207,9 @@ impl Rule {
         }
         let is_mcp = name.starts_with("mcp__");
         if name.contains('*') && !is_mcp {
-            return Err(err("`*` in a tool name is only supported for MCP tools (`mcp__server__*`)"));
+            return Err(err(
+                "`*` in a tool name is only supported for MCP tools (`mcp__server__*`)",
+            ));
         }
         let tool = canonical_tool_name(name).to_string();
         let content = raw_content
@@ -306,16 +308,21 @@ impl Rule {
                 None => fail_closed,
             },
             Compiled::Domain(domain) => {
-                let Some(host) = tool_input.get("url").and_then(Value::as_str).and_then(url_host)
+                let Some(host) = tool_input
+                    .get("url")
+                    .and_then(Value::as_str)
+                    .and_then(url_host)
                 else {
                     return fail_closed;
                 };
                 domain_matches(domain, &host, fail_closed)
             }
-            Compiled::Field { field, pattern } => match tool_input.get(*field).and_then(Value::as_str) {
-                Some(v) => pattern.is_match(v),
-                None => fail_closed,
-            },
+            Compiled::Field { field, pattern } => {
+                match tool_input.get(*field).and_then(Value::as_str) {
+                    Some(v) => pattern.is_match(v),
+                    None => fail_closed,
+                }
+            }
         }
     }
 }
@@ -365,7 +372,9 @@ fn compile_content(tool: &str, content: &str) -> Result<Compiled, String> {
             Compiled::Field { field, pattern }
         }
         _ if tool.starts_with("mcp__") => {
-            return Err("MCP rules take no content: use `mcp__server` or `mcp__server__tool`".to_string());
+            return Err(
+                "MCP rules take no content: use `mcp__server` or `mcp__server__tool`".to_string(),
+            );
         }
         _ => Compiled::Opaque,
     })
@@ -439,7 +448,10 @@ fn wildcard(pattern: &str) -> String {
 }
 
 fn collapse_ws(s: &str) -> String {
-    s.split([' ', '\t']).filter(|p| !p.is_empty()).collect::<Vec<_>>().join(" ")
+    s.split([' ', '\t'])
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn find_unescaped(text: &str, ch: char) -> Option<usize> {
