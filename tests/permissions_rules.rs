@@ -530,6 +530,27 @@ fn rule_table() -> Vec<(&'static str, &'static str, Value, RulePurpose, bool)> {
             Deny,
             true,
         ),
+        (
+            "Read(secrets/**)",
+            "Glob",
+            json!({"pattern": "secrets/**/*.pem"}),
+            Deny,
+            true,
+        ),
+        (
+            "Read(//etc/**)",
+            "Glob",
+            json!({"pattern": "/etc/**/*.conf"}),
+            Deny,
+            true,
+        ),
+        (
+            "Read(//etc/**)",
+            "Glob",
+            json!({"pattern": "**/*.conf"}),
+            Deny,
+            false,
+        ),
         // WebFetch domains.
         (
             "WebFetch(domain:example.com)",

@@ -90,6 +90,10 @@ pub fn parse(command: &str) -> ParsedCommand {
 /// Nesting limit for `sh -c` inside `sh -c` …; deeper lines are reported unchecked.
 const MAX_DEPTH: usize = 8;
 
+/// Nesting limit for `(`, `$(` and backticks: the parser recurses on them, and a hostile line of
+/// a million `(` must not overflow the stack.
+const MAX_NEST: usize = 64;
+
 /// Env vars whose value changes which code a command runs.
 const DANGEROUS_ENV: &[&str] = &[
     "LD_PRELOAD",
@@ -147,6 +151,8 @@ struct Parser {
     depth: usize,
     /// Inside a privilege-changing wrapper (`sudo sh -c …`): no inner view may be allow-matched.
     escalated: bool,
+    /// Current `(` / `$(` / backtick nesting.
+    nest: usize,
     parts: Vec<SimpleCommand>,
     unchecked: Option<Unchecked>,
     heredocs: Vec<PendingHeredoc>,
@@ -159,6 +165,7 @@ impl Parser {
             pos: 0,
             depth,
             escalated,
+            nest: 0,
             parts: Vec::new(),
             unchecked: None,
             heredocs: Vec::new(),
@@ -181,6 +188,17 @@ impl Parser {
 
     /// Parses commands until `term` (consumed) or the end of input.
     fn parse_list(&mut self, term: Option<char>) {
+        if self.nest >= MAX_NEST {
+            self.flag(Unchecked::Syntax("brackets nested too deeply"));
+            self.pos = self.chars.len();
+            return;
+        }
+        self.nest += 1;
+        self.parse_list_inner(term);
+        self.nest -= 1;
+    }
+
+    fn parse_list_inner(&mut self, term: Option<char>) {
         let mut tokens: Vec<Token> = Vec::new();
         loop {
             while matches!(self.peek(), Some(' ' | '\t' | '\r')) {
@@ -992,5 +1010,32 @@ mod tests {
             views("cat <<'EOF'\n$(x)\nEOF\nls"),
             vec![vec!["cat"], vec!["ls"]]
         );
+    }
+
+    #[test]
+    fn deep_nesting_is_unchecked_not_a_stack_overflow() {
+        let deep = "(".repeat(200_000) + "ls";
+        assert_eq!(
+            parse(&deep).unchecked,
+            Some(Unchecked::Syntax("brackets nested too deeply"))
+        );
+        let deep = "echo $(".repeat(10_000);
+        assert!(parse(&deep).unchecked.is_some());
+    }
+
+    proptest::proptest! {
+        #[test]
+        /// Fail-closed property: a command on its own line after arbitrary text is always seen,
+        /// unless the text itself was reported unchecked.
+        #[test]
+        fn appended_command_is_never_hidden(s in r#"[a-z $(){}`'"\\;&|<>\n#=*-]{0,60}"#) {
+            // A trailing backslash really does join the next line (shell semantics).
+            let s = s.trim_end_matches('\\');
+            let hidden = !parse(&format!("{s}\nrm -rf x"))
+                .parts
+                .iter()
+                .any(|p| p.deny_views.iter().any(|v| v == "rm -rf x"));
+            proptest::prop_assert!(!hidden || parse(&s).unchecked.is_some(), "hidden after {:?}", s);
+        }
     }
 }

@@ -162,11 +162,40 @@ pub fn input_path(tool_name: &str, input: &Value, cwd: &Path) -> Option<PathBuf>
         "Grep" | "Glob" | "LS" => "path",
         _ => return None,
     };
-    match input.get(field).and_then(Value::as_str) {
-        Some(p) if !p.is_empty() => Some(crate::permissions::path::normalize(Path::new(p), cwd)),
-        _ if field == "path" => Some(cwd.to_path_buf()),
-        _ => None,
+    let base = match input.get(field).and_then(Value::as_str) {
+        Some(p) if !p.is_empty() => crate::permissions::path::normalize(Path::new(p), cwd),
+        _ if field == "path" => cwd.to_path_buf(),
+        _ => return None,
+    };
+    if tool_name == "Glob" {
+        // Best effort: the literal directory part of the pattern (`secrets/**/*.pem` searches
+        // `secrets`), so Read deny rules see where the search goes.
+        let pattern = input
+            .get("pattern")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let literal: Vec<&str> = pattern
+            .split('/')
+            .take_while(|seg| !seg.contains(['*', '?', '[', '{']))
+            .collect();
+        let literal = if pattern.split('/').count() == literal.len() {
+            // No glob at all: the last segment is a name, not a directory.
+            &literal[..literal.len().saturating_sub(1)]
+        } else {
+            &literal[..]
+        };
+        let mut prefix = literal.join("/");
+        if pattern.starts_with('/') && prefix.is_empty() {
+            prefix.push('/');
+        }
+        if !prefix.is_empty() {
+            return Some(crate::permissions::path::normalize(
+                Path::new(&prefix),
+                &base,
+            ));
+        }
     }
+    Some(base)
 }
 
 impl Rule {
