@@ -1035,7 +1035,7 @@ mod tests {
                 .parts
                 .iter()
                 .any(|p| p.deny_views.iter().any(|v| v == "rm -rf x"));
-            proptest::prop_assert!(!hidden || parse(&s).unchecked.is_some(), "hidden after {:?}", s);
+            proptest::prop_assert!(!hidden || parse(s).unchecked.is_some(), "hidden after {:?}", s);
         }
     }
 }
