@@ -66,6 +66,10 @@ pub struct SimpleCommand {
     pub risky_flags: Vec<&'static str>,
     /// Output redirection targets (unquoted, as written), excluding `/dev/null` and fd dups.
     pub writes: Vec<String>,
+    /// The innermost command's words after quote removal (`["rm", "-f", "a b"]`).
+    pub argv: Vec<String>,
+    /// Some word of `argv` contains an expansion (`$X`, `$(…)`), so `argv` is not what runs.
+    pub argv_expanded: bool,
 }
 
 /// The decomposition of one command line.
@@ -636,6 +640,8 @@ impl Parser {
     /// or parts. `allowable`: whether these views may be matched by allow rules.
     fn unwrap_into(&mut self, words: &[Word], part: &mut SimpleCommand, allowable: bool) {
         let view = join_raw(words);
+        part.argv = words.iter().map(|w| w.text.clone()).collect();
+        part.argv_expanded = words.iter().any(|w| w.expanded);
         part.deny_views.push(view.clone());
         if allowable {
             part.allow_views.push(view);
