@@ -218,6 +218,12 @@ fn rule_table() -> Vec<(&'static str, &'static str, Value, RulePurpose, bool)> {
             Deny,
             true,
         ),
+        // Quoting or a path does not hide the command from deny rules (but does not allow it).
+        ("Bash(rm *)", "Bash", bash("'rm' -rf x"), Deny, true),
+        ("Bash(rm *)", "Bash", bash("\\rm -rf x"), Deny, true),
+        ("Bash(rm *)", "Bash", bash("r\"\"m -rf x"), Deny, true),
+        ("Bash(rm *)", "Bash", bash("/bin/rm -rf x"), Deny, true),
+        ("Bash(rm *)", "Bash", bash("'rm' -rf x"), Allow, false),
         // Safe wrappers are transparent for allow; sudo is not.
         (
             "Bash(npm test)",

@@ -642,7 +642,24 @@ impl Parser {
         let view = join_raw(words);
         part.argv = words.iter().map(|w| w.text.clone()).collect();
         part.argv_expanded = words.iter().any(|w| w.expanded);
-        part.deny_views.push(view.clone());
+        // Deny rules also see the line without quotes and with the bare command name, so
+        // `'rm' -rf x`, `\rm -rf x` and `/bin/rm -rf x` cannot slip past `Bash(rm *)`.
+        let unquoted = part.argv.join(" ");
+        let bare = match part.argv.split_first() {
+            Some((name, rest)) => {
+                let base = name.rsplit('/').next().unwrap_or(name);
+                std::iter::once(base)
+                    .chain(rest.iter().map(String::as_str))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            }
+            None => String::new(),
+        };
+        for v in [view.clone(), unquoted, bare] {
+            if !v.is_empty() && !part.deny_views.contains(&v) {
+                part.deny_views.push(v);
+            }
+        }
         if allowable {
             part.allow_views.push(view);
         }
@@ -969,8 +986,10 @@ mod tests {
 
     #[test]
     fn splits_operators_and_respects_quotes() {
+        let p = parse("ls && git push; echo 'a;b' | wc -l");
+        let allow: Vec<_> = p.parts.iter().map(|p| p.allow_views.clone()).collect();
         assert_eq!(
-            views("ls && git push; echo 'a;b' | wc -l"),
+            allow,
             vec![
                 vec!["ls"],
                 vec!["git push"],
@@ -978,6 +997,7 @@ mod tests {
                 vec!["wc -l"]
             ]
         );
+        assert_eq!(p.parts[2].deny_views, vec!["echo 'a;b'", "echo a;b"]);
     }
 
     #[test]

@@ -396,6 +396,15 @@ impl PermissionPolicy {
     /// The deny-rule check alone, for an input rewritten after the decision (PermissionRequest
     /// `updatedInput`, spec §6.4 step 4): the model-facing denial, if a deny rule covers it.
     pub fn check_deny(&self, tool_name: &str, input: &Value) -> Option<String> {
+        match catch_unwind(AssertUnwindSafe(|| self.check_deny_inner(tool_name, input))) {
+            Ok(v) => v,
+            Err(_) => Some(format!(
+                "Permission to use {tool_name} has been denied: rein's permission check failed internally."
+            )),
+        }
+    }
+
+    fn check_deny_inner(&self, tool_name: &str, input: &Value) -> Option<String> {
         let tool = canonical_tool_name(tool_name);
         if let Some(b) = self
             .broken_deny
@@ -514,7 +523,9 @@ impl PermissionPolicy {
                     Some(_) => return false,
                     None => PathBuf::from(arg),
                 };
-                self.in_working_dirs(&normalize(&expanded, &self.paths.cwd))
+                let target = normalize(&expanded, &self.paths.cwd);
+                // Strictly inside: `rm -rf .` on a working directory itself still asks.
+                self.in_working_dirs(&target) && !self.is_working_dir_root(&target)
             };
             FS_COMMANDS.contains(&name.as_str())
                 && !part.argv_expanded
@@ -525,6 +536,14 @@ impl PermissionPolicy {
                     .all(|a| inside(a))
                 && part.writes.iter().all(|w| inside(w))
         })
+    }
+
+    fn is_working_dir_root(&self, path: &Path) -> bool {
+        let p = &self.paths;
+        std::iter::once(&p.cwd)
+            .chain(std::iter::once(&p.project_dir))
+            .chain(p.additional_dirs.iter())
+            .any(|d| path == normalize(d, Path::new("/")))
     }
 
     fn in_working_dirs(&self, path: &Path) -> bool {
