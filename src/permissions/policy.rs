@@ -418,8 +418,16 @@ impl PermissionPolicy {
             ));
         }
         let ctx = self.ctx();
+        let bash_line = bash_line(tool, input);
         for e in &self.deny {
-            if e.rule.matches(tool, input, &ctx, RulePurpose::Deny) {
+            let hit = match &bash_line {
+                Some((command, parsed)) => {
+                    e.rule
+                        .matches_bash_parsed(parsed, command, RulePurpose::Deny)
+                }
+                None => e.rule.matches(tool, input, &ctx, RulePurpose::Deny),
+            };
+            if hit {
                 return Some(deny_message(tool, input, &e.rule));
             }
         }
@@ -450,9 +458,16 @@ impl PermissionPolicy {
             return Some(b.text.clone());
         }
         let ctx = self.ctx();
+        let bash_line = bash_line(tool, input);
         self.ask
             .iter()
-            .find(|e| e.rule.matches(tool, input, &ctx, RulePurpose::Ask))
+            .find(|e| match &bash_line {
+                Some((command, parsed)) => {
+                    e.rule
+                        .matches_bash_parsed(parsed, command, RulePurpose::Ask)
+                }
+                None => e.rule.matches(tool, input, &ctx, RulePurpose::Ask),
+            })
             .map(|e| e.text.clone())
     }
 
@@ -760,6 +775,16 @@ enum BashAllowance {
     NotCovered,
     Unchecked(String),
     Writes(PathBuf),
+}
+
+/// A Bash call's command line and its decomposition; `None` for other tools and for a Bash
+/// input without a `command` string (rules then fail closed on their own).
+fn bash_line<'a>(tool: &str, input: &'a Value) -> Option<(&'a str, bash::ParsedCommand)> {
+    if tool != "Bash" {
+        return None;
+    }
+    let command = input.get("command").and_then(Value::as_str)?;
+    Some((command, bash::parse(command)))
 }
 
 /// The model-facing text for a call a deny rule refused (Claude Code's wording).
