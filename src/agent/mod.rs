@@ -1,3 +1,7 @@
 //! The session, the turn loop, models and the transcript.
 
+pub mod id;
 pub mod model;
+pub mod progress;
+pub mod session;
+pub mod transcript;
