@@ -219,6 +219,7 @@ impl<'a> ToolPipeline<'a> {
             name: &report.tool_name,
             content: &report.content,
             is_error: report.is_error,
+            status: report.status,
             response: report.response.as_ref(),
         });
         report

@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use crate::agent::model::{Message, ModelResponse};
 use crate::hooks::decision::Decision;
+use crate::pipeline::CallStatus;
 
 /// One thing that just happened.
 #[derive(Debug, Clone, Copy)]
@@ -27,6 +28,7 @@ pub enum Progress<'a> {
         name: &'a str,
         content: &'a str,
         is_error: bool,
+        status: CallStatus,
         /// The structured `tool_response`, when the tool ran and succeeded.
         response: Option<&'a Value>,
     },
