@@ -33,6 +33,38 @@ use crate::hooks::event::{
     PostToolBatchInput, PostToolUseFailureInput, PostToolUseInput, PreToolUseInput,
 };
 use crate::tools::{BoxFuture, Tool, ToolContext, ToolOutcome};
+use std::path::PathBuf;
+
+/// The hook engine as the pipeline and the session use it. [`Dispatcher`] is the real one;
+/// the seam exists so the loop's rules can be tested against scripted decisions.
+pub trait HookHost: Send + Sync {
+    /// Fires one event (see [`Dispatcher::fire`]).
+    fn fire<'a>(&'a self, input: &'a HookInput) -> BoxFuture<'a, Decision>;
+    /// `CLAUDE_ENV_FILE`s written so far (see [`Dispatcher::env_files`]).
+    fn env_files(&self) -> Vec<PathBuf>;
+    /// Context from finished background hooks (see [`Dispatcher::take_async_context`]).
+    fn take_async_context(&self) -> Vec<String>;
+    /// Ends background hooks (see [`Dispatcher::shutdown`]).
+    fn shutdown(&self) -> BoxFuture<'_, ()>;
+}
+
+impl HookHost for Dispatcher {
+    fn fire<'a>(&'a self, input: &'a HookInput) -> BoxFuture<'a, Decision> {
+        Box::pin(Dispatcher::fire(self, input))
+    }
+
+    fn env_files(&self) -> Vec<PathBuf> {
+        Dispatcher::env_files(self)
+    }
+
+    fn take_async_context(&self) -> Vec<String> {
+        Dispatcher::take_async_context(self)
+    }
+
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        Box::pin(Dispatcher::shutdown(self))
+    }
+}
 
 /// What the permission step decided about one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -168,7 +200,7 @@ pub struct BatchReport {
 
 /// Runs tool calls through hooks, permissions and the tools.
 pub struct ToolPipeline<'a> {
-    pub dispatcher: &'a Dispatcher,
+    pub hooks: &'a dyn HookHost,
     pub tools: &'a [Arc<dyn Tool>],
     pub gate: &'a dyn PermissionGate,
     pub ctx: &'a ToolContext,
@@ -191,7 +223,7 @@ impl<'a> ToolPipeline<'a> {
     }
 
     async fn fire(&self, input: &HookInput, tool_use_id: Option<&str>) -> Decision {
-        let decision = self.dispatcher.fire(input).await;
+        let decision = self.hooks.fire(input).await;
         if !decision.runs.is_empty() {
             let hook_name = input.hook_name();
             self.observer.observe(Progress::Hook {
@@ -279,8 +311,9 @@ impl<'a> ToolPipeline<'a> {
                 report.stop_reason = Some("tool_deferred".to_string());
                 return report;
             }
-            Some(PermissionDecision::Allow { .. }) | Some(PermissionDecision::Ask { .. }) | None => {
-            }
+            Some(PermissionDecision::Allow { .. })
+            | Some(PermissionDecision::Ask { .. })
+            | None => {}
         }
         if let Some(updated) = &pre.updated_input {
             match tool.prepare(updated.clone(), self.ctx) {
@@ -298,9 +331,14 @@ impl<'a> ToolPipeline<'a> {
             }
         }
 
-        match self.gate.evaluate(&call.name, &input, pre.permission.as_ref()) {
+        match self
+            .gate
+            .evaluate(&call.name, &input, pre.permission.as_ref())
+        {
             GateVerdict::Allow => {}
-            GateVerdict::Deny { message } => return self.refuse(report, base, &input, message).await,
+            GateVerdict::Deny { message } => {
+                return self.refuse(report, base, &input, message).await;
+            }
             GateVerdict::Ask { reason } => {
                 match self
                     .permission_request(&tool, call, base, &mut input, reason.as_deref())

@@ -47,7 +47,9 @@ fn fallback_bytes(buf: &mut [u8; 16]) {
         .unwrap_or(0);
     let mut state = nanos
         ^ (u64::from(std::process::id()) << 32)
-        ^ COUNTER.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        ^ COUNTER
+            .fetch_add(1, Ordering::Relaxed)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15);
     for chunk in buf.chunks_mut(8) {
         state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = state;
@@ -80,6 +82,9 @@ mod tests {
         fallback_bytes(&mut bytes);
         let id = format_uuid_v4(bytes);
         assert_eq!(&id[14..15], "4");
-        assert_eq!(format_uuid_v4([0xff; 16]), "ffffffff-ffff-4fff-bfff-ffffffffffff");
+        assert_eq!(
+            format_uuid_v4([0xff; 16]),
+            "ffffffff-ffff-4fff-bfff-ffffffffffff"
+        );
     }
 }

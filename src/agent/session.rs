@@ -11,7 +11,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::agent::id::uuid_v4;
-use crate::agent::model::{ContentBlock, Message, Model, ModelError, ModelResponse, Role, ToolSpec};
+use crate::agent::model::{
+    ContentBlock, Message, Model, ModelError, ModelResponse, Role, ToolSpec,
+};
 use crate::agent::progress::{Observer, Progress};
 use crate::agent::transcript::{LineContext, Transcript};
 use crate::hooks::decision::Decision;
@@ -20,7 +22,7 @@ use crate::hooks::event::{
     BaseInput, HookEvent, HookInput, SessionEndInput, SessionStartInput, StopFailureInput,
     StopInput, UserPromptSubmitInput,
 };
-use crate::pipeline::{CallStatus, PermissionGate, ToolCall, ToolPipeline};
+use crate::pipeline::{CallStatus, HookHost, PermissionGate, ToolCall, ToolPipeline};
 use crate::settings::schema::HandlerKind;
 use crate::tools::{Tool, ToolContext};
 
@@ -49,6 +51,8 @@ pub struct SessionConfig {
     /// Model requests allowed per prompt; `None` = unlimited.
     pub max_turns: Option<u32>,
     pub stop_block_cap: u32,
+    /// Time the SessionEnd phase may take ([`session_end_budget`]).
+    pub session_end_budget: Duration,
 }
 
 /// Reads `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP` (a non-negative integer), else the default.
@@ -140,8 +144,9 @@ impl Observer for Sink {
     fn observe(&self, progress: Progress<'_>) {
         let ctx = self.line();
         match progress {
-            Progress::SessionStarted { .. } | Progress::ToolStart { .. } | Progress::Notice { .. } => {
-            }
+            Progress::SessionStarted { .. }
+            | Progress::ToolStart { .. }
+            | Progress::Notice { .. } => {}
             Progress::Prompt { text, .. } => self.transcript.user_prompt(&ctx, text),
             Progress::Assistant { response } => self.transcript.assistant(&ctx, response),
             Progress::ToolResult {
@@ -179,7 +184,7 @@ impl Observer for Sink {
 /// One agent session.
 pub struct Session {
     config: SessionConfig,
-    dispatcher: Dispatcher,
+    hooks: Box<dyn HookHost>,
     model: Arc<dyn Model>,
     tools: Vec<Arc<dyn Tool>>,
     specs: Vec<ToolSpec>,
@@ -218,7 +223,7 @@ impl Session {
     /// SessionStart). `observer` receives every [`Progress`] after the transcript.
     pub fn new(
         config: SessionConfig,
-        dispatcher: Dispatcher,
+        hooks: Box<dyn HookHost>,
         model: Arc<dyn Model>,
         tools: Vec<Arc<dyn Tool>>,
         gate: Box<dyn PermissionGate>,
@@ -245,7 +250,7 @@ impl Session {
                 next: observer,
             },
             config,
-            dispatcher,
+            hooks,
             model,
             tools,
             specs,
@@ -271,10 +276,6 @@ impl Session {
         &self.messages
     }
 
-    pub fn dispatcher(&self) -> &Dispatcher {
-        &self.dispatcher
-    }
-
     fn base(&self, prompt: bool, mode: bool) -> BaseInput {
         BaseInput {
             session_id: self.config.session_id.clone(),
@@ -291,7 +292,7 @@ impl Session {
     }
 
     async fn fire(&self, input: HookInput) -> Decision {
-        let decision = self.dispatcher.fire(&input).await;
+        let decision = self.hooks.fire(&input).await;
         if !decision.runs.is_empty() {
             let hook_name = input.hook_name();
             self.sink.observe(Progress::Hook {
@@ -323,7 +324,7 @@ impl Session {
             .await;
         self.pending.extend(decision.context);
         if let Ok(mut files) = self.ctx.env_files.lock() {
-            *files = self.dispatcher.env_files();
+            *files = self.hooks.env_files();
         }
         self.sink.observe(Progress::SessionStarted {
             session_id: &self.config.session_id,
@@ -379,7 +380,11 @@ impl Session {
             prompt_id: &prompt_id,
             text: prompt,
         });
-        let mut content: Vec<ContentBlock> = self.pending.drain(..).map(|t| system_reminder(&t)).collect();
+        let mut content: Vec<ContentBlock> = self
+            .pending
+            .drain(..)
+            .map(|t| system_reminder(&t))
+            .collect();
         content.push(ContentBlock::Text {
             text: prompt.to_string(),
         });
@@ -396,7 +401,7 @@ impl Session {
     /// Pending and async context, merged into the last user message.
     fn deliver_pending(&mut self) {
         let mut entries: Vec<String> = self.pending.drain(..).collect();
-        entries.extend(self.dispatcher.take_async_context());
+        entries.extend(self.hooks.take_async_context());
         if entries.is_empty() {
             return;
         }
@@ -489,10 +494,11 @@ impl Session {
                 };
                 return;
             }
-            let feedback = stop
-                .stop_feedback
-                .clone()
-                .or_else(|| stop.block.as_ref().map(|b| format!("Stop hook feedback:\n{b}")));
+            let feedback = stop.stop_feedback.clone().or_else(|| {
+                stop.block
+                    .as_ref()
+                    .map(|b| format!("Stop hook feedback:\n{b}"))
+            });
             if feedback.is_none() && stop.context.is_empty() {
                 outcome.end = TurnEnd::Completed;
                 return;
@@ -524,10 +530,14 @@ impl Session {
 
     /// Runs one assistant message's calls in order, then PostToolBatch; appends the results.
     /// `Some(end)` when the loop must stop.
-    async fn run_calls(&mut self, calls: &[ToolCall], outcome: &mut TurnOutcome) -> Option<TurnEnd> {
+    async fn run_calls(
+        &mut self,
+        calls: &[ToolCall],
+        outcome: &mut TurnOutcome,
+    ) -> Option<TurnEnd> {
         let base = self.base(true, true);
         let pipeline = ToolPipeline {
-            dispatcher: &self.dispatcher,
+            hooks: self.hooks.as_ref(),
             tools: &self.tools,
             gate: self.gate.as_ref(),
             ctx: &self.ctx,
@@ -611,7 +621,7 @@ impl Session {
             return;
         }
         self.ended = true;
-        let budget = session_end_budget(&self.dispatcher);
+        let budget = self.config.session_end_budget;
         let input = HookInput::SessionEnd(SessionEndInput {
             base: self.base(true, false),
             hook_event_name: HookEvent::SessionEnd,
@@ -619,12 +629,15 @@ impl Session {
         });
         // Why no own failure text: the engine renders `SessionEnd hook [<cmd>] failed: …` into
         // the decision's user messages, which `fire` already shows.
-        if tokio::time::timeout(budget, self.fire(input)).await.is_err() {
+        if tokio::time::timeout(budget, self.fire(input))
+            .await
+            .is_err()
+        {
             self.notice(&format!(
                 "SessionEnd hooks did not finish within {} ms and were cancelled",
                 budget.as_millis()
             ));
         }
-        self.dispatcher.shutdown().await;
+        self.hooks.shutdown().await;
     }
 }

@@ -50,7 +50,9 @@ pub fn encode_cwd(path: &str) -> String {
 /// `h = (h << 5) - h + code_unit`, wrapping at 32 bits, over UTF-16 code units (as JavaScript).
 fn java_hash(s: &str) -> i32 {
     s.encode_utf16().fold(0i32, |h, unit| {
-        h.wrapping_shl(5).wrapping_sub(h).wrapping_add(i32::from(unit))
+        h.wrapping_shl(5)
+            .wrapping_sub(h)
+            .wrapping_add(i32::from(unit))
     })
 }
 
@@ -260,7 +262,10 @@ impl Transcript {
 
     fn write_user(&self, ctx: &LineContext, content: Value, tool_use_result: Option<Value>) {
         let mut line = self.head(ctx, "user");
-        line.insert("message".into(), json!({"role": "user", "content": content}));
+        line.insert(
+            "message".into(),
+            json!({"role": "user", "content": content}),
+        );
         if let Some(result) = tool_use_result {
             // Inserted before `uuid` so the key order matches Claude Code's tool-result lines.
             line.insert("toolUseResult".into(), result);
@@ -409,8 +414,14 @@ mod tests {
     #[test]
     fn timestamps_are_civil_utc() {
         assert_eq!(format_timestamp(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(format_timestamp(951_782_400_123), "2000-02-29T00:00:00.123Z");
-        assert_eq!(format_timestamp(1_798_761_599_999), "2026-12-31T23:59:59.999Z");
+        assert_eq!(
+            format_timestamp(951_782_400_123),
+            "2000-02-29T00:00:00.123Z"
+        );
+        assert_eq!(
+            format_timestamp(1_798_761_599_999),
+            "2026-12-31T23:59:59.999Z"
+        );
     }
 
     #[test]
@@ -423,7 +434,13 @@ mod tests {
             permission_mode: Some("default".into()),
         };
         t.user_prompt(&ctx, "hello");
-        t.tool_result(&ctx, "toolu_1", "out", false, Some(&json!({"stdout": "out"})));
+        t.tool_result(
+            &ctx,
+            "toolu_1",
+            "out",
+            false,
+            Some(&json!({"stdout": "out"})),
+        );
         let text = std::fs::read_to_string(&path).unwrap();
         let lines: Vec<Value> = text
             .lines()

@@ -37,7 +37,7 @@ pub enum Command {
         /// The prompt; read from stdin when absent and stdin is not a terminal.
         prompt: Option<String>,
         #[command(flatten)]
-        run: RunArgs,
+        run: Box<RunArgs>,
     },
     /// Inspect and test the configured hooks.
     Hooks(hooks::HooksArgs),
@@ -138,7 +138,11 @@ pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {
-            let code = if err.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+            let code = if err.use_stderr() {
+                EXIT_USAGE
+            } else {
+                EXIT_OK
+            };
             // A closed stdout while printing --help is not an error.
             let _ = err.print();
             return code;
@@ -156,7 +160,7 @@ pub fn main() -> i32 {
     };
     match cli.command {
         Some(Command::Hooks(args)) => hooks::main(args),
-        Some(Command::Run { prompt, run }) => runtime.block_on(run::main(prompt, run, true)),
+        Some(Command::Run { prompt, run }) => runtime.block_on(run::main(prompt, *run, true)),
         None => {
             let headless = cli.run.print || cli.prompt.is_some();
             runtime.block_on(run::main(cli.prompt, cli.run, headless))

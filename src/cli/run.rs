@@ -12,7 +12,7 @@ use crate::agent::id::uuid_v4;
 use crate::agent::model::Model;
 use crate::agent::progress::Observers;
 use crate::agent::session::{
-    Session, SessionConfig, TurnEnd, TurnOutcome, stop_block_cap_from_env,
+    Session, SessionConfig, TurnEnd, TurnOutcome, session_end_budget, stop_block_cap_from_env,
 };
 use crate::agent::transcript::{rein_home, transcript_path};
 use crate::cli::render::{Glyphs, StreamJson, TextRenderer, result_json};
@@ -51,7 +51,7 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
         None => None,
     };
     let interactive = prompt.is_none();
-    if interactive && !(std::io::stdin().is_terminal() && !headless) {
+    if interactive && (headless || !std::io::stdin().is_terminal()) {
         eprintln!(
             "rein: no prompt given and stdin is not a terminal\n\
              usage: rein -p \"PROMPT\" | rein run \"PROMPT\" | rein (interactive, on a terminal)"
@@ -100,6 +100,7 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
             setup.tools.iter().map(|t| t.name().to_string()).collect(),
         ))),
     }
+    let dispatcher = Dispatcher::new(setup.settings, env);
     let config = SessionConfig {
         session_id: session_id.clone(),
         project_dir: setup.project_dir.clone(),
@@ -107,11 +108,11 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
         permission_mode: setup.permission_mode.clone(),
         max_turns: args.max_turns,
         stop_block_cap: stop_block_cap_from_env(),
+        session_end_budget: session_end_budget(&dispatcher),
     };
-    let dispatcher = Dispatcher::new(setup.settings, env);
     let mut session = Session::new(
         config,
-        dispatcher,
+        Box::new(dispatcher),
         setup.model,
         setup.tools,
         setup.gate,
@@ -305,7 +306,13 @@ fn build(args: &RunArgs) -> Result<Setup, SetupError> {
     let disallowed = split_tool_list(&args.disallowed_tools);
     let model = build_model(args)?;
     let tools = build_tools();
-    let gate = build_gate(&settings, &permission_mode, &allowed, &disallowed, &project_dir);
+    let gate = build_gate(
+        &settings,
+        &permission_mode,
+        &allowed,
+        &disallowed,
+        &project_dir,
+    );
     Ok(Setup {
         project_dir,
         permission_mode,
@@ -343,7 +350,10 @@ fn load_settings(args: &RunArgs, _project_dir: &Path) -> Result<Settings, SetupE
 /// SEAM: until the providers land there is no model to build.
 fn build_model(args: &RunArgs) -> Result<Arc<dyn Model>, SetupError> {
     let _ = (&args.provider, &args.model, &args.mock_script);
-    Err(setup_error("no model provider is available in this build", 1))
+    Err(setup_error(
+        "no model provider is available in this build",
+        1,
+    ))
 }
 
 /// The built-in tools.
