@@ -403,7 +403,7 @@ mod tests {
         let long = format!("/{}", "a".repeat(250));
         let enc = encode_cwd(&long);
         assert!(enc.starts_with(&format!("-{}", "a".repeat(199))));
-        let suffix = &enc[201..];
+        let suffix = &enc[200..];
         assert!(suffix.starts_with('-'), "{enc}");
         // Java: "abc".hashCode() == 96354 == "22ci" in base 36.
         assert_eq!(java_hash("abc"), 96354);
