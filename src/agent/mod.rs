@@ -3,5 +3,6 @@
 pub mod id;
 pub mod model;
 pub mod progress;
+pub mod providers;
 pub mod session;
 pub mod transcript;
