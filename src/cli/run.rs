@@ -11,6 +11,7 @@ use tokio::signal::unix::{SignalKind, signal};
 use crate::agent::id::uuid_v4;
 use crate::agent::model::Model;
 use crate::agent::progress::Observers;
+use crate::agent::providers::{ProviderConfig, from_config};
 use crate::agent::session::{
     Session, SessionConfig, TurnEnd, TurnOutcome, session_end_budget, stop_block_cap_from_env,
 };
@@ -20,7 +21,8 @@ use crate::cli::{EXIT_ERROR, EXIT_OK, EXIT_USAGE, OutputFormat, RunArgs, split_t
 use crate::hooks::dispatch::{Dispatcher, HookEnvironment};
 use crate::pipeline::{AllowAllGate, PermissionGate};
 use crate::settings::schema::Settings;
-use crate::tools::{Tool, ToolContext};
+use crate::settings::{LoadOptions, parse_setting_sources};
+use crate::tools::{Tool, ToolContext, builtin_tools};
 
 /// Everything the flags resolve to before a session is built.
 struct Setup {
@@ -77,6 +79,9 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
         extra_env: setup.settings.env.clone(),
         run_log: Some(home.join("logs").join(format!("{session_id}.jsonl"))),
         debug: matches!(args.debug.as_deref(), Some("hooks") | Some("all")),
+        output_dir: Some(transcript.with_extension("").join("tool-results")),
+        attended: interactive,
+        home: None,
     };
     let mut ctx = ToolContext::new(setup.project_dir.clone());
     ctx.env = setup.settings.env.clone();
@@ -337,30 +342,37 @@ fn resolve_project_dir(cwd: Option<&Path>) -> Result<PathBuf, SetupError> {
     })
 }
 
-/// Settings from the files and `--settings`.
-///
-/// SEAM: until the settings loader lands this reads nothing and returns empty settings.
-fn load_settings(args: &RunArgs, _project_dir: &Path) -> Result<Settings, SetupError> {
-    let _ = (&args.settings, &args.setting_sources);
-    Ok(Settings::default())
+/// Settings from the files and `--settings` (diagnostics are printed by the caller).
+fn load_settings(args: &RunArgs, project_dir: &Path) -> Result<Settings, SetupError> {
+    let mut opts = LoadOptions::from_env(
+        project_dir.to_path_buf(),
+        project_dir.to_path_buf(),
+        args.settings.clone(),
+    );
+    if let Some(sources) = &args.setting_sources {
+        opts.setting_sources = Some(
+            parse_setting_sources(sources)
+                .map_err(|e| setup_error(format!("--setting-sources: {e}"), EXIT_USAGE))?,
+        );
+    }
+    Ok(crate::settings::load(&opts))
 }
 
 /// The model behind `--provider`/`--model`/`--mock-script`.
-///
-/// SEAM: until the providers land there is no model to build.
 fn build_model(args: &RunArgs) -> Result<Arc<dyn Model>, SetupError> {
-    let _ = (&args.provider, &args.model, &args.mock_script);
-    Err(setup_error(
-        "no model provider is available in this build",
-        1,
-    ))
+    let cfg = ProviderConfig::from_env(
+        args.provider.as_deref(),
+        args.model.as_deref(),
+        args.mock_script.clone(),
+    )
+    .map_err(|e| setup_error(e.to_string(), EXIT_USAGE))?;
+    let model = from_config(&cfg).map_err(|e| setup_error(e.to_string(), EXIT_ERROR))?;
+    Ok(Arc::from(model))
 }
 
 /// The built-in tools.
-///
-/// SEAM: until the tools land, none.
 fn build_tools() -> Vec<Arc<dyn Tool>> {
-    Vec::new()
+    builtin_tools()
 }
 
 /// The permission step for the mode and rules.
