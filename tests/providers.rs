@@ -978,7 +978,7 @@ async fn mock_changes_course_after_a_refusal() {
         "The tool call was refused: Bash `rm -rf /` was blocked: PreToolUse:Bash hook error: JSON-DENY-REASON: writes are forbidden\nMoving on to the next step."
     );
     assert_eq!(tool_uses(&responses[1])[0].1, "Read");
-    assert!(text_of(&responses[2]).ends_with("notes.txt: 1 lines; first line: line one"));
+    assert!(text_of(&responses[2]).ends_with("notes.txt: 1 line; first line: line one"));
 }
 
 #[tokio::test]
@@ -1039,7 +1039,7 @@ async fn mock_ignores_hook_context_when_finding_the_prompt() {
     let response = model.complete(&messages, &all_tools()).await.unwrap();
     assert_eq!(
         text_of(&response),
-        "a.txt: 1 lines; first line: hello\nHook feedback noted: PostToolUse:Read hook additional context: CHECKED"
+        "a.txt: 1 line; first line: hello\nHook feedback noted: PostToolUse:Read hook additional context: CHECKED"
     );
 }
 
@@ -1101,12 +1101,12 @@ async fn mock_script_plays_turns_in_order() {
 fn mock_script_errors_name_the_file_and_place() {
     let (_dir, path) = write_script("[\n  {\"text\": \"a\"},\n  {\"text\": }\n]");
     let err = script_model(&path).err().unwrap();
-    assert!(
-        err.to_string().starts_with(&format!(
-            "mock script {}:3:12: invalid JSON",
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "mock script {}:3:12: invalid JSON: expected value",
             path.display()
-        )),
-        "{err}"
+        )
     );
 
     let cases = [
@@ -1338,5 +1338,23 @@ async fn mock_treats_unwrapped_hook_context_as_context() {
     assert_eq!(
         text_of(&response),
         "`ls` finished with no output.\nHook feedback noted: PostToolUse:Bash hook blocking error from command: \"post.sh\": output looked wrong"
+    );
+}
+
+#[tokio::test]
+async fn mock_tells_a_failure_from_a_refusal() {
+    let model = mock();
+    let responses = play(
+        &*model,
+        "run command ls secret",
+        &[(
+            "Exit code 2\nls: cannot open directory 'secret': Permission denied",
+            true,
+        )],
+    )
+    .await;
+    assert_eq!(
+        text_of(&responses[1]),
+        "The Bash call `ls secret` failed: Exit code 2\nls: cannot open directory 'secret': Permission denied"
     );
 }

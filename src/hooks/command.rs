@@ -15,7 +15,12 @@
 //! * a run never waits on pipes forever: once the direct child is gone, a grandchild that still
 //!   holds the pipes gets [`LINGER_GRACE`], then the group is killed.
 //!
-//! [`run`] never panics and never returns an error: every failure is a [`RunStatus`].
+//! * a hook that prints Claude Code's runtime async marker (`{"async":true}`) first can be moved
+//!   to the background while it runs ([`run_detecting_async`] → [`BackgroundRun`]).
+//!
+//! [`run`] never panics and never returns an error: every failure is a [`RunStatus`]. A run
+//! whose future is dropped midway kills its process group; a run that finished leaves alone
+//! any daemon the hook started with its pipes released.
 
 use std::future::Future;
 use std::io;
@@ -24,8 +29,10 @@ use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, Command};
+use tokio::sync::oneshot;
 
 use crate::hooks::decision::RunStatus;
 
@@ -181,6 +188,136 @@ pub async fn run_until(
     stdin: &[u8],
     cancel: impl Future<Output = ()>,
 ) -> RawRun {
+    run_inner(spec, stdin, cancel, None).await
+}
+
+/// How [`run_detecting_async`] came back.
+#[derive(Debug)]
+pub enum RunEnd {
+    /// The process ended (or timed out, or could not start) without switching to async.
+    Finished(RawRun),
+    /// stdout began with the `{"async": true}` marker while the process was still running
+    /// (spec §5.5): it goes on in the background.
+    Backgrounded {
+        /// The foreground result to interpret now: status [`RunStatus::Backgrounded`], stdout =
+        /// the marker bytes, duration = time until the marker was seen.
+        raw: RawRun,
+        /// The still-running process.
+        background: BackgroundRun,
+    },
+}
+
+/// A hook process that switched itself to async. Its deadline is `asyncTimeout` from the
+/// marker when given, else the spec's timeout from the start. **Dropping it kills the group.**
+#[derive(Debug)]
+pub struct BackgroundRun {
+    /// The parsed marker object.
+    pub marker: Value,
+    /// pid (= process group id) of the hook.
+    pub pid: Option<u32>,
+    prefix_len: usize,
+    task: tokio::task::JoinHandle<RawRun>,
+    cancel: Option<oneshot::Sender<()>>,
+}
+
+impl BackgroundRun {
+    /// Waits for the process to end. The returned stdout holds only what the hook wrote
+    /// *after* the marker (the part to deliver later); the byte counts are for the whole run.
+    pub async fn wait(mut self) -> RawRun {
+        let task = &mut self.task;
+        let mut raw = join_task(task).await;
+        let prefix = self.prefix_len.min(raw.stdout.len());
+        raw.stdout.drain(..prefix);
+        raw
+    }
+
+    /// Ends the process now (SIGTERM, grace, SIGKILL to its group) and returns its run, with
+    /// `cancelled: true` if it was still running.
+    pub async fn cancel(mut self) -> RawRun {
+        if let Some(cancel) = self.cancel.take() {
+            let _ = cancel.send(());
+        }
+        self.wait().await
+    }
+}
+
+async fn join_task(task: &mut tokio::task::JoinHandle<RawRun>) -> RawRun {
+    match task.await {
+        Ok(raw) => raw,
+        // Only a panic inside the runner could get here; report it as data, not a crash.
+        Err(err) => RawRun {
+            status: RunStatus::Crashed(format!("hook runner task failed: {err}")),
+            ..empty_run(Duration::ZERO, None)
+        },
+    }
+}
+
+fn empty_run(duration: Duration, pid: Option<u32>) -> RawRun {
+    RawRun {
+        status: RunStatus::Exited(0),
+        stdout: Vec::new(),
+        stderr: Vec::new(),
+        stdout_bytes: 0,
+        stderr_bytes: 0,
+        stdout_capped: false,
+        stderr_capped: false,
+        duration,
+        stdin_error: None,
+        pid,
+        cancelled: false,
+        lingering_killed: false,
+    }
+}
+
+/// Like [`run`], but watches stdout for Claude Code's runtime async switch: as soon as the
+/// accumulated stdout is exactly one `{"async": true, "asyncTimeout"?: ms}` object, this returns
+/// [`RunEnd::Backgrounded`] while the process keeps running (spec §5.5). Dropping this future
+/// before it returns kills the process group.
+pub async fn run_detecting_async(spec: CommandSpec, stdin: Vec<u8>) -> RunEnd {
+    let (marker_tx, marker_rx) = oneshot::channel::<Detected>();
+    let (cancel_tx, cancel_rx) = oneshot::channel::<()>();
+    // Why a task: the process must outlive this call once it is backgrounded. Why the cancel
+    // channel: it resolves when sent *or dropped*, so dropping this future or the
+    // `BackgroundRun` ends the run and kills the group.
+    let mut task = tokio::spawn(async move {
+        let cancel = async move {
+            let _ = cancel_rx.await;
+        };
+        run_inner(&spec, &stdin, cancel, Some(marker_tx)).await
+    });
+    match marker_rx.await {
+        Ok(detected) => {
+            let pid = detected.pid;
+            let mut raw = empty_run(detected.after, pid);
+            raw.status = RunStatus::Backgrounded;
+            raw.stdout = serde_json::to_vec(&detected.marker).unwrap_or_default();
+            raw.stdout_bytes = detected.prefix_len as u64;
+            RunEnd::Backgrounded {
+                raw,
+                background: BackgroundRun {
+                    marker: detected.marker,
+                    pid,
+                    prefix_len: detected.prefix_len,
+                    task,
+                    cancel: Some(cancel_tx),
+                },
+            }
+        }
+        // The sender is dropped when stdout ends without a marker: the run is finishing.
+        Err(_) => {
+            let raw = join_task(&mut task).await;
+            drop(cancel_tx);
+            RunEnd::Finished(raw)
+        }
+    }
+}
+
+async fn run_inner(
+    spec: &CommandSpec,
+    stdin: &[u8],
+    cancel: impl Future<Output = ()>,
+    probe: Option<oneshot::Sender<Detected>>,
+) -> RawRun {
     let started = Instant::now();
     let mut command = build_command(spec);
     let mut child = match command.spawn() {
@@ -203,13 +340,22 @@ pub async fn run_until(
         }
     };
     let pid = child.id();
-    let guard = GroupGuard { pgid: pid };
+    let mut guard = GroupGuard { pgid: pid };
 
     let mut out = Capture::new(spec.stdout_cap);
     let mut err = Capture::new(spec.stderr_cap);
     let child_stdin = child.stdin.take();
     let child_stdout = child.stdout.take();
     let child_stderr = child.stderr.take();
+
+    let (timeout_tx, mut timeout_rx) = oneshot::channel::<Duration>();
+    let mut probe = probe.map(|marker| AsyncProbe {
+        marker: Some(marker),
+        timeout: Some(timeout_tx),
+        started,
+        pid,
+    });
+    let mut timeout_seen = probe.is_none();
 
     let mut stdin_error: Option<String> = None;
     let mut cancelled = false;
@@ -219,8 +365,8 @@ pub async fn run_until(
         let io = async {
             let (stdin_result, (), ()) = tokio::join!(
                 write_stdin(child_stdin, stdin),
-                out.drain(child_stdout),
-                err.drain(child_stderr),
+                out.drain(child_stdout, probe.as_mut()),
+                err.drain(child_stderr, None),
             );
             stdin_result
         };
@@ -237,6 +383,17 @@ pub async fn run_until(
                     stdin_error = result;
                 }
                 exit = child.wait() => break Ended::Exited(exit),
+                timeout = &mut timeout_rx, if !timeout_seen => {
+                    timeout_seen = true;
+                    // `asyncTimeout` of a runtime async marker: the background part gets its
+                    // own deadline from the moment the marker was seen.
+                    // A deadline too far to represent keeps the configured one.
+                    if let Ok(Some(new_deadline)) =
+                        timeout.map(|t| tokio::time::Instant::now().checked_add(t))
+                    {
+                        deadline.as_mut().reset(new_deadline);
+                    }
+                }
                 () = &mut deadline => break Ended::Deadline,
                 () = &mut cancel => break Ended::Cancelled,
             }
@@ -268,7 +425,9 @@ pub async fn run_until(
             }
         }
     }
-    drop(guard);
+    // The run is over: a process the hook left running with its pipes released (a daemon
+    // started on purpose) is not ours to kill. Only an abandoned run kills the group.
+    guard.disarm();
 
     RawRun {
         status,
@@ -283,6 +442,74 @@ pub async fn run_until(
         pid,
         cancelled,
         lingering_killed,
+    }
+}
+
+/// The async marker seen on a still-running hook's stdout.
+#[derive(Debug)]
+struct Detected {
+    marker: Value,
+    /// Bytes of stdout that made up the marker (with surrounding whitespace).
+    prefix_len: usize,
+    after: Duration,
+    pid: Option<u32>,
+}
+
+/// Watches stdout for `{"async": true, "asyncTimeout"?: ms}` (spec §5.5).
+struct AsyncProbe {
+    marker: Option<oneshot::Sender<Detected>>,
+    timeout: Option<oneshot::Sender<Duration>>,
+    started: Instant,
+    pid: Option<u32>,
+}
+
+impl AsyncProbe {
+    /// Largest stdout prefix re-parsed while looking for the marker.
+    const MAX_PROBE: usize = 64 * 1024;
+
+    /// Called after each stdout chunk containing `}`: the accumulated stdout, trimmed, must be
+    /// exactly one JSON object with `"async": true` (Claude Code's rule).
+    fn check(&mut self, stdout: &[u8]) {
+        if self.marker.is_none() || stdout.len() > Self::MAX_PROBE {
+            return;
+        }
+        let Ok(text) = std::str::from_utf8(stdout) else {
+            return;
+        };
+        let text = text.trim();
+        if !text.starts_with('{')
+            || !text.ends_with('}')
+            || crate::hooks::output::nesting_depth(text.as_bytes())
+                > crate::hooks::output::MAX_JSON_DEPTH
+        {
+            return;
+        }
+        let Ok(marker) = serde_json::from_str::<Value>(text) else {
+            return;
+        };
+        if marker.get("async") != Some(&Value::Bool(true)) {
+            // The first complete object is not the marker: this run stays synchronous.
+            self.marker = None;
+            return;
+        }
+        let timeout = marker
+            .get("asyncTimeout")
+            .and_then(Value::as_f64)
+            .filter(|ms| *ms > 0.0)
+            // A hook controls this number: out-of-range values are ignored, never a panic.
+            .and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok());
+        if let (Some(timeout), Some(tx)) = (timeout, self.timeout.take()) {
+            let _ = tx.send(timeout);
+        }
+        if let Some(tx) = self.marker.take() {
+            tracing::debug!(pid = ?self.pid, "hook switched itself to async");
+            let _ = tx.send(Detected {
+                marker,
+                prefix_len: stdout.len(),
+                after: self.started.elapsed(),
+                pid: self.pid,
+            });
+        }
     }
 }
 
@@ -328,6 +555,12 @@ async fn terminate<F>(
 /// Kills the group if the run future is dropped midway (kill_on_drop only kills the child).
 struct GroupGuard {
     pgid: Option<u32>,
+}
+
+impl GroupGuard {
+    fn disarm(&mut self) {
+        self.pgid = None;
+    }
 }
 
 impl Drop for GroupGuard {
@@ -428,7 +661,11 @@ impl Capture {
 
     /// Reads to EOF; keeps the first `cap` bytes, counts the rest. A read error ends the
     /// stream (what was read so far is kept).
-    async fn drain<R: AsyncRead + Unpin>(&mut self, stream: Option<R>) {
+    async fn drain<R: AsyncRead + Unpin>(
+        &mut self,
+        stream: Option<R>,
+        mut probe: Option<&mut AsyncProbe>,
+    ) {
         let Some(mut stream) = stream else {
             return;
         };
@@ -439,7 +676,21 @@ impl Capture {
                 Ok(n) => {
                     self.total += n as u64;
                     let room = self.cap.saturating_sub(self.buf.len());
-                    self.buf.extend_from_slice(&chunk[..n.min(room)]);
+                    let take = n.min(room);
+                    if self.buf.len() + take > self.buf.capacity() {
+                        // Amortised growth, but never past the cap: memory stays bounded by it.
+                        let target = (self.buf.capacity() * 2)
+                            .max(self.buf.len() + take)
+                            .min(self.cap);
+                        self.buf.reserve_exact(target - self.buf.len());
+                    }
+                    self.buf.extend_from_slice(&chunk[..take]);
+                    if let Some(probe) = probe.as_deref_mut()
+                        && chunk[..n].contains(&b'}')
+                        && self.total == self.buf.len() as u64
+                    {
+                        probe.check(&self.buf);
+                    }
                 }
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => return,

@@ -323,7 +323,7 @@ pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
         .or_else(|| number("retry-after").map(Duration::from_secs_f64))
 }
 
-/// The first [`BODY_PREVIEW_BYTES`] bytes of a body, lossily decoded, for error messages.
+/// The first 200 bytes of a body, lossily decoded, for error messages.
 pub fn body_preview(body: &[u8]) -> String {
     let cut = &body[..body.len().min(BODY_PREVIEW_BYTES)];
     let mut text = String::from_utf8_lossy(cut).trim().to_string();

@@ -211,7 +211,14 @@ impl MockScript {
                 path: path.to_path_buf(),
                 line: err.line(),
                 column: err.column(),
-                message: err.to_string(),
+                // serde_json appends "at line L column C", which the message already leads with.
+                message: {
+                    let text = err.to_string();
+                    match text.rsplit_once(" at line ") {
+                        Some((head, _)) => head.to_string(),
+                        None => text,
+                    }
+                },
             })?;
         let Value::Array(elements) = value else {
             return Err(MockScriptError::NotArray {
@@ -850,8 +857,14 @@ fn label(step: &Step<'_>) -> String {
 }
 
 /// Whether an error text reads like a refusal (hook or permission) rather than a failure.
+/// Only the first line counts: a command's own output ("Permission denied") comes later.
 fn is_refusal(error: &str) -> bool {
-    let lower = error.to_lowercase();
+    let lower = error
+        .trim()
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_lowercase();
     [
         "hook",
         "denied",
@@ -898,7 +911,11 @@ fn step_line(step: &Step<'_>, zh: bool) -> String {
                 .collect();
             let first = lines.first().copied().unwrap_or_default().trim_end();
             match zh {
-                false => format!("{what}: {} lines; first line: {first}", lines.len()),
+                false => format!(
+                    "{what}: {} line{}; first line: {first}",
+                    lines.len(),
+                    if lines.len() == 1 { "" } else { "s" }
+                ),
                 true => format!("{what}：共 {} 行；第一行：{first}", lines.len()),
             }
         }

@@ -95,7 +95,8 @@ pub struct ProviderConfig {
     pub api_key: Option<String>,
     /// System prompt sent with every request (real providers only).
     pub system: Option<String>,
-    /// Per-request timeout (connect + response; for streams, the longest silence).
+    /// Request timeout: the longest wait to connect, for the response head, for the rest of a
+    /// body, and (for streams) between two events.
     pub request_timeout: Duration,
     /// Retries after the first attempt for transient failures.
     pub max_retries: u32,
