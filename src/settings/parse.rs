@@ -156,6 +156,9 @@ pub fn parse_file(
     };
     cx.out.parsed = true;
     cx.top_level(members);
+    // Reported in file order, whatever order the checks ran in.
+    fs.diagnostics
+        .sort_by_key(|d| (d.location.line, d.location.col));
     fs
 }
 
@@ -530,6 +533,14 @@ impl FileCx<'_> {
                 }
             },
         };
+        let extra_keys = match type_name {
+            "command" => COMMAND_KEYS,
+            "http" => HTTP_KEYS,
+            "prompt" | "agent" => PROMPT_KEYS,
+            _ => MCP_KEYS,
+        };
+        let known: Vec<&str> = COMMON_KEYS.iter().chain(extra_keys).copied().collect();
+        self.typo_check(members, &known, &format!("{type_name} hook"));
         let if_member = f.string("if")?;
         let timeout = match spanned::get(members, "timeout") {
             None => None,
@@ -558,7 +569,7 @@ impl FileCx<'_> {
         let once = f.boolean("once")?;
         let on_failure_member = f.string("onFailure")?;
         let mut on_failure = OnFailure::Continue;
-        let (kind, extra_keys) = match type_name {
+        let kind = match type_name {
             "command" => {
                 on_failure = parse_on_failure(on_failure_member)?;
                 let Some((command, _)) = f.string("command")? else {
@@ -594,17 +605,14 @@ impl FileCx<'_> {
                     }
                 }
                 f.string("cloud")?;
-                (
-                    HandlerKind::Command(CommandHandler {
-                        command: command.to_string(),
-                        args,
-                        shell,
-                        // asyncRewake implies async (spec §1.6).
-                        is_async: is_async || async_rewake,
-                        async_rewake,
-                    }),
-                    COMMAND_KEYS,
-                )
+                HandlerKind::Command(CommandHandler {
+                    command: command.to_string(),
+                    args,
+                    shell,
+                    // asyncRewake implies async (spec §1.6).
+                    is_async: is_async || async_rewake,
+                    async_rewake,
+                })
             }
             "http" => {
                 on_failure = parse_on_failure(on_failure_member)?;
@@ -645,14 +653,11 @@ impl FileCx<'_> {
                     }
                 };
                 f.string("cloud")?;
-                (
-                    HandlerKind::Http(HttpHandler {
-                        url,
-                        headers,
-                        allowed_env_vars: f.string_array("allowedEnvVars")?.unwrap_or_default(),
-                    }),
-                    HTTP_KEYS,
-                )
+                HandlerKind::Http(HttpHandler {
+                    url,
+                    headers,
+                    allowed_env_vars: f.string_array("allowedEnvVars")?.unwrap_or_default(),
+                })
             }
             "prompt" | "agent" => {
                 let Some((prompt, _)) = f.string("prompt")? else {
@@ -668,9 +673,9 @@ impl FileCx<'_> {
                     model,
                 };
                 if type_name == "prompt" {
-                    (HandlerKind::Prompt(p), PROMPT_KEYS)
+                    HandlerKind::Prompt(p)
                 } else {
-                    (HandlerKind::Agent(p), PROMPT_KEYS)
+                    HandlerKind::Agent(p)
                 }
             }
             _ => {
@@ -696,19 +701,13 @@ impl FileCx<'_> {
                         return Err(malformed(m.value.offset, "\"input\" must be an object"));
                     }
                 };
-                (
-                    HandlerKind::McpTool(McpToolHandler {
-                        server: server.to_string(),
-                        tool: tool.to_string(),
-                        input,
-                    }),
-                    MCP_KEYS,
-                )
+                HandlerKind::McpTool(McpToolHandler {
+                    server: server.to_string(),
+                    tool: tool.to_string(),
+                    input,
+                })
             }
         };
-        let known: Vec<&str> = COMMON_KEYS.iter().chain(extra_keys).copied().collect();
-        self.typo_check(members, &known, &format!("{type_name} hook"));
-
         // Everything below is about whether the hook can run, not whether it is well-formed.
         let mut inactive: Option<Inactive> = None;
         let mut set = |reason: Inactive| {
