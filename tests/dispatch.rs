@@ -310,13 +310,18 @@ async fn matchers_select_by_tool_name_and_former_names() {
     let mark = |label: &str| format!("echo {label} >> '{}'", log.display());
     let dispatcher = fx.dispatcher(vec![
         handler(HookEvent::PreToolUse, Some("Bash"), &mark("exact")),
-        handler(HookEvent::PreToolUse, Some("Read|Bash"), &mark("pipe-list")),
+        handler(
+            HookEvent::PreToolUse,
+            Some("Read, Bash"),
+            &mark("comma-list"),
+        ),
         handler(
             HookEvent::PreToolUse,
             Some("Edit|Write"),
             &mark("other-tools"),
         ),
         handler(HookEvent::PreToolUse, Some("bash"), &mark("wrong-case")),
+        handler(HookEvent::PreToolUse, Some("B.sh"), &mark("regex")),
         handler(HookEvent::PreToolUse, Some("*"), &mark("star")),
         handler(HookEvent::PreToolUse, None, &mark("absent")),
         handler(HookEvent::PostToolUse, Some("Bash"), &mark("other-event")),
@@ -325,7 +330,7 @@ async fn matchers_select_by_tool_name_and_former_names() {
     let ran = read(&log);
     let mut ran: Vec<&str> = ran.lines().collect();
     ran.sort();
-    assert_eq!(ran, vec!["absent", "exact", "pipe-list", "star"]);
+    assert_eq!(ran, vec!["absent", "comma-list", "exact", "regex", "star"]);
 
     // `Task` is the former name of `Agent` (spec §3.3), in both directions.
     let log2 = fx.path("alias.log");
@@ -355,6 +360,55 @@ async fn matchers_select_by_tool_name_and_former_names() {
         .fire(&fx.pre_tool("KillShell", json!({})))
         .await;
     assert_eq!(d.runs.len(), 1, "KillShell is a former name of TaskStop");
+}
+
+/// The verified examples of spec §3.2 against tool `Bash`, through the whole dispatcher.
+#[tokio::test]
+async fn matcher_examples_of_spec_3_2() {
+    let fx = Fixture::new();
+    let fires = [
+        "Bash",
+        "Bash ",
+        "Bash|Read",
+        "Bash,Read",
+        "Read, Bash",
+        "Bas.*",
+        "^Bash$",
+        "B.sh",
+        "as.",
+        ".*",
+    ];
+    let silent = [
+        "bash",
+        "BASH",
+        "Bas",
+        "Ba",
+        "Bash Read",
+        "^as",
+        "mcp__.*",
+        "Read|Edit",
+        "Agent|Task",
+        "Bash(echo *)",
+        "(?i)bash",
+    ];
+    let log = fx.path("m.log");
+    let all: Vec<&str> = fires.iter().chain(silent.iter()).copied().collect();
+    let handlers = all
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            handler(
+                HookEvent::PreToolUse,
+                Some(m),
+                &format!("echo {i} >> '{}'", log.display()),
+            )
+        })
+        .collect();
+    fx.dispatcher(handlers).fire(&fx.bash("echo hi")).await;
+    let mut ran: Vec<usize> = read(&log).lines().map(|l| l.parse().unwrap()).collect();
+    ran.sort();
+    let ran: Vec<&str> = ran.iter().map(|i| all[*i]).collect();
+    assert_eq!(ran, fires.to_vec());
 }
 
 #[tokio::test]
@@ -953,17 +1007,19 @@ async fn large_additional_context_is_spilled_to_a_file_with_a_preview() {
         assert_eq!(d.context.len(), 1);
         let entry = &d.context[0];
         if spilled {
-            assert!(entry.starts_with("<persisted-output>"), "{}", &entry[..100]);
+            assert!(
+                entry.starts_with("UserPromptSubmit hook additional context: <persisted-output>\n"),
+                "{}",
+                &entry[..100]
+            );
+            assert!(entry.ends_with("</persisted-output>"));
             assert!(entry.len() < 3000);
             let path = entry
                 .lines()
                 .find_map(|l| l.split("Full output saved to: ").nth(1))
                 .expect("path in notice");
             let saved = std::fs::read_to_string(path).expect("spilled file");
-            assert_eq!(
-                saved,
-                format!("UserPromptSubmit hook additional context: {big}")
-            );
+            assert!(saved == *big, "the file holds the whole additionalContext");
         } else {
             assert_eq!(
                 *entry,
@@ -1135,4 +1191,64 @@ fn fire_future_is_send() {
     let input = fx.bash("ls");
     let fut = d.fire(&input);
     is_send(&fut);
+}
+
+#[tokio::test]
+async fn hook_switching_itself_to_async_is_backgrounded() {
+    let fx = Fixture::new();
+    let later = json!({"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "SWITCHED"}});
+    let cmd = format!(
+        "echo '{{\"async\":true}}'; sleep 0.5; {}",
+        print_json(&later)
+    );
+    let dispatcher = fx.dispatcher(vec![handler(HookEvent::PostToolUse, None, &cmd)]);
+    let d = dispatcher.fire(&fx.post_bash()).await;
+    assert_eq!(d.runs[0].status, RunStatus::Backgrounded);
+    assert_eq!(d.runs[0].outcome, OutcomeKind::Success);
+    assert!(d.context.is_empty());
+    dispatcher.wait_background().await;
+    assert_eq!(
+        dispatcher.take_async_context(),
+        vec!["PostToolUse:Bash hook additional context: SWITCHED".to_string()]
+    );
+}
+
+#[tokio::test]
+async fn session_end_budget_can_be_set_by_env() {
+    let fx = Fixture::new();
+    let mut env = fx.env();
+    env.extra_env = vec![(
+        "CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS".into(),
+        "4000".into(),
+    )];
+    let d = rein::hooks::dispatch::Dispatcher::new(
+        settings(vec![handler(HookEvent::SessionEnd, None, "sleep 2")]),
+        env,
+    )
+    .fire(&fx.session_end())
+    .await;
+    assert_eq!(d.runs[0].status, RunStatus::Exited(0));
+}
+
+#[tokio::test]
+async fn permission_denied_retry_is_merged() {
+    let fx = Fixture::new();
+    let input = HookInput::PermissionDenied(rein::hooks::event::PermissionDeniedInput {
+        base: fx.base(),
+        hook_event_name: HookEvent::PermissionDenied,
+        tool_name: "Bash".into(),
+        tool_input: json!({"command": "rm x"}),
+        tool_use_id: "toolu_1".into(),
+        reason: "denied by rule".into(),
+    });
+    let out = json!({"hookSpecificOutput": {"hookEventName": "PermissionDenied", "retry": true}});
+    let d = fx
+        .dispatcher(vec![
+            handler(HookEvent::PermissionDenied, Some("Bash"), "true"),
+            handler(HookEvent::PermissionDenied, Some("Bash"), &print_json(&out)),
+        ])
+        .fire(&input)
+        .await;
+    assert_eq!(d.runs.len(), 2);
+    assert!(d.retry);
 }

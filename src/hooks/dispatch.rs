@@ -17,6 +17,7 @@
 
 use std::collections::HashMap;
 use std::fs::OpenOptions;
+use std::future::Future;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -27,11 +28,12 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 use tracing::Instrument;
 
-use crate::hooks::command::{self, CommandForm, CommandSpec, RawRun};
+use crate::hooks::command::{self, CommandForm, CommandSpec, RawRun, RunEnd};
 use crate::hooks::decision::{
     Decision, HandlerRun, OutcomeKind, PermissionDecision, PermissionRequestDecision, RunStatus,
 };
 use crate::hooks::event::{HookEvent, HookInput};
+use crate::hooks::matcher::{self, Matcher};
 use crate::hooks::output::{
     self, HookPermission, HookSpecificOutput, Interpreted, PermissionRequestAnswer,
 };
@@ -204,43 +206,14 @@ fn command_display(command: &CommandHandler) -> String {
     }
 }
 
-/// Former tool names accepted as aliases in both directions (spec §3.3).
-const TOOL_ALIASES: [(&str, &str); 9] = [
-    ("Task", "Agent"),
-    ("KillShell", "TaskStop"),
-    ("KillBash", "TaskStop"),
-    ("ListPeers", "ListAgents"),
-    ("Brief", "SendUserMessage"),
-    ("ListMcpResources", "ListMcpResourcesTool"),
-    ("ReadMcpResource", "ReadMcpResourceTool"),
-    ("ReadMcpResourceDir", "ReadMcpResourceDirTool"),
-    ("ProposeGoal", "SetGoal"),
-];
-
-/// The names a tool is known by: itself, its former names, and (for a former name) the
-/// current name and that name's other former names.
+/// The names a tool is known by: itself, then its former/current names (spec §3.3).
 pub fn tool_names(tool: &str) -> Vec<&str> {
     let mut names = vec![tool];
-    let current: Vec<&str> = TOOL_ALIASES
-        .iter()
-        .filter(|(old, new)| *old == tool || *new == tool)
-        .map(|(_, new)| *new)
-        .collect();
-    for new in current {
-        for (old, n) in TOOL_ALIASES.iter() {
-            if *n == new {
-                for name in [*old, *n] {
-                    if !names.contains(&name) {
-                        names.push(name);
-                    }
-                }
-            }
-        }
-    }
+    names.extend_from_slice(matcher::tool_aliases(tool));
     names
 }
 
-fn matcher_accepts(matcher: &crate::hooks::matcher::Matcher, input: &HookInput) -> bool {
+fn matcher_accepts(matcher: &Matcher, input: &HookInput) -> bool {
     let Some(value) = input.match_value() else {
         return true;
     };
@@ -458,9 +431,23 @@ impl Dispatcher {
             futures.push(fut);
         }
         let answers = futures_util::future::join_all(futures).await;
-        let mut decision = merge(input, answers);
-        self.spill_decision(input.event(), &mut decision);
-        decision
+        let event = input.event();
+        let answers = answers
+            .into_iter()
+            .map(|mut a| {
+                a.additional_context = a
+                    .additional_context
+                    .map(|t| spill(&self.shared, event, "additionalContext", t));
+                a.success_text = a
+                    .success_text
+                    .map(|t| spill(&self.shared, event, "stdout", t));
+                a.system_message = a
+                    .system_message
+                    .map(|t| spill(&self.shared, event, "systemMessage", t));
+                a
+            })
+            .collect();
+        merge(input, answers)
     }
 
     /// `CLAUDE_ENV_FILE`s written so far by SessionStart hooks, in configuration order; the
@@ -642,14 +629,8 @@ impl Dispatcher {
                         Arc::clone(&stdin),
                     )
                 } else {
-                    let raw = command::run(&plan.spec, &stdin).await;
-                    interpret(
-                        input.event(),
-                        handler.origin.clone(),
-                        &text,
-                        &raw,
-                        plan.on_failure,
-                    )
+                    self.run_foreground(input, handler.origin.clone(), text, plan, &stdin)
+                        .await
                 }
             }
             SelectedHandler::InProcess(hook) => {
@@ -661,8 +642,47 @@ impl Dispatcher {
         answer
     }
 
-    /// Starts an `async` handler in the background; it counts as success now, and its later
-    /// `additionalContext`/`systemMessage` land in [`Dispatcher::take_async_context`].
+    /// Runs a synchronous handler. If it switches itself to async at runtime (its stdout
+    /// starts with `{"async": true}`, spec §5.5) it counts as success now and finishes in the
+    /// background like a configured `async` handler.
+    async fn run_foreground(
+        &self,
+        input: &HookInput,
+        origin: HandlerOrigin,
+        text: String,
+        plan: Plan,
+        stdin: &[u8],
+    ) -> Answer {
+        let event = input.event();
+        match command::run_detecting_async(plan.spec, stdin.to_vec()).await {
+            RunEnd::Finished(raw) => interpret(event, origin, &text, &raw, plan.on_failure),
+            RunEnd::Backgrounded { raw, background } => {
+                let answer = interpret(event, origin.clone(), &text, &raw, OnFailure::Continue);
+                let mut cancel = self.shared.cancel.subscribe();
+                let pid = background.pid;
+                let finished = async move {
+                    let wait = background.wait();
+                    tokio::pin!(wait);
+                    let stop = async move {
+                        let _ = cancel.wait_for(|stop| *stop).await;
+                    };
+                    tokio::select! {
+                        raw = &mut wait => raw,
+                        () = stop => {
+                            if let Some(pid) = pid {
+                                command::kill_group(pid).await;
+                            }
+                            wait.await
+                        }
+                    }
+                };
+                self.finish_later(input, origin, text, stdin.len(), finished);
+                answer
+            }
+        }
+    }
+
+    /// Starts a configured `async` handler in the background; it counts as success now.
     fn spawn_background(
         &self,
         input: &HookInput,
@@ -671,38 +691,15 @@ impl Dispatcher {
         plan: Plan,
         stdin: Arc<Vec<u8>>,
     ) -> Answer {
-        let shared = Arc::clone(&self.shared);
         let mut cancel = self.shared.cancel.subscribe();
-        let event = input.event();
-        let hook_name = input.hook_name();
-        let task_origin = origin.clone();
-        let task_text = text.clone();
         let stdin_len = stdin.len();
-        let handle = tokio::spawn(async move {
+        let finished = async move {
             let cancelled = async move {
                 let _ = cancel.wait_for(|stop| *stop).await;
             };
-            let raw = command::run_until(&plan.spec, &stdin, cancelled).await;
-            let answer = interpret(event, task_origin, &task_text, &raw, OnFailure::Continue);
-            log_run(&shared.env, event, stdin_len, &answer);
-            let mut out = Vec::new();
-            if let Some(ctx) = &answer.additional_context {
-                out.push(format!(
-                    "{} hook additional context: {}",
-                    context_name(event, &hook_name),
-                    ctx
-                ));
-            }
-            if let Some(msg) = &answer.system_message {
-                out.push(format!("{hook_name} says: {msg}"));
-            }
-            let out: Vec<String> = out
-                .into_iter()
-                .map(|t| spill(&shared, event, "async", t))
-                .collect();
-            lock(&shared.async_context).extend(out);
-        });
-        lock(&self.shared.background).push(handle);
+            command::run_until(&plan.spec, &stdin, cancelled).await
+        };
+        self.finish_later(input, origin.clone(), text.clone(), stdin_len, finished);
         Answer::bare(HandlerRun {
             origin,
             command: text,
@@ -719,17 +716,38 @@ impl Dispatcher {
         })
     }
 
-    fn spill_decision(&self, event: HookEvent, decision: &mut Decision) {
-        let context = std::mem::take(&mut decision.context);
-        decision.context = context
-            .into_iter()
-            .map(|t| spill(&self.shared, event, "context", t))
-            .collect();
-        let messages = std::mem::take(&mut decision.user_messages);
-        decision.user_messages = messages
-            .into_iter()
-            .map(|t| spill(&self.shared, event, "message", t))
-            .collect();
+    /// Awaits a background run in a task: logs it, and queues its `additionalContext` and
+    /// `systemMessage` for [`Dispatcher::take_async_context`].
+    fn finish_later(
+        &self,
+        input: &HookInput,
+        origin: HandlerOrigin,
+        text: String,
+        stdin_len: usize,
+        finished: impl Future<Output = RawRun> + Send + 'static,
+    ) {
+        let shared = Arc::clone(&self.shared);
+        let event = input.event();
+        let hook_name = input.hook_name();
+        let handle = tokio::spawn(async move {
+            let raw = finished.await;
+            let answer = interpret(event, origin, &text, &raw, OnFailure::Continue);
+            log_run(&shared.env, event, stdin_len, &answer);
+            let mut out = Vec::new();
+            if let Some(ctx) = answer.additional_context {
+                out.push(format!(
+                    "{} hook additional context: {}",
+                    context_name(event, &hook_name),
+                    spill(&shared, event, "additionalContext", ctx)
+                ));
+            }
+            if let Some(msg) = answer.system_message {
+                let msg = spill(&shared, event, "systemMessage", msg);
+                out.push(format!("{hook_name} says: {msg}"));
+            }
+            lock(&shared.async_context).extend(out);
+        });
+        lock(&self.shared.background).push(handle);
     }
 }
 
@@ -1085,11 +1103,10 @@ pub fn merge(input: &HookInput, answers: Vec<Answer>) -> Decision {
                 None => answer.permission_request.clone(),
             };
             match pr {
-                Some(deny @ PermissionRequestDecision::Deny { .. }) => {
-                    if pr_deny.is_none() {
-                        pr_deny = Some(deny);
-                    }
+                Some(deny @ PermissionRequestDecision::Deny { .. }) if pr_deny.is_none() => {
+                    pr_deny = Some(deny);
                 }
+                Some(PermissionRequestDecision::Deny { .. }) => {}
                 Some(PermissionRequestDecision::Allow {
                     updated_input,
                     updated_permissions,
@@ -1201,9 +1218,7 @@ pub fn merge(input: &HookInput, answers: Vec<Answer>) -> Decision {
             d.updated_tool_output = answer.updated_tool_output.clone();
         }
         if let Some(reason) = &answer.stop {
-            if !d.stop_loop {
-                d.stop_reason = reason.clone();
-            } else if d.stop_reason.is_none() {
+            if d.stop_reason.is_none() {
                 d.stop_reason = reason.clone();
             }
             d.stop_loop = true;
