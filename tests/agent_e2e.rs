@@ -91,6 +91,8 @@ impl Env {
             .env_remove("CLAUDE_CONFIG_DIR")
             .env_remove("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP")
             .env("REIN_MANAGED_SETTINGS_DIR", self.home.join("no-managed"))
+            // The suite may run as root, where bypassPermissions needs a declared sandbox.
+            .env("IS_SANDBOX", "1")
             .stdin(Stdio::null());
         c
     }
@@ -108,10 +110,11 @@ impl Env {
         }
     }
 
-    /// `rein -p PROMPT --mock-script <steps>` plus extra args.
+    /// `rein -p PROMPT --mock-script <steps> --allowedTools Bash` plus extra args (Bash is
+    /// allowed by rule so hooks, not the default mode's headless denial, decide).
     fn run_mock(&self, steps: Value, extra: &[&str]) -> Out {
         let script = self.mock(steps);
-        let mut args = vec!["-p", "go", "--mock-script"];
+        let mut args = vec!["-p", "go", "--allowedTools", "Bash", "--mock-script"];
         let script = script.display().to_string();
         args.push(&script);
         args.extend_from_slice(extra);
@@ -278,6 +281,7 @@ impl Env {
             .env("OPENAI_API_KEY", "test-key")
             .env("REIN_MAX_RETRIES", "0")
             .args(["-p", "go", "--provider", "openai", "--model", "loop-model"])
+            .args(["--allowedTools", "Bash"])
             .args(extra);
         self.run_cmd(&mut c)
     }
@@ -659,6 +663,65 @@ fn claude_env_file_exports_reach_later_bash_calls() {
     assert_eq!(got.trim(), "var=from-env-file");
 }
 
+#[test]
+fn default_mode_headless_denies_an_unapproved_bash_call() {
+    let e = env();
+    let denied = e.dump("denied.log");
+    e.hooks(json!({"PermissionDenied": on("Bash", &denied)}));
+    let script = e.mock(json!([bash("touch executed.flag"), say("ok")]));
+    let out = e.run_cmd(e.cmd().args(["-p", "go", "--mock-script"]).arg(&script));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!e.exists("executed.flag"));
+    let results = tool_results(&e.transcript());
+    let content = results[0]["content"].as_str().unwrap();
+    assert!(
+        content.contains("Permission to use Bash was not granted"),
+        "{content}"
+    );
+    assert_eq!(e.log("denied.log")[0]["reason"], content);
+}
+
+#[test]
+fn deny_rule_beats_a_hook_allow() {
+    let e = env();
+    let allow = e.script(
+        "allow.sh",
+        r#"echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}'"#,
+    );
+    e.hooks(json!({"PreToolUse": on("Bash", &allow)}));
+    let out = e.run_mock(
+        json!([bash("touch executed.flag"), say("ok")]),
+        &["--disallowedTools", "Bash(touch *)"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!e.exists("executed.flag"));
+    assert_eq!(tool_results(&e.transcript())[0]["is_error"], true);
+}
+
+#[test]
+fn permission_request_allow_rewrite_is_rechecked_against_deny_rules() {
+    let e = env();
+    let ask = e.script(
+        "ask.sh",
+        r#"echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask"}}'"#,
+    );
+    let allow = e.script(
+        "allow.sh",
+        r#"echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow","updatedInput":{"command":"rm -f keep.txt"}}}}'"#,
+    );
+    std::fs::write(e.project.join("keep.txt"), "keep").unwrap();
+    e.hooks(json!({"PreToolUse": on("Bash", &ask), "PermissionRequest": on("Bash", &allow)}));
+    let out = e.run_mock(
+        json!([bash("echo harmless"), say("ok")]),
+        &["--disallowedTools", "Bash(rm *)"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        e.exists("keep.txt"),
+        "a PermissionRequest rewrite bypassed a deny rule"
+    );
+}
+
 // ---------- session ----------
 
 #[test]
@@ -874,7 +937,7 @@ fn signal_mid_tool_call(signal: i32, expected_code: i32) {
     let script = e.mock(json!([bash("touch started.flag; sleep 30"), say("never")]));
     let mut child = e
         .cmd()
-        .args(["-p", "go", "--mock-script"])
+        .args(["-p", "go", "--allowedTools", "Bash", "--mock-script"])
         .arg(&script)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
