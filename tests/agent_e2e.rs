@@ -1257,3 +1257,111 @@ fn transcript_is_readable_by_a_hook_mid_session() {
         "tool_use"
     );
 }
+
+// ---------- interactive ----------
+
+/// Runs `rein ARGS` on a pseudo-terminal (util-linux `script`), typing `input` up front, and
+/// returns everything the terminal showed. rein reads a line only when it wants one, so the
+/// typed lines are consumed in order by the prompt and the permission dialogue.
+fn run_on_tty(e: &Env, args: &str, input: &str) -> (i32, String) {
+    let bin = assert_cmd::cargo::cargo_bin("rein");
+    let template = e.cmd();
+    let mut c = Command::new("script");
+    c.args(["-qec", &format!("{} {args}", bin.display()), "/dev/null"])
+        .current_dir(&e.project)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in template.get_envs() {
+        match v {
+            Some(v) => c.env(k, v),
+            None => c.env_remove(k),
+        };
+    }
+    let mut child = c
+        .spawn()
+        .expect("util-linux `script` is needed for tty tests");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "interactive rein hung"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    drop(stdin);
+    let mut shown = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut shown)
+        .unwrap();
+    (status.code().unwrap_or(-1), shown)
+}
+
+#[test]
+fn interactive_session_prompts_for_permission_and_ends_with_prompt_input_exit() {
+    let e = env();
+    let end = e.dump("end.log");
+    e.hooks(json!({"SessionEnd": on("", &end)}));
+    let script = e.mock(json!([
+        bash("touch approved.flag"),
+        say("interactive answer")
+    ]));
+    let (code, shown) = run_on_tty(
+        &e,
+        &format!("--mock-script {}", script.display()),
+        "go\ny\n/exit\n",
+    );
+    assert_eq!(code, 0, "{shown}");
+    assert!(e.exists("approved.flag"), "{shown}");
+    assert!(shown.contains("rein wants to use Bash"), "{shown}");
+    assert!(shown.contains("interactive answer"), "{shown}");
+    let ends = e.log("end.log");
+    assert_eq!(ends.len(), 1, "{shown}");
+    assert_eq!(ends[0]["reason"], "prompt_input_exit");
+}
+
+#[test]
+fn interactive_permission_prompt_answered_no_refuses_the_call() {
+    let e = env();
+    let script = e.mock(json!([bash("touch refused.flag"), say("after refusal")]));
+    let (code, shown) = run_on_tty(
+        &e,
+        &format!("--mock-script {}", script.display()),
+        "go\nn\n/exit\n",
+    );
+    assert_eq!(code, 0, "{shown}");
+    assert!(!e.exists("refused.flag"), "{shown}");
+    let results = tool_results(&e.transcript());
+    assert!(
+        results[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("doesn't want to proceed"),
+        "{}",
+        results[0]
+    );
+}
+
+#[test]
+fn interactive_eof_ends_the_session() {
+    let e = env();
+    let end = e.dump("end.log");
+    e.hooks(json!({"SessionEnd": on("", &end)}));
+    let script = e.mock(json!([say("one")]));
+    // Ctrl-D on an empty line is EOF for the terminal.
+    let (code, shown) = run_on_tty(
+        &e,
+        &format!("--mock-script {}", script.display()),
+        "go\n\x04",
+    );
+    assert_eq!(code, 0, "{shown}");
+    assert_eq!(e.log("end.log")[0]["reason"], "prompt_input_exit");
+}

@@ -232,25 +232,14 @@ fn write_stdout(text: &str) -> std::io::Result<()> {
 
 /// Reads prompts from the terminal until `/exit` or EOF.
 async fn interactive_loop(session: &mut Session) {
-    // Why a thread: tokio's stdin needs a feature rein does not build with, and a blocking
-    // read on a thread of its own never stalls the runtime.
-    let (tx, mut rx) = tokio::sync::mpsc::channel::<String>(1);
-    std::thread::spawn(move || {
-        let stdin = std::io::stdin();
-        for line in stdin.lock().lines() {
-            let Ok(line) = line else { break };
-            if tx.blocking_send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let mut reader = LineReader::spawn();
     loop {
         {
             let mut out = std::io::stdout().lock();
             let _ = out.write_all(b"> ");
             let _ = out.flush();
         }
-        let Some(line) = rx.recv().await else {
+        let Some(line) = reader.next_line().await else {
             return;
         };
         let prompt = line.trim();
@@ -272,6 +261,45 @@ async fn interactive_loop(session: &mut Session) {
             }
             TurnEnd::Completed | TurnEnd::Deferred => {}
         }
+    }
+}
+
+/// Reads stdin one line at a time, only when asked.
+///
+/// Why on demand: while a turn runs, a permission prompt reads the same terminal through
+/// `/dev/tty`; a reader that is always waiting on stdin would steal the user's answer.
+/// Why a thread: tokio's stdin needs a feature rein does not build with, and a blocking read
+/// on a thread of its own never stalls the runtime.
+struct LineReader {
+    want: std::sync::mpsc::Sender<()>,
+    lines: tokio::sync::mpsc::Receiver<Option<String>>,
+}
+
+impl LineReader {
+    fn spawn() -> LineReader {
+        let (want, wanted) = std::sync::mpsc::channel::<()>();
+        let (tx, lines) = tokio::sync::mpsc::channel::<Option<String>>(1);
+        std::thread::spawn(move || {
+            let stdin = std::io::stdin();
+            while wanted.recv().is_ok() {
+                let mut line = String::new();
+                let got = match stdin.lock().read_line(&mut line) {
+                    Ok(0) | Err(_) => None,
+                    Ok(_) => Some(line),
+                };
+                let eof = got.is_none();
+                if tx.blocking_send(got).is_err() || eof {
+                    break;
+                }
+            }
+        });
+        LineReader { want, lines }
+    }
+
+    /// The next line, `None` at EOF.
+    async fn next_line(&mut self) -> Option<String> {
+        self.want.send(()).ok()?;
+        self.lines.recv().await.flatten()
     }
 }
 
