@@ -29,8 +29,9 @@ use crate::agent::progress::{Observer, Progress};
 use crate::hooks::decision::{Decision, PermissionDecision, PermissionRequestDecision};
 use crate::hooks::dispatch::Dispatcher;
 use crate::hooks::event::{
-    BaseInput, BatchToolCall, HookEvent, HookInput, PermissionDeniedInput, PermissionRequestInput,
-    PostToolBatchInput, PostToolUseFailureInput, PostToolUseInput, PreToolUseInput,
+    BaseInput, BatchToolCall, HookEvent, HookInput, NotificationInput, PermissionDeniedInput,
+    PermissionRequestInput, PostToolBatchInput, PostToolUseFailureInput, PostToolUseInput,
+    PreToolUseInput,
 };
 use crate::permissions::policy::{PermissionPolicy, Verdict, headless_denial};
 use crate::permissions::prompt::{self, Prompter};
@@ -113,6 +114,11 @@ pub trait PermissionGate: Send + Sync {
     ) -> BoxFuture<'a, PromptAnswer>;
     /// The session's working directory changed (relative rules resolve against it).
     fn follow_cwd(&self, _cwd: &Path) {}
+    /// Whether [`PermissionGate::prompt`] can reach a person (then a `permission_prompt`
+    /// Notification fires before it).
+    fn can_prompt(&self) -> bool {
+        false
+    }
 }
 
 /// The gate used until rules are configured: every call is allowed unless a PreToolUse hook
@@ -226,6 +232,10 @@ impl PermissionGate for PolicyGate {
 
     fn follow_cwd(&self, cwd: &Path) {
         self.with_policy(|p| p.set_cwd(cwd.to_path_buf()));
+    }
+
+    fn can_prompt(&self) -> bool {
+        self.prompter.is_some()
     }
 }
 
@@ -494,16 +504,40 @@ impl<'a> ToolPipeline<'a> {
                 text: message,
                 interrupt,
             },
-            None => match self.gate.prompt(&call.name, input, reason).await {
-                PromptAnswer::Allow | PromptAnswer::AllowAlways => Approval::Approved,
-                PromptAnswer::Deny => Approval::Refused {
-                    text: USER_REJECTED_TEXT.to_string(),
-                    interrupt: false,
-                },
-                PromptAnswer::Unavailable => Approval::Refused {
-                    text: denial,
-                    interrupt: false,
-                },
+            None if self.gate.can_prompt() => {
+                self.fire(
+                    &HookInput::Notification(NotificationInput {
+                        base: notification_base(base),
+                        hook_event_name: HookEvent::Notification,
+                        message: format!("rein needs your permission to use {}", call.name),
+                        title: None,
+                        notification_type: "permission_prompt".to_string(),
+                    }),
+                    None,
+                )
+                .await;
+                self.ask_person(call, input, reason, denial).await
+            }
+            None => self.ask_person(call, input, reason, denial).await,
+        }
+    }
+
+    async fn ask_person(
+        &self,
+        call: &ToolCall,
+        input: &Value,
+        reason: &str,
+        denial: String,
+    ) -> Approval {
+        match self.gate.prompt(&call.name, input, reason).await {
+            PromptAnswer::Allow | PromptAnswer::AllowAlways => Approval::Approved,
+            PromptAnswer::Deny => Approval::Refused {
+                text: USER_REJECTED_TEXT.to_string(),
+                interrupt: false,
+            },
+            PromptAnswer::Unavailable => Approval::Refused {
+                text: denial,
+                interrupt: false,
             },
         }
     }
@@ -643,6 +677,16 @@ impl<'a> ToolPipeline<'a> {
             stop_loop: decision.stop_loop || decision.block.is_some(),
             stop_reason: decision.stop_reason.clone().or(decision.block.clone()),
         }
+    }
+}
+
+/// Notification carries no `permission_mode` or `effort` (Claude Code fires it outside the
+/// tool loop's context).
+fn notification_base(base: &BaseInput) -> BaseInput {
+    BaseInput {
+        permission_mode: None,
+        effort: None,
+        ..base.clone()
     }
 }
 

@@ -489,6 +489,21 @@ fn pre_tool_use_continue_false_runs_the_tool_then_stops_the_loop() {
 }
 
 #[test]
+fn system_message_goes_to_stderr_in_json_mode() {
+    let e = env();
+    let sm = e.script("sm.sh", r#"echo '{"systemMessage":"HELLO-JSON"}'"#);
+    e.hooks(json!({"PreToolUse": on("Bash", &sm)}));
+    let out = e.run_mock(
+        json!([bash("true"), say("ok")]),
+        &["--output-format", "json"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("HELLO-JSON"), "{}", out.stderr);
+    let v: Value = serde_json::from_str(out.stdout.trim()).unwrap();
+    assert_eq!(v["result"], "ok");
+}
+
+#[test]
 fn system_message_is_shown_on_stderr() {
     let e = env();
     let sm = e.script("sm.sh", r#"echo '{"systemMessage":"HELLO-USER"}'"#);
@@ -667,7 +682,8 @@ fn claude_env_file_exports_reach_later_bash_calls() {
 fn default_mode_headless_denies_an_unapproved_bash_call() {
     let e = env();
     let denied = e.dump("denied.log");
-    e.hooks(json!({"PermissionDenied": on("Bash", &denied)}));
+    let note = e.dump("note.log");
+    e.hooks(json!({"PermissionDenied": on("Bash", &denied), "Notification": on("*", &note)}));
     let script = e.mock(json!([bash("touch executed.flag"), say("ok")]));
     let out = e.run_cmd(e.cmd().args(["-p", "go", "--mock-script"]).arg(&script));
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -679,6 +695,10 @@ fn default_mode_headless_denies_an_unapproved_bash_call() {
         "{content}"
     );
     assert_eq!(e.log("denied.log")[0]["reason"], content);
+    assert!(
+        e.log("note.log").is_empty(),
+        "no Notification for a headless denial"
+    );
 }
 
 #[test]
@@ -1309,7 +1329,8 @@ fn run_on_tty(e: &Env, args: &str, input: &str) -> (i32, String) {
 fn interactive_session_prompts_for_permission_and_ends_with_prompt_input_exit() {
     let e = env();
     let end = e.dump("end.log");
-    e.hooks(json!({"SessionEnd": on("", &end)}));
+    let note = e.dump("note.log");
+    e.hooks(json!({"SessionEnd": on("", &end), "Notification": on("permission_prompt", &note)}));
     let script = e.mock(json!([
         bash("touch approved.flag"),
         say("interactive answer")
@@ -1326,6 +1347,14 @@ fn interactive_session_prompts_for_permission_and_ends_with_prompt_input_exit() 
     let ends = e.log("end.log");
     assert_eq!(ends.len(), 1, "{shown}");
     assert_eq!(ends[0]["reason"], "prompt_input_exit");
+    let notes = e.log("note.log");
+    assert_eq!(notes.len(), 1, "{shown}");
+    assert_eq!(notes[0]["notification_type"], "permission_prompt");
+    assert_eq!(
+        notes[0]["message"],
+        "rein needs your permission to use Bash"
+    );
+    assert!(notes[0].get("permission_mode").is_none());
 }
 
 #[test]

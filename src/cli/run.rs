@@ -16,7 +16,7 @@ use crate::agent::session::{
     Session, SessionConfig, TurnEnd, TurnOutcome, session_end_budget, stop_block_cap_from_env,
 };
 use crate::agent::transcript::{rein_home, transcript_path};
-use crate::cli::render::{Glyphs, StreamJson, TextRenderer, result_json};
+use crate::cli::render::{Glyphs, NoticesToStderr, StreamJson, TextRenderer, result_json};
 use crate::cli::{EXIT_ERROR, EXIT_OK, EXIT_USAGE, OutputFormat, RunArgs};
 use crate::hooks::dispatch::{Dispatcher, HookEnvironment};
 use crate::permissions::mode::{PermissionMode, check_bypass_allowed, resolve_mode};
@@ -100,7 +100,7 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
             glyphs: Glyphs::detect(),
             interactive,
         })),
-        OutputFormat::Json => {}
+        OutputFormat::Json => observers.push(Box::new(NoticesToStderr)),
         OutputFormat::StreamJson => observers.push(Box::new(StreamJson::new(
             &session_id,
             &setup.project_dir.to_string_lossy(),
