@@ -1,11 +1,11 @@
 //! Settings discovery, merge and validation against real files in temp directories.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use rein::hooks::event::HookEvent;
 use rein::hooks::matcher::Matcher;
-use rein::settings::schema::{HandlerKind, Inactive, Settings, Severity, SourceKind};
+use rein::settings::schema::{HandlerKind, Inactive, Settings, SourceKind};
 use rein::settings::{LoadOptions, load, parse_setting_sources};
 
 /// A fake machine: home, project, managed dir, all under one temp dir.
@@ -511,6 +511,7 @@ fn invalid_json_files_are_skipped_with_the_position() {
             "{name}: {rendered}"
         );
         assert!(rendered.contains(msg), "{name}: {rendered}");
+        assert!(s.has_errors(), "{name}");
         assert_eq!(active(&s), ["user-hook"], "{name}");
         let project = s
             .files
@@ -581,7 +582,7 @@ fn disable_all_hooks_in_project_keeps_managed_hooks() {
     assert!(
         matches!(&s.handlers[0].inactive, Some(Inactive::Disabled(f)) if f.ends_with("project/.claude/settings.json"))
     );
-    insta::assert_snapshot!(env.render(&s), @"<tmp>/project/.claude/settings.json:1:2: warning: \"disableAllHooks\": true — hooks from user, project, local and --settings files are switched off; managed hooks keep running (1 handlers)");
+    insta::assert_snapshot!(env.render(&s), @"<tmp>/project/.claude/settings.json:1:2: warning: \"disableAllHooks\": true — hooks from user, project, local and --settings files are switched off; managed hooks keep running (handlers switched off: 1)");
 }
 
 #[test]
@@ -782,4 +783,75 @@ fn a_file_full_of_problems_snapshot() {
     let s = env.load();
     insta::assert_snapshot!(env.render(&s));
     assert_eq!(commands(&s), ["typo-event", "x", "ups", "wt"]);
+}
+
+#[test]
+fn duplicate_event_keys_last_wins_like_json_parse() {
+    let env = Env::new();
+    env.project(r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "first"}]}], "Stop": [{"hooks": [{"type": "command", "command": "second"}]}]}}"#);
+    let s = env.load();
+    assert_eq!(commands(&s), ["second"]);
+    insta::assert_snapshot!(env.render(&s), @r#"<tmp>/project/.claude/settings.json:1:76: warning: duplicate key "Stop" (first at line 1, column 12); the later one wins"#);
+}
+
+#[test]
+fn minified_one_line_file_with_ten_thousand_handlers() {
+    let env = Env::new();
+    let hs: Vec<String> = (0..10_000)
+        .map(|i| format!(r#"{{"type":"command","command":"é{i}"}}"#))
+        .collect();
+    env.project(&format!(
+        r#"{{"hooks":{{"PostToolUse":[{{"hooks":[{}]}}]}}}}"#,
+        hs.join(",")
+    ));
+    let start = std::time::Instant::now();
+    let s = env.load();
+    eprintln!("one-line file, 10,000 handlers: {:?}", start.elapsed());
+    assert_eq!(s.handlers.len(), 10_000);
+    let last = &s.handlers[9_999].origin.location;
+    assert_eq!(last.line, 1);
+    // 35 chars before the first handler, then each handler plus its comma.
+    let expected: usize = 35
+        + hs[..9_999]
+            .iter()
+            .map(|h| h.chars().count() + 1)
+            .sum::<usize>();
+    assert_eq!(last.col as usize, expected + 1);
+}
+
+#[test]
+fn a_typical_real_world_file_loads_clean() {
+    let env = Env::new();
+    env.project(include_str!("fixtures/settings/real-world.json"));
+    let s = env.load();
+    assert_eq!(env.render(&s), "");
+    assert!(!s.has_errors());
+    assert_eq!(s.handlers.len(), 10);
+    assert!(s.handlers.iter().all(|h| h.inactive.is_none()));
+    let describe: Vec<String> = s.handlers.iter().map(|h| h.matcher.describe()).collect();
+    assert_eq!(
+        describe,
+        [
+            "exact [Bash]",
+            "exact [Bash]",
+            "exact [Edit, MultiEdit, Write]",
+            "regex /mcp__github__.*/",
+            "exact [Edit, Write]",
+            "all",
+            "exact [startup, resume]",
+            "exact [permission_prompt, idle_prompt]",
+            "all",
+            "all",
+        ]
+    );
+    let HandlerKind::Command(c) = &s.handlers[1].kind else {
+        panic!()
+    };
+    assert!(c.is_async);
+    assert_eq!(s.handlers[0].timeout, Some(10.0));
+    assert_eq!(s.handlers[5].timeout, Some(2.5));
+    assert_eq!(s.handlers[2].if_text.as_deref(), Some("Edit(src/**)"));
+    assert!(s.handlers[2].if_condition.is_some());
+    assert_eq!(s.permissions.deny.len(), 3);
+    assert_eq!(s.env, [("NODE_ENV".to_string(), "development".to_string())]);
 }
