@@ -1,1 +1,1383 @@
-//! TODO(skeleton): owned by the hook-engine work.
+//! What one command-hook run *meant*: recognising hook JSON on stdout (spec §4.2), validating it
+//! against the common fields (§4.3) and the event's `hookSpecificOutput` (§4.4), and applying the
+//! exit-code decision procedure (§4.1). [`interpret`] is the single place that decides.
+//!
+//! Decisions are taken from stdout decoded **strictly** as UTF-8: bytes that are not UTF-8 are
+//! never read as an answer (a lossy decode could turn garbage into an `allow`). stderr is only
+//! displayed, so it is decoded lossily.
+//!
+//! The field tables below ([`common_fields`], [`specific_fields`]) are the one source for both
+//! validation and the "Expected schema" text of a validation error.
+
+use serde_json::{Map, Value};
+
+use crate::hooks::command::RawRun;
+use crate::hooks::decision::{HandlerRun, OutcomeKind, RunStatus};
+use crate::hooks::event::HookEvent;
+use crate::settings::schema::{HandlerOrigin, OnFailure};
+
+/// Deepest nesting of objects/arrays accepted in hook JSON.
+///
+/// Why: serde_json is built with `unbounded_depth` (the settings loader needs it), so parsing
+/// (and dropping) a 100 000-level document would recurse until the stack overflows. The bytes
+/// are scanned first and anything deeper than this is rejected as invalid hook JSON. 128 is
+/// serde_json's own default limit; no real hook output comes close.
+pub const MAX_JSON_DEPTH: usize = 128;
+
+/// The text standing in for an empty stderr in reason texts (Claude Code's wording).
+pub const NO_STDERR: &str = "No stderr output";
+
+/// Legacy top-level `decision`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LegacyDecision {
+    /// PreToolUse: permission *allow*.
+    Approve,
+    /// A blocking error with `reason` (or `Blocked by hook`).
+    Block,
+}
+
+/// `hookSpecificOutput.permissionDecision` (PreToolUse; PreModelSwitch without `defer`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookPermission {
+    Allow,
+    Deny,
+    Ask,
+    Defer,
+}
+
+impl HookPermission {
+    fn parse(text: &str) -> Option<HookPermission> {
+        match text {
+            "allow" => Some(HookPermission::Allow),
+            "deny" => Some(HookPermission::Deny),
+            "ask" => Some(HookPermission::Ask),
+            "defer" => Some(HookPermission::Defer),
+            _ => None,
+        }
+    }
+}
+
+/// `hookSpecificOutput.decision` of PermissionRequest.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PermissionRequestAnswer {
+    Allow {
+        updated_input: Option<Map<String, Value>>,
+        updated_permissions: Vec<Value>,
+    },
+    Deny {
+        message: Option<String>,
+        interrupt: bool,
+    },
+}
+
+/// The event-specific part of a hook's JSON, one variant per event rein fires (spec §4.4).
+#[derive(Debug, Clone, PartialEq)]
+pub enum HookSpecificOutput {
+    PreToolUse {
+        permission_decision: Option<HookPermission>,
+        permission_decision_reason: Option<String>,
+        /// Replaces the whole tool input.
+        updated_input: Option<Map<String, Value>>,
+        additional_context: Option<String>,
+    },
+    PermissionRequest {
+        decision: PermissionRequestAnswer,
+    },
+    PermissionDenied {
+        retry: Option<bool>,
+    },
+    PostToolUse {
+        additional_context: Option<String>,
+        updated_tool_output: Option<Value>,
+        /// Legacy, MCP tools only; ignored when `updated_tool_output` is present.
+        updated_mcp_tool_output: Option<Value>,
+        classifier_context: Option<String>,
+    },
+    PostToolUseFailure {
+        additional_context: Option<String>,
+    },
+    PostToolBatch {
+        additional_context: Option<String>,
+    },
+    UserPromptSubmit {
+        additional_context: Option<String>,
+        session_title: Option<String>,
+        suppress_original_prompt: Option<bool>,
+    },
+    SessionStart {
+        additional_context: Option<String>,
+        initial_user_message: Option<String>,
+        session_title: Option<String>,
+        watch_paths: Option<Vec<String>>,
+        reload_skills: Option<bool>,
+    },
+    /// No hook-specific fields are read on SessionEnd.
+    SessionEnd,
+    Stop {
+        additional_context: Option<String>,
+    },
+    /// No hook-specific fields are read on StopFailure.
+    StopFailure,
+    Notification {
+        additional_context: Option<String>,
+    },
+    /// An event rein never fires: its fields were validated and are kept as written.
+    NotFired {
+        event: HookEvent,
+        fields: Map<String, Value>,
+    },
+}
+
+impl HookSpecificOutput {
+    /// `additionalContext`, on every event that reads it.
+    pub fn additional_context(&self) -> Option<&str> {
+        match self {
+            HookSpecificOutput::PreToolUse {
+                additional_context, ..
+            }
+            | HookSpecificOutput::PostToolUse {
+                additional_context, ..
+            }
+            | HookSpecificOutput::PostToolUseFailure { additional_context }
+            | HookSpecificOutput::PostToolBatch { additional_context }
+            | HookSpecificOutput::UserPromptSubmit {
+                additional_context, ..
+            }
+            | HookSpecificOutput::SessionStart {
+                additional_context, ..
+            }
+            | HookSpecificOutput::Stop { additional_context }
+            | HookSpecificOutput::Notification { additional_context } => {
+                additional_context.as_deref()
+            }
+            HookSpecificOutput::PermissionRequest { .. }
+            | HookSpecificOutput::PermissionDenied { .. }
+            | HookSpecificOutput::SessionEnd
+            | HookSpecificOutput::StopFailure => None,
+            HookSpecificOutput::NotFired { fields, .. } => {
+                fields.get("additionalContext").and_then(Value::as_str)
+            }
+        }
+    }
+}
+
+/// A validated hook JSON output (spec §4.3). Unknown keys are tolerated and not kept here (the
+/// raw value is in [`Interpreted::json`]).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct HookJsonOutput {
+    /// `continue` (`false` stops the loop after the current step).
+    pub continue_: Option<bool>,
+    pub stop_reason: Option<String>,
+    pub suppress_output: Option<bool>,
+    pub decision: Option<LegacyDecision>,
+    pub reason: Option<String>,
+    pub system_message: Option<String>,
+    pub terminal_sequence: Option<String>,
+    pub hook_specific: Option<HookSpecificOutput>,
+}
+
+impl HookJsonOutput {
+    /// `continue: false`.
+    pub fn stops_loop(&self) -> bool {
+        self.continue_ == Some(false)
+    }
+
+    /// The reason text of `decision: "block"` (`reason`, or `Blocked by hook`).
+    pub fn block_reason(&self) -> Option<String> {
+        match self.decision {
+            Some(LegacyDecision::Block) => Some(
+                self.reason
+                    .clone()
+                    .unwrap_or_else(|| "Blocked by hook".to_string()),
+            ),
+            Some(LegacyDecision::Approve) | None => None,
+        }
+    }
+
+    /// PreToolUse's permission answer with its reason: `permissionDecision` if given (reason
+    /// falls back to `reason`), else the legacy `decision` (`approve` → allow, `block` → deny).
+    pub fn permission(&self) -> Option<(HookPermission, Option<String>)> {
+        if let Some(HookSpecificOutput::PreToolUse {
+            permission_decision: Some(decision),
+            permission_decision_reason,
+            ..
+        }) = &self.hook_specific
+        {
+            let reason = permission_decision_reason
+                .clone()
+                .or_else(|| self.reason.clone());
+            return Some((*decision, reason));
+        }
+        match self.decision {
+            Some(LegacyDecision::Approve) => Some((HookPermission::Allow, self.reason.clone())),
+            Some(LegacyDecision::Block) => Some((HookPermission::Deny, self.block_reason())),
+            None => None,
+        }
+    }
+
+    /// `hookSpecificOutput.additionalContext`, if the event reads it.
+    pub fn additional_context(&self) -> Option<&str> {
+        self.hook_specific
+            .as_ref()
+            .and_then(HookSpecificOutput::additional_context)
+    }
+
+    /// Whether the output refuses on its own (`decision: "block"`, a PreToolUse `deny`, a
+    /// PermissionRequest `deny`): then exit 2 adds no second blocking error.
+    pub fn refuses(&self) -> bool {
+        if self.decision == Some(LegacyDecision::Block) {
+            return true;
+        }
+        match &self.hook_specific {
+            Some(HookSpecificOutput::PreToolUse {
+                permission_decision,
+                ..
+            }) => *permission_decision == Some(HookPermission::Deny),
+            Some(HookSpecificOutput::PermissionRequest { decision }) => {
+                matches!(decision, PermissionRequestAnswer::Deny { .. })
+            }
+            Some(
+                HookSpecificOutput::PermissionDenied { .. }
+                | HookSpecificOutput::PostToolUse { .. }
+                | HookSpecificOutput::PostToolUseFailure { .. }
+                | HookSpecificOutput::PostToolBatch { .. }
+                | HookSpecificOutput::UserPromptSubmit { .. }
+                | HookSpecificOutput::SessionStart { .. }
+                | HookSpecificOutput::SessionEnd
+                | HookSpecificOutput::Stop { .. }
+                | HookSpecificOutput::StopFailure
+                | HookSpecificOutput::Notification { .. }
+                | HookSpecificOutput::NotFired { .. },
+            )
+            | None => false,
+        }
+    }
+}
+
+/// What stdout was recognised as (spec §4.2).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Recognised {
+    /// Not hook JSON; the text is `stdout.trim()` (lossy if stdout was not UTF-8).
+    Plain(String),
+    /// `{"async": true, …}`: the hook asked to be backgrounded.
+    AsyncMarker(Value),
+    /// A valid hook output.
+    Json(Value, Box<HookJsonOutput>),
+    /// Looked like hook JSON but is not acceptable; the full user-facing error text. `json` is
+    /// the parsed value when it did parse.
+    Invalid {
+        message: String,
+        json: Option<Value>,
+    },
+}
+
+/// The interpretation of one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Interpreted {
+    /// Success / Blocking(reason) / NonBlocking(user text) / Cancelled.
+    pub outcome: OutcomeKind,
+    /// The validated JSON output. `Some` exactly when its fields must be applied — whatever the
+    /// outcome (e.g. exit 2 with JSON context: `Blocking` *and* `Some`).
+    pub output: Option<HookJsonOutput>,
+    /// The parsed stdout JSON, when stdout parsed as a JSON object (also when it was then
+    /// rejected or ignored), for logs and `HandlerRun::json`.
+    pub json: Option<Value>,
+    /// Exit 0 with plain-text stdout: `stdout.trim()`, the hook's "success" content (only some
+    /// events show it to the model, spec §4.1 step 7a).
+    pub plain_stdout: Option<String>,
+    /// stdout was the `{"async":true}` marker: success, nothing else processed.
+    pub backgrounded: bool,
+    /// User-facing diagnostics that change nothing (a capped stream, JSON applied despite a
+    /// failing exit code, keys an event does not read, …); for `--debug hooks` and
+    /// `rein hooks test`.
+    pub notices: Vec<String>,
+}
+
+impl Interpreted {
+    fn new(outcome: OutcomeKind) -> Interpreted {
+        Interpreted {
+            outcome,
+            output: None,
+            json: None,
+            plain_stdout: None,
+            backgrounded: false,
+            notices: Vec::new(),
+        }
+    }
+
+    /// The per-handler record for [`crate::hooks::decision::Decision::runs`].
+    pub fn to_handler_run(&self, origin: HandlerOrigin, command: &str, raw: &RawRun) -> HandlerRun {
+        HandlerRun {
+            origin,
+            command: command.to_string(),
+            status: raw.status.clone(),
+            outcome: self.outcome.clone(),
+            duration: raw.duration,
+            stdout: String::from_utf8_lossy(&raw.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&raw.stderr).into_owned(),
+            stdout_bytes: raw.stdout_bytes,
+            stderr_bytes: raw.stderr_bytes,
+            stdout_capped: raw.stdout_capped,
+            stderr_capped: raw.stderr_capped,
+            json: self.json.clone(),
+        }
+    }
+}
+
+/// Events on which `onFailure` is ignored (spec §1.6).
+pub fn ignores_on_failure(event: HookEvent) -> bool {
+    match event {
+        HookEvent::Stop
+        | HookEvent::SubagentStop
+        | HookEvent::TaskCompleted
+        | HookEvent::TeammateIdle => true,
+        HookEvent::PreToolUse
+        | HookEvent::PostToolUse
+        | HookEvent::PostToolUseFailure
+        | HookEvent::PostToolBatch
+        | HookEvent::Notification
+        | HookEvent::UserPromptSubmit
+        | HookEvent::UserPromptExpansion
+        | HookEvent::SessionStart
+        | HookEvent::SessionEnd
+        | HookEvent::StopFailure
+        | HookEvent::SubagentStart
+        | HookEvent::PreCompact
+        | HookEvent::PostCompact
+        | HookEvent::PreModelSwitch
+        | HookEvent::PostModelSwitch
+        | HookEvent::PermissionRequest
+        | HookEvent::PermissionDenied
+        | HookEvent::Setup
+        | HookEvent::TaskCreated
+        | HookEvent::Elicitation
+        | HookEvent::ElicitationResult
+        | HookEvent::ConfigChange
+        | HookEvent::WorktreeCreate
+        | HookEvent::WorktreeRemove
+        | HookEvent::InstructionsLoaded
+        | HookEvent::CwdChanged
+        | HookEvent::FileChanged
+        | HookEvent::DirectoryAdded
+        | HookEvent::MessageDisplay => false,
+    }
+}
+
+/// Interprets one finished run of the command hook `command_text` (as configured; exec form:
+/// command and args joined by spaces) on `event`. The procedure, first match wins (spec §4.1):
+///
+/// 0. `onFailure: "block"` is ignored on Stop, SubagentStop, TaskCompleted, TeammateIdle
+///    ([`ignores_on_failure`]; the caller passes `Continue` for async hooks). "Blocks on
+///    failure" below means it is `Block` after that.
+/// 1. **Could not start** (`SpawnFailed`, also `Crashed`): text
+///    `Error occurred while executing hook command: <err>` → `NonBlocking(text)`; blocks on
+///    failure → `Blocking("[<cmd>]: failed; blocking because onFailure is \"block\"\n<text>")`.
+/// 2. **Timed out** → `Cancelled` (stdout/stderr discarded); blocks on failure →
+///    `Blocking("[<cmd>]: timed out; blocking because onFailure is \"block\"")`. A run ended by
+///    the caller's cancel (`raw.cancelled`, a turn abort) is always `Cancelled`.
+/// 3. `Backgrounded` status → `Success`, nothing processed. Otherwise the exit code is the
+///    process's; **death by a signal counts as exit 1**.
+/// 4. Recognise stdout ([`recognise`], spec §4.2): plain text / async marker / valid JSON /
+///    invalid.
+/// 5. **Async marker** (`{"async":true}`) → `Success`, `backgrounded`, nothing else processed.
+/// 6. **Blocks on failure and exit ∉ {0, 2}** → `Blocking("[<cmd>]: failed; blocking because
+///    onFailure is \"block\"\n<stderr>")`; any JSON is ignored.
+/// 7. **Invalid JSON** (unparseable `{…}`, schema failure, wrong `hookEventName`, not UTF-8,
+///    too deep, capped): exit 2 → `Blocking("[<cmd>]: <stderr or No stderr output>")`; blocks
+///    on failure → `Blocking("[<cmd>]: failed; blocking because onFailure is \"block\"\n<error>")`;
+///    else `NonBlocking(<error>)`. None of the output is applied.
+/// 8. **Valid JSON**, any exit code: `output` is applied. `decision: "block"` →
+///    `Blocking(reason or "Blocked by hook")`; else exit 2 and the output does not refuse on its
+///    own ([`HookJsonOutput::refuses`]) → `Blocking("[<cmd>]: <stderr or No stderr output>")`;
+///    else `Success` (a failing exit code adds a notice).
+/// 9. **Plain text, exit 0** → `Success`, `plain_stdout = stdout.trim()`.
+/// 10. **Plain text, exit 2** → `Blocking("[<cmd>]: <stderr verbatim, or No stderr output>")`;
+///     except on Stop/SubagentStop/TaskCompleted/TeammateIdle with empty stdout and a stderr
+///     matching `no such file|can't open` (case-insensitive), downgraded to
+///     `NonBlocking("Hook script appears to be missing: <stderr>")`.
+/// 11. **Plain text, any other exit** → `NonBlocking("Failed with non-blocking status code:
+///     <stderr.trim() or No stderr output>")`.
+pub fn interpret(
+    event: HookEvent,
+    command_text: &str,
+    raw: &RawRun,
+    on_failure: OnFailure,
+) -> Interpreted {
+    // Step 0.
+    let block_on_failure = match on_failure {
+        OnFailure::Block => !ignores_on_failure(event),
+        OnFailure::Continue => false,
+    };
+    let stderr = String::from_utf8_lossy(&raw.stderr).into_owned();
+    let failed_blocking = |detail: &str| {
+        format!("[{command_text}]: failed; blocking because onFailure is \"block\"\n{detail}")
+    };
+    let exit2_reason = || {
+        if stderr.trim().is_empty() {
+            format!("[{command_text}]: {NO_STDERR}")
+        } else {
+            format!("[{command_text}]: {stderr}")
+        }
+    };
+
+    // Steps 1–3.
+    let code = match &raw.status {
+        RunStatus::SpawnFailed(err) | RunStatus::Crashed(err) => {
+            let text = format!("Error occurred while executing hook command: {err}");
+            let outcome = if block_on_failure {
+                OutcomeKind::Blocking(failed_blocking(&text))
+            } else {
+                OutcomeKind::NonBlocking(text)
+            };
+            return Interpreted::new(outcome);
+        }
+        RunStatus::TimedOut => {
+            let outcome = if block_on_failure && !raw.cancelled {
+                OutcomeKind::Blocking(format!(
+                    "[{command_text}]: timed out; blocking because onFailure is \"block\""
+                ))
+            } else {
+                OutcomeKind::Cancelled
+            };
+            let mut interpreted = Interpreted::new(outcome);
+            interpreted.notices.push(if raw.cancelled {
+                format!("[{command_text}]: cancelled; its process group was killed")
+            } else {
+                format!(
+                    "[{command_text}]: timed out after {:.1} s; its process group was killed",
+                    raw.duration.as_secs_f64()
+                )
+            });
+            return interpreted;
+        }
+        RunStatus::Backgrounded => {
+            let mut interpreted = Interpreted::new(OutcomeKind::Success);
+            interpreted.backgrounded = true;
+            return interpreted;
+        }
+        RunStatus::Exited(code) => *code,
+        RunStatus::Signaled(_) => 1,
+    };
+
+    let mut notices = Vec::new();
+    if let RunStatus::Signaled(signal) = raw.status {
+        notices.push(format!(
+            "[{command_text}]: killed by signal {signal}; treated as exit code 1"
+        ));
+    }
+    if raw.stderr_capped {
+        notices.push(format!(
+            "[{command_text}]: stderr was {} bytes; only the first {} were kept",
+            raw.stderr_bytes,
+            raw.stderr.len()
+        ));
+    }
+    if raw.lingering_killed {
+        notices.push(format!(
+            "[{command_text}]: exited but a process it started kept stdout/stderr open; its \
+             process group was killed"
+        ));
+    }
+
+    // Step 4.
+    let recognised = recognise(event, raw);
+    let (outcome, mut interpreted) = match recognised {
+        // Step 5.
+        Recognised::AsyncMarker(json) => {
+            let mut interpreted = Interpreted::new(OutcomeKind::Success);
+            interpreted.backgrounded = true;
+            interpreted.json = Some(json);
+            (OutcomeKind::Success, interpreted)
+        }
+        // Step 6.
+        recognised if block_on_failure && code != 0 && code != 2 => {
+            let mut interpreted = Interpreted::new(OutcomeKind::Success);
+            if let Recognised::Json(json, _)
+            | Recognised::Invalid {
+                json: Some(json), ..
+            } = recognised
+            {
+                interpreted.json = Some(json);
+            }
+            (OutcomeKind::Blocking(failed_blocking(&stderr)), interpreted)
+        }
+        // Step 7.
+        Recognised::Invalid { message, json } => {
+            let outcome = if code == 2 {
+                OutcomeKind::Blocking(exit2_reason())
+            } else if block_on_failure {
+                OutcomeKind::Blocking(failed_blocking(&message))
+            } else {
+                OutcomeKind::NonBlocking(message.clone())
+            };
+            let mut interpreted = Interpreted::new(OutcomeKind::Success);
+            interpreted.json = json;
+            if code == 2 || block_on_failure {
+                interpreted.notices.push(message);
+            }
+            (outcome, interpreted)
+        }
+        // Step 8.
+        Recognised::Json(json, output) => {
+            let outcome = if let Some(reason) = output.block_reason() {
+                OutcomeKind::Blocking(reason)
+            } else if code == 2 && !output.refuses() {
+                OutcomeKind::Blocking(exit2_reason())
+            } else {
+                OutcomeKind::Success
+            };
+            let mut interpreted = Interpreted::new(OutcomeKind::Success);
+            if code != 0 && code != 2 {
+                interpreted.notices.push(format!(
+                    "[{command_text}]: exited with status {code}; its JSON output was applied \
+                     anyway (as Claude Code does)"
+                ));
+            }
+            interpreted.notices.extend(
+                unread_keys(event, &json).into_iter().map(|key| {
+                    format!("[{command_text}]: `{key}` is not read on {event}; ignored")
+                }),
+            );
+            interpreted.json = Some(json);
+            interpreted.output = Some(*output);
+            (outcome, interpreted)
+        }
+        Recognised::Plain(text) => {
+            if raw.stdout_capped {
+                notices.push(format!(
+                    "[{command_text}]: stdout was {} bytes; only the first {} were kept",
+                    raw.stdout_bytes,
+                    raw.stdout.len()
+                ));
+            }
+            if std::str::from_utf8(&raw.stdout).is_err() && !raw.stdout_capped {
+                notices.push(format!(
+                    "[{command_text}]: stdout is not valid UTF-8; shown with replacement \
+                     characters"
+                ));
+            }
+            let mut interpreted = Interpreted::new(OutcomeKind::Success);
+            let outcome = match code {
+                // Step 9.
+                0 => {
+                    interpreted.plain_stdout = Some(text);
+                    OutcomeKind::Success
+                }
+                // Step 10.
+                2 => {
+                    if stop_like(event) && text.is_empty() && looks_like_missing_script(&stderr) {
+                        OutcomeKind::NonBlocking(format!(
+                            "Hook script appears to be missing: {}",
+                            stderr.trim()
+                        ))
+                    } else {
+                        OutcomeKind::Blocking(exit2_reason())
+                    }
+                }
+                // Step 11.
+                _ => OutcomeKind::NonBlocking(format!(
+                    "Failed with non-blocking status code: {}",
+                    if stderr.trim().is_empty() {
+                        NO_STDERR
+                    } else {
+                        stderr.trim()
+                    }
+                )),
+            };
+            (outcome, interpreted)
+        }
+    };
+    interpreted.outcome = outcome;
+    notices.append(&mut interpreted.notices);
+    interpreted.notices = notices;
+    interpreted
+}
+
+/// Events whose exit-2 "script missing" case is downgraded (spec §4.1 step 7b).
+fn stop_like(event: HookEvent) -> bool {
+    ignores_on_failure(event)
+}
+
+fn looks_like_missing_script(stderr: &str) -> bool {
+    let lower = stderr.to_lowercase();
+    lower.contains("no such file") || lower.contains("can't open")
+}
+
+/// Recognises stdout per spec §4.2 and validates it for `event`.
+///
+/// 1. `s = stdout.trim()`; not starting with `{` → plain text.
+/// 2. Capped stdout, stdout that is not UTF-8, or JSON nested deeper than [`MAX_JSON_DEPTH`]
+///    → invalid (never an answer), unless the rules of 4. would make it plain text anyway.
+/// 3. Parses: `{"async": true}` → async marker; otherwise validated (§4.3/§4.4, wrong
+///    `hookEventName` voids it).
+/// 4. Does not parse: `s` not ending in `}` → plain text (trailing text); ≥ 2 non-empty lines
+///    that are each a JSON object that is `{}` or not a valid output → plain text (several
+///    documents); else invalid ("looks like a JSON object but is not valid JSON").
+pub fn recognise(event: HookEvent, raw: &RawRun) -> Recognised {
+    let lossy = String::from_utf8_lossy(&raw.stdout);
+    let s = lossy.trim();
+    if !s.starts_with('{') {
+        return Recognised::Plain(s.to_string());
+    }
+    if raw.stdout_capped {
+        return Recognised::Invalid {
+            message: validation_message(
+                "(root)",
+                &format!(
+                    "stdout was {} bytes, more than the {}-byte cap; a truncated JSON output is \
+                     never used",
+                    raw.stdout_bytes,
+                    raw.stdout.len()
+                ),
+                None,
+                s,
+                event,
+            ),
+            json: None,
+        };
+    }
+    let text = match std::str::from_utf8(&raw.stdout) {
+        Ok(text) => text.trim(),
+        Err(err) => {
+            if !s.ends_with('}') {
+                return Recognised::Plain(s.to_string());
+            }
+            return Recognised::Invalid {
+                message: validation_message(
+                    "(root)",
+                    &format!(
+                        "stdout is not valid UTF-8 (first bad byte at offset {}); hook JSON must \
+                         be UTF-8",
+                        err.valid_up_to()
+                    ),
+                    None,
+                    s,
+                    event,
+                ),
+                json: None,
+            };
+        }
+    };
+    let depth = nesting_depth(text.as_bytes());
+    if depth > MAX_JSON_DEPTH {
+        if !text.ends_with('}') {
+            return Recognised::Plain(text.to_string());
+        }
+        return Recognised::Invalid {
+            message: validation_message(
+                "(root)",
+                &format!(
+                    "JSON is nested {depth} levels deep; at most {MAX_JSON_DEPTH} are accepted"
+                ),
+                None,
+                &preview(text),
+                event,
+            ),
+            json: None,
+        };
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(value) => {
+            if let Value::Object(map) = &value
+                && map.get("async") == Some(&Value::Bool(true))
+            {
+                return Recognised::AsyncMarker(value);
+            }
+            match validate(event, &value) {
+                Ok(output) => Recognised::Json(value, Box::new(output)),
+                Err(Rejection::WrongEvent { got }) => Recognised::Invalid {
+                    message: format!(
+                        "Hook returned incorrect event name: expected '{event}' but got '{got}'. \
+                         Full stdout: {text}"
+                    ),
+                    json: Some(value),
+                },
+                Err(Rejection::Schema(issues)) => {
+                    let (path, message) = join_issues(&issues);
+                    Recognised::Invalid {
+                        message: validation_message(&path, &message, Some(&value), text, event),
+                        json: Some(value),
+                    }
+                }
+            }
+        }
+        Err(err) => {
+            if !text.ends_with('}') {
+                return Recognised::Plain(text.to_string());
+            }
+            if several_documents(event, text) {
+                return Recognised::Plain(text.to_string());
+            }
+            Recognised::Invalid {
+                message: validation_message(
+                    "(root)",
+                    &format!("looks like a JSON object but is not valid JSON: {err}"),
+                    None,
+                    text,
+                    event,
+                ),
+                json: None,
+            }
+        }
+    }
+}
+
+/// Keys of a valid output that `event` does not read (tolerated, as in Claude Code, but worth
+/// telling the hook's author): unknown top-level keys and `hookSpecificOutput` keys of other
+/// events, as dotted paths.
+pub fn unread_keys(event: HookEvent, json: &Value) -> Vec<String> {
+    let mut unread = Vec::new();
+    let Some(map) = json.as_object() else {
+        return unread;
+    };
+    for key in map.keys() {
+        let known =
+            key == "hookSpecificOutput" || key == "async" || COMMON.iter().any(|f| f.name == key);
+        if !known {
+            unread.push(key.clone());
+        }
+    }
+    if let Some(hso) = map.get("hookSpecificOutput").and_then(Value::as_object) {
+        for key in hso.keys() {
+            let known =
+                key == "hookEventName" || specific_fields(event).iter().any(|f| f.name == key);
+            if !known {
+                unread.push(format!("hookSpecificOutput.{key}"));
+            }
+        }
+    }
+    unread
+}
+
+/// The start of a huge text, for error messages.
+fn preview(text: &str) -> String {
+    const MAX: usize = 200;
+    match text.char_indices().nth(MAX) {
+        Some((index, _)) => format!("{}… ({} bytes)", &text[..index], text.len()),
+        None => text.to_string(),
+    }
+}
+
+/// ≥ 2 non-empty lines, each a JSON object that is `{}` or not a valid hook output.
+fn several_documents(event: HookEvent, text: &str) -> bool {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    lines.len() >= 2
+        && lines
+            .iter()
+            .all(|line| match serde_json::from_str::<Value>(line) {
+                Ok(Value::Object(map)) => {
+                    map.is_empty() || validate(event, &Value::Object(map)).is_err()
+                }
+                Ok(_) | Err(_) => false,
+            })
+}
+
+/// Deepest object/array nesting in JSON-ish bytes (strings skipped), without recursion.
+pub(crate) fn nesting_depth(bytes: &[u8]) -> usize {
+    let mut depth = 0usize;
+    let mut max = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &b in bytes {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+fn validation_message(
+    path: &str,
+    message: &str,
+    value: Option<&Value>,
+    text: &str,
+    event: HookEvent,
+) -> String {
+    let shown = match value {
+        Some(value) => serde_json::to_string_pretty(value).unwrap_or_else(|_| text.to_string()),
+        None => text.to_string(),
+    };
+    format!(
+        "Hook JSON output validation failed — {path}: {message}\n\nThe hook's output was: \
+         {shown}\n\nExpected schema:\n{}",
+        expected_schema(event)
+    )
+}
+
+fn join_issues(issues: &[Issue]) -> (String, String) {
+    match issues {
+        [] => ("(root)".to_string(), "invalid".to_string()),
+        [only] => (only.path.clone(), only.message.clone()),
+        [first, rest @ ..] => {
+            let mut message = first.message.clone();
+            for issue in rest {
+                message.push_str(&format!("; {}: {}", issue.path, issue.message));
+            }
+            (first.path.clone(), message)
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schema: field tables, validation, typed extraction.
+
+/// The type a field must have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldType {
+    Bool,
+    String,
+    Number,
+    /// One of these strings.
+    Enum(&'static [&'static str]),
+    /// A JSON object.
+    Object,
+    /// An array of strings.
+    StringArray,
+    /// Any JSON value.
+    Any,
+    /// PermissionRequest's `{behavior:"allow", …} | {behavior:"deny", …}`.
+    PermissionRequestDecision,
+    /// A terminal escape: OSC 0/1/2/9/99/777 or BEL (spec §4.3).
+    TerminalSequence,
+}
+
+impl FieldType {
+    fn describe(self) -> String {
+        match self {
+            FieldType::Bool => "boolean".to_string(),
+            FieldType::String | FieldType::TerminalSequence => "string".to_string(),
+            FieldType::Number => "number".to_string(),
+            FieldType::Enum(options) => options
+                .iter()
+                .map(|o| format!("\"{o}\""))
+                .collect::<Vec<_>>()
+                .join(" | "),
+            FieldType::Object => "object".to_string(),
+            FieldType::StringArray => "string[]".to_string(),
+            FieldType::Any => "any".to_string(),
+            FieldType::PermissionRequestDecision => {
+                "{ \"behavior\": \"allow\", \"updatedInput\"?: \
+                 object, \"updatedPermissions\"?: object[] } | { \"behavior\": \"deny\", \
+                 \"message\"?: string, \"interrupt\"?: boolean }"
+                    .to_string()
+            }
+        }
+    }
+}
+
+/// One optional field of an output object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Field {
+    pub name: &'static str,
+    pub ty: FieldType,
+    pub required: bool,
+}
+
+const fn opt(name: &'static str, ty: FieldType) -> Field {
+    Field {
+        name,
+        ty,
+        required: false,
+    }
+}
+
+const COMMON: &[Field] = &[
+    opt("continue", FieldType::Bool),
+    opt("suppressOutput", FieldType::Bool),
+    opt("stopReason", FieldType::String),
+    opt("decision", FieldType::Enum(&["approve", "block"])),
+    opt("reason", FieldType::String),
+    opt("systemMessage", FieldType::String),
+    opt("terminalSequence", FieldType::TerminalSequence),
+    opt("asyncTimeout", FieldType::Number),
+];
+
+/// The common top-level fields (spec §4.3), besides `hookSpecificOutput`.
+pub fn common_fields() -> &'static [Field] {
+    COMMON
+}
+
+const CONTEXT: Field = opt("additionalContext", FieldType::String);
+const PRE_TOOL_USE: &[Field] = &[
+    opt(
+        "permissionDecision",
+        FieldType::Enum(&["allow", "deny", "ask", "defer"]),
+    ),
+    opt("permissionDecisionReason", FieldType::String),
+    opt("updatedInput", FieldType::Object),
+    CONTEXT,
+    opt("permissionDisplay", FieldType::Any),
+];
+const PERMISSION_REQUEST: &[Field] = &[Field {
+    name: "decision",
+    ty: FieldType::PermissionRequestDecision,
+    required: true,
+}];
+const POST_TOOL_USE: &[Field] = &[
+    CONTEXT,
+    opt("updatedToolOutput", FieldType::Any),
+    opt("updatedMCPToolOutput", FieldType::Any),
+    opt("classifierContext", FieldType::String),
+];
+const CONTEXT_ONLY: &[Field] = &[CONTEXT];
+const USER_PROMPT_SUBMIT: &[Field] = &[
+    CONTEXT,
+    opt("sessionTitle", FieldType::String),
+    opt("suppressOriginalPrompt", FieldType::Bool),
+];
+const USER_PROMPT_EXPANSION: &[Field] = &[CONTEXT, opt("suppressOriginalPrompt", FieldType::Bool)];
+const SESSION_START: &[Field] = &[
+    CONTEXT,
+    opt("initialUserMessage", FieldType::String),
+    opt("sessionTitle", FieldType::String),
+    opt("watchPaths", FieldType::StringArray),
+    opt("reloadSkills", FieldType::Bool),
+];
+const PRE_MODEL_SWITCH: &[Field] = &[
+    opt(
+        "permissionDecision",
+        FieldType::Enum(&["allow", "deny", "ask"]),
+    ),
+    opt("permissionDecisionReason", FieldType::String),
+];
+const PERMISSION_DENIED: &[Field] = &[opt("retry", FieldType::Bool)];
+const ELICITATION: &[Field] = &[
+    opt("action", FieldType::Enum(&["accept", "decline", "cancel"])),
+    opt("content", FieldType::Object),
+];
+const WATCH_PATHS: &[Field] = &[opt("watchPaths", FieldType::StringArray)];
+const WORKTREE_CREATE: &[Field] = &[opt("worktreePath", FieldType::String)];
+const MESSAGE_DISPLAY: &[Field] = &[opt("displayContent", FieldType::String)];
+const NONE: &[Field] = &[];
+
+/// The `hookSpecificOutput` fields `event` reads (spec §4.4), besides `hookEventName`.
+pub fn specific_fields(event: HookEvent) -> &'static [Field] {
+    match event {
+        HookEvent::PreToolUse => PRE_TOOL_USE,
+        HookEvent::PermissionRequest => PERMISSION_REQUEST,
+        HookEvent::PostToolUse => POST_TOOL_USE,
+        HookEvent::PostToolUseFailure
+        | HookEvent::PostToolBatch
+        | HookEvent::Notification
+        | HookEvent::Setup
+        | HookEvent::SubagentStart
+        | HookEvent::PostModelSwitch
+        | HookEvent::Stop
+        | HookEvent::SubagentStop => CONTEXT_ONLY,
+        HookEvent::UserPromptSubmit => USER_PROMPT_SUBMIT,
+        HookEvent::UserPromptExpansion => USER_PROMPT_EXPANSION,
+        HookEvent::SessionStart => SESSION_START,
+        HookEvent::PreModelSwitch => PRE_MODEL_SWITCH,
+        HookEvent::PermissionDenied => PERMISSION_DENIED,
+        HookEvent::Elicitation | HookEvent::ElicitationResult => ELICITATION,
+        HookEvent::CwdChanged | HookEvent::FileChanged => WATCH_PATHS,
+        HookEvent::WorktreeCreate => WORKTREE_CREATE,
+        HookEvent::MessageDisplay => MESSAGE_DISPLAY,
+        HookEvent::SessionEnd
+        | HookEvent::StopFailure
+        | HookEvent::PreCompact
+        | HookEvent::PostCompact
+        | HookEvent::TeammateIdle
+        | HookEvent::TaskCreated
+        | HookEvent::TaskCompleted
+        | HookEvent::ConfigChange
+        | HookEvent::WorktreeRemove
+        | HookEvent::InstructionsLoaded
+        | HookEvent::DirectoryAdded => NONE,
+    }
+}
+
+/// The "Expected schema" block of a validation error, generated from the field tables.
+pub fn expected_schema(event: HookEvent) -> String {
+    let mut out = String::from("{\n");
+    for field in COMMON {
+        out.push_str(&format!(
+            "  \"{}\"?: {},\n",
+            field.name,
+            field.ty.describe()
+        ));
+    }
+    out.push_str("  \"hookSpecificOutput\"?: {\n");
+    out.push_str(&format!("    \"hookEventName\": \"{event}\""));
+    for field in specific_fields(event) {
+        let mark = if field.required { "" } else { "?" };
+        out.push_str(&format!(
+            ",\n    \"{}\"{mark}: {}",
+            field.name,
+            field.ty.describe()
+        ));
+    }
+    out.push_str("\n  }\n}");
+    out
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Issue {
+    path: String,
+    message: String,
+}
+
+enum Rejection {
+    WrongEvent { got: String },
+    Schema(Vec<Issue>),
+}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn check_field(path: &str, ty: FieldType, value: &Value, issues: &mut Vec<Issue>) {
+    let mut fail = |message: String| {
+        issues.push(Issue {
+            path: path.to_string(),
+            message,
+        })
+    };
+    let expected = |what: &str| format!("expected {what}, got {}", json_type(value));
+    match ty {
+        FieldType::Bool => {
+            if !value.is_boolean() {
+                fail(expected("boolean"));
+            }
+        }
+        FieldType::String => {
+            if !value.is_string() {
+                fail(expected("string"));
+            }
+        }
+        FieldType::Number => {
+            if !value.is_number() {
+                fail(expected("number"));
+            }
+        }
+        FieldType::Object => {
+            if !value.is_object() {
+                fail(expected("object"));
+            }
+        }
+        FieldType::Any => {}
+        FieldType::Enum(options) => match value.as_str() {
+            Some(text) if options.contains(&text) => {}
+            Some(text) => fail(format!(
+                "invalid value \"{text}\"; expected one of {}",
+                ty.describe()
+            )),
+            None => fail(expected(&ty.describe())),
+        },
+        FieldType::StringArray => match value.as_array() {
+            Some(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    if !item.is_string() {
+                        issues.push(Issue {
+                            path: format!("{path}[{i}]"),
+                            message: format!("expected string, got {}", json_type(item)),
+                        });
+                    }
+                }
+            }
+            None => fail(expected("string[]")),
+        },
+        FieldType::TerminalSequence => match value.as_str() {
+            Some(text) => {
+                if let Err(why) = check_terminal_sequence(text) {
+                    fail(why);
+                }
+            }
+            None => fail(expected("string")),
+        },
+        FieldType::PermissionRequestDecision => {
+            check_permission_request_decision(path, value, issues)
+        }
+    }
+}
+
+fn check_permission_request_decision(path: &str, value: &Value, issues: &mut Vec<Issue>) {
+    let Some(map) = value.as_object() else {
+        issues.push(Issue {
+            path: path.to_string(),
+            message: format!("expected object, got {}", json_type(value)),
+        });
+        return;
+    };
+    let sub = |name: &str| format!("{path}.{name}");
+    match map.get("behavior").map(|b| (b, b.as_str())) {
+        Some((_, Some("allow"))) => {
+            if let Some(v) = map.get("updatedInput") {
+                check_field(&sub("updatedInput"), FieldType::Object, v, issues);
+            }
+            if let Some(v) = map.get("updatedPermissions") {
+                match v.as_array() {
+                    Some(items) => {
+                        for (i, item) in items.iter().enumerate() {
+                            check_field(
+                                &format!("{}[{i}]", sub("updatedPermissions")),
+                                FieldType::Object,
+                                item,
+                                issues,
+                            );
+                        }
+                    }
+                    None => issues.push(Issue {
+                        path: sub("updatedPermissions"),
+                        message: format!("expected array, got {}", json_type(v)),
+                    }),
+                }
+            }
+        }
+        Some((_, Some("deny"))) => {
+            if let Some(v) = map.get("message") {
+                check_field(&sub("message"), FieldType::String, v, issues);
+            }
+            if let Some(v) = map.get("interrupt") {
+                check_field(&sub("interrupt"), FieldType::Bool, v, issues);
+            }
+        }
+        Some((b, _)) => check_field(
+            &sub("behavior"),
+            FieldType::Enum(&["allow", "deny"]),
+            b,
+            issues,
+        ),
+        None => issues.push(Issue {
+            path: sub("behavior"),
+            message: "required field is missing".to_string(),
+        }),
+    }
+}
+
+/// OSC 0/1/2/9/99/777 (terminated by BEL or ST) or a lone BEL; an OSC 9 body may not start
+/// with a digit unless it is the `9;4` progress form.
+fn check_terminal_sequence(text: &str) -> Result<(), String> {
+    if text == "\u{7}" {
+        return Ok(());
+    }
+    let bad =
+        || "expected an OSC 0/1/2/9/99/777 sequence (ESC ] N ; … BEL or ESC \\) or BEL".to_string();
+    let body = text.strip_prefix("\u{1b}]").ok_or_else(bad)?;
+    let body = body
+        .strip_suffix('\u{7}')
+        .or_else(|| body.strip_suffix("\u{1b}\\"))
+        .ok_or_else(bad)?;
+    let (number, rest) = body.split_once(';').ok_or_else(bad)?;
+    match number {
+        "0" | "1" | "2" | "99" | "777" => Ok(()),
+        "9" => {
+            let starts_with_digit = rest.chars().next().is_some_and(|c| c.is_ascii_digit());
+            if starts_with_digit && !rest.starts_with("4;") && rest != "4" {
+                Err(
+                    "an OSC 9 body may not start with a digit (except the 9;4 progress form)"
+                        .to_string(),
+                )
+            } else {
+                Ok(())
+            }
+        }
+        _ => Err(bad()),
+    }
+}
+
+fn validate(event: HookEvent, value: &Value) -> Result<HookJsonOutput, Rejection> {
+    let Some(map) = value.as_object() else {
+        return Err(Rejection::Schema(vec![Issue {
+            path: "(root)".to_string(),
+            message: format!("expected object, got {}", json_type(value)),
+        }]));
+    };
+    let mut issues = Vec::new();
+    for field in COMMON {
+        if let Some(v) = map.get(field.name) {
+            check_field(field.name, field.ty, v, &mut issues);
+        }
+    }
+    let mut specific = None;
+    if let Some(hso) = map.get("hookSpecificOutput") {
+        match hso.as_object() {
+            None => issues.push(Issue {
+                path: "hookSpecificOutput".to_string(),
+                message: format!("expected object, got {}", json_type(hso)),
+            }),
+            Some(hso) => match hso.get("hookEventName") {
+                None => issues.push(Issue {
+                    path: "hookSpecificOutput.hookEventName".to_string(),
+                    message: "required field is missing".to_string(),
+                }),
+                Some(Value::String(name)) if name != event.as_str() => {
+                    return Err(Rejection::WrongEvent { got: name.clone() });
+                }
+                Some(Value::String(_)) => {
+                    for field in specific_fields(event) {
+                        let path = format!("hookSpecificOutput.{}", field.name);
+                        match hso.get(field.name) {
+                            Some(v) => check_field(&path, field.ty, v, &mut issues),
+                            None if field.required => issues.push(Issue {
+                                path,
+                                message: "required field is missing".to_string(),
+                            }),
+                            None => {}
+                        }
+                    }
+                    specific = Some(hso);
+                }
+                Some(other) => issues.push(Issue {
+                    path: "hookSpecificOutput.hookEventName".to_string(),
+                    message: format!("expected string, got {}", json_type(other)),
+                }),
+            },
+        }
+    }
+    if !issues.is_empty() {
+        return Err(Rejection::Schema(issues));
+    }
+
+    let string =
+        |m: &Map<String, Value>, k: &str| m.get(k).and_then(Value::as_str).map(str::to_string);
+    let boolean = |m: &Map<String, Value>, k: &str| m.get(k).and_then(Value::as_bool);
+    Ok(HookJsonOutput {
+        continue_: boolean(map, "continue"),
+        stop_reason: string(map, "stopReason"),
+        suppress_output: boolean(map, "suppressOutput"),
+        decision: match map.get("decision").and_then(Value::as_str) {
+            Some("approve") => Some(LegacyDecision::Approve),
+            Some("block") => Some(LegacyDecision::Block),
+            Some(_) | None => None,
+        },
+        reason: string(map, "reason"),
+        system_message: string(map, "systemMessage"),
+        terminal_sequence: string(map, "terminalSequence"),
+        hook_specific: specific.map(|hso| typed_specific(event, hso)),
+    })
+}
+
+/// Builds the typed variant from an already validated `hookSpecificOutput`.
+fn typed_specific(event: HookEvent, hso: &Map<String, Value>) -> HookSpecificOutput {
+    let string = |k: &str| hso.get(k).and_then(Value::as_str).map(str::to_string);
+    let boolean = |k: &str| hso.get(k).and_then(Value::as_bool);
+    let object = |k: &str| hso.get(k).and_then(Value::as_object).cloned();
+    let context = || string("additionalContext");
+    match event {
+        HookEvent::PreToolUse => HookSpecificOutput::PreToolUse {
+            permission_decision: hso
+                .get("permissionDecision")
+                .and_then(Value::as_str)
+                .and_then(HookPermission::parse),
+            permission_decision_reason: string("permissionDecisionReason"),
+            updated_input: object("updatedInput"),
+            additional_context: context(),
+        },
+        HookEvent::PermissionRequest => {
+            let decision = hso.get("decision").and_then(Value::as_object);
+            let field = |k: &str| decision.and_then(|d| d.get(k));
+            let answer = match field("behavior").and_then(Value::as_str) {
+                Some("allow") => PermissionRequestAnswer::Allow {
+                    updated_input: field("updatedInput").and_then(Value::as_object).cloned(),
+                    updated_permissions: field("updatedPermissions")
+                        .and_then(Value::as_array)
+                        .cloned()
+                        .unwrap_or_default(),
+                },
+                // Validation guarantees allow|deny; anything else cannot reach here, and a
+                // refusal is the safe reading.
+                Some(_) | None => PermissionRequestAnswer::Deny {
+                    message: field("message").and_then(Value::as_str).map(str::to_string),
+                    interrupt: field("interrupt").and_then(Value::as_bool).unwrap_or(false),
+                },
+            };
+            HookSpecificOutput::PermissionRequest { decision: answer }
+        }
+        HookEvent::PermissionDenied => HookSpecificOutput::PermissionDenied {
+            retry: boolean("retry"),
+        },
+        HookEvent::PostToolUse => HookSpecificOutput::PostToolUse {
+            additional_context: context(),
+            updated_tool_output: hso.get("updatedToolOutput").cloned(),
+            updated_mcp_tool_output: hso.get("updatedMCPToolOutput").cloned(),
+            classifier_context: string("classifierContext"),
+        },
+        HookEvent::PostToolUseFailure => HookSpecificOutput::PostToolUseFailure {
+            additional_context: context(),
+        },
+        HookEvent::PostToolBatch => HookSpecificOutput::PostToolBatch {
+            additional_context: context(),
+        },
+        HookEvent::UserPromptSubmit => HookSpecificOutput::UserPromptSubmit {
+            additional_context: context(),
+            session_title: string("sessionTitle"),
+            suppress_original_prompt: boolean("suppressOriginalPrompt"),
+        },
+        HookEvent::SessionStart => HookSpecificOutput::SessionStart {
+            additional_context: context(),
+            initial_user_message: string("initialUserMessage"),
+            session_title: string("sessionTitle"),
+            watch_paths: hso
+                .get("watchPaths")
+                .and_then(Value::as_array)
+                .map(|items| {
+                    items
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                }),
+            reload_skills: boolean("reloadSkills"),
+        },
+        HookEvent::SessionEnd => HookSpecificOutput::SessionEnd,
+        HookEvent::Stop => HookSpecificOutput::Stop {
+            additional_context: context(),
+        },
+        HookEvent::StopFailure => HookSpecificOutput::StopFailure,
+        HookEvent::Notification => HookSpecificOutput::Notification {
+            additional_context: context(),
+        },
+        HookEvent::UserPromptExpansion
+        | HookEvent::SubagentStart
+        | HookEvent::SubagentStop
+        | HookEvent::PreCompact
+        | HookEvent::PostCompact
+        | HookEvent::PreModelSwitch
+        | HookEvent::PostModelSwitch
+        | HookEvent::Setup
+        | HookEvent::TeammateIdle
+        | HookEvent::TaskCreated
+        | HookEvent::TaskCompleted
+        | HookEvent::Elicitation
+        | HookEvent::ElicitationResult
+        | HookEvent::ConfigChange
+        | HookEvent::WorktreeCreate
+        | HookEvent::WorktreeRemove
+        | HookEvent::InstructionsLoaded
+        | HookEvent::CwdChanged
+        | HookEvent::FileChanged
+        | HookEvent::DirectoryAdded
+        | HookEvent::MessageDisplay => HookSpecificOutput::NotFired {
+            event,
+            fields: hso.clone(),
+        },
+    }
+}

@@ -1,3 +1,262 @@
 //! Settings discovery, merge order, schema and validation with file:line:col diagnostics.
+//!
+//! [`load`] reads every source Claude Code reads (spec §1.1), in its precedence order
+//! user → project → local → `--settings` → policy, and never fails: a file that cannot be read
+//! or parsed becomes a [`Diagnostic`](schema::Diagnostic) and the other files still apply.
+//! Merging (spec §1.2): handlers and permission rules concatenate in that order, `env` is
+//! merged higher-over-lower, scalars take the highest tier. `disableAllHooks` and
+//! `allowManagedHooksOnly` (spec §1.3) mark handlers inactive instead of dropping them, so
+//! `rein hooks list` can say why a hook does not run.
 
+pub mod discover;
+pub mod parse;
 pub mod schema;
+pub mod spanned;
+
+use std::path::PathBuf;
+
+use crate::settings::discover::ReadOutcome;
+use crate::settings::parse::{FileSettings, Located, MatcherCache};
+use crate::settings::schema::{
+    Diagnostic, Inactive, LoadedFile, Location, RuleEntry, Settings, Severity, SourceKind,
+};
+
+/// Default directory of managed (policy) settings on Linux.
+pub const DEFAULT_MANAGED_DIR: &str = "/etc/claude-code";
+
+/// Where to look for settings.
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    /// The project root (`<project>/.claude/settings.json`).
+    pub project_dir: PathBuf,
+    /// The session's working directory (local settings, relative `--settings` paths).
+    pub cwd: PathBuf,
+    /// The home directory (`~/.claude/settings.json`).
+    pub home: PathBuf,
+    /// `CLAUDE_CONFIG_DIR`: replaces `~/.claude` for the user settings.
+    pub config_dir: Option<PathBuf>,
+    /// `--settings FILE|JSON`, in command-line order.
+    pub flag_settings: Vec<String>,
+    /// `--setting-sources`: limits user/project/local; flag and policy are always read.
+    pub setting_sources: Option<Vec<SourceKind>>,
+    /// Managed settings directory (`/etc/claude-code`; `REIN_MANAGED_SETTINGS_DIR` overrides).
+    pub managed_dir: PathBuf,
+}
+
+impl LoadOptions {
+    /// Options from the process environment: `HOME`, `CLAUDE_CONFIG_DIR`,
+    /// `REIN_MANAGED_SETTINGS_DIR`.
+    pub fn from_env(project_dir: PathBuf, cwd: PathBuf, flag_settings: Vec<String>) -> LoadOptions {
+        let non_empty = |name: &str| {
+            std::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        LoadOptions {
+            project_dir,
+            cwd,
+            home: non_empty("HOME").unwrap_or_else(|| PathBuf::from("/")),
+            config_dir: non_empty("CLAUDE_CONFIG_DIR"),
+            flag_settings,
+            setting_sources: None,
+            managed_dir: non_empty("REIN_MANAGED_SETTINGS_DIR")
+                .unwrap_or_else(|| PathBuf::from(DEFAULT_MANAGED_DIR)),
+        }
+    }
+}
+
+/// Parses a `--setting-sources` value such as `user,project,local`.
+pub fn parse_setting_sources(value: &str) -> Result<Vec<SourceKind>, String> {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| match s {
+            "user" => Ok(SourceKind::User),
+            "project" => Ok(SourceKind::Project),
+            "local" => Ok(SourceKind::Local),
+            other => Err(format!(
+                "invalid setting source {other:?} (expected user, project or local)"
+            )),
+        })
+        .collect()
+}
+
+/// Reads, validates and merges every settings source. Never fails; problems are in
+/// [`Settings::diagnostics`].
+pub fn load(opts: &LoadOptions) -> Settings {
+    let mut settings = Settings::default();
+    let mut cache = MatcherCache::new();
+    let mut files: Vec<FileSettings> = Vec::new();
+    for candidate in discover::candidates(opts) {
+        let label = candidate.label();
+        match discover::read(&candidate) {
+            ReadOutcome::Absent => settings.files.push(LoadedFile {
+                source: candidate.source,
+                path: candidate.path(),
+                applied: false,
+            }),
+            ReadOutcome::Failed(message) => {
+                settings.diagnostics.push(Diagnostic {
+                    severity: Severity::Error,
+                    location: Location {
+                        file: label.as_str().into(),
+                        line: 1,
+                        col: 1,
+                    },
+                    message: format!("{message}; this settings file is skipped"),
+                });
+                settings.files.push(LoadedFile {
+                    source: candidate.source,
+                    path: candidate.path(),
+                    applied: false,
+                });
+            }
+            ReadOutcome::Bytes(bytes) => {
+                let fs = parse::parse_file(candidate.source, &label, &bytes, &mut cache);
+                settings.files.push(LoadedFile {
+                    source: candidate.source,
+                    path: candidate.path(),
+                    applied: fs.parsed && fs.voided.is_none(),
+                });
+                files.push(fs);
+            }
+        }
+    }
+    merge(files, &mut settings);
+    settings
+}
+
+fn rule_entries(
+    rules: Vec<Located<String>>,
+    source: SourceKind,
+) -> impl Iterator<Item = RuleEntry> {
+    rules.into_iter().map(move |r| RuleEntry {
+        text: r.value,
+        source,
+        location: r.location,
+    })
+}
+
+/// Modes a repo-committed project file may not switch on by itself (spec §6.1).
+fn is_escalating(mode: &str) -> bool {
+    matches!(mode, "bypassPermissions" | "auto" | "acceptEdits")
+}
+
+fn merge(files: Vec<FileSettings>, settings: &mut Settings) {
+    let mut disable: Option<(Located<bool>, SourceKind, String)> = None;
+    let mut managed_only: Option<(Located<bool>, String)> = None;
+    let mut default_mode: Option<(String, SourceKind)> = None;
+    let mut user_mode: Option<String> = None;
+    for mut fs in files {
+        settings.diagnostics.append(&mut fs.diagnostics);
+        if let Some(reason) = &fs.voided {
+            for h in &mut fs.handlers {
+                if h.inactive != Some(Inactive::UnknownEvent) {
+                    h.inactive = Some(Inactive::FileVoided(reason.clone()));
+                }
+            }
+        }
+        settings.handlers.append(&mut fs.handlers);
+        if !fs.parsed || fs.voided.is_some() {
+            continue;
+        }
+        let p = &mut settings.permissions;
+        p.allow.extend(rule_entries(fs.allow, fs.source));
+        p.ask.extend(rule_entries(fs.ask, fs.source));
+        p.deny.extend(rule_entries(fs.deny, fs.source));
+        for dir in fs.additional_directories {
+            if !p.additional_directories.contains(&dir) {
+                p.additional_directories.push(dir);
+            }
+        }
+        if let Some(mode) = fs.default_mode {
+            if fs.source == SourceKind::Project && is_escalating(&mode.value) {
+                settings.diagnostics.push(Diagnostic {
+                    severity: Severity::Warning,
+                    location: mode.location.clone(),
+                    message: format!(
+                        "\"defaultMode\": \"{}\" from project settings is ignored: a repository cannot switch on an escalating mode by itself (set it in user or local settings)",
+                        mode.value
+                    ),
+                });
+                default_mode = user_mode.clone().map(|m| (m, SourceKind::User));
+            } else {
+                if fs.source == SourceKind::User {
+                    user_mode = Some(mode.value.clone());
+                }
+                default_mode = Some((mode.value, fs.source));
+            }
+        }
+        for (k, v) in fs.env {
+            match settings.env.iter_mut().find(|(key, _)| *key == k) {
+                Some(entry) => entry.1 = v,
+                None => settings.env.push((k, v)),
+            }
+        }
+        if let Some(d) = fs.disable_all_hooks {
+            disable = Some((d, fs.source, fs.label.to_string()));
+        }
+        if let Some(m) = fs.allow_managed_hooks_only {
+            managed_only = Some((m, fs.label.to_string()));
+        }
+    }
+    settings.permissions.default_mode = default_mode;
+    apply_switches(settings, disable, managed_only);
+}
+
+/// `disableAllHooks` (highest tier that sets it wins, like any scalar) and
+/// `allowManagedHooksOnly` (policy only) mark handlers [`Inactive::Disabled`].
+fn apply_switches(
+    settings: &mut Settings,
+    disable: Option<(Located<bool>, SourceKind, String)>,
+    managed_only: Option<(Located<bool>, String)>,
+) {
+    let switch_off = |settings: &mut Settings, include_policy: bool, file: &str| -> usize {
+        let mut n = 0;
+        for h in &mut settings.handlers {
+            let keeps_own_reason = matches!(
+                h.inactive,
+                Some(Inactive::UnknownEvent)
+                    | Some(Inactive::FileVoided(_))
+                    | Some(Inactive::Disabled(_))
+            );
+            if keeps_own_reason || (h.origin.source == SourceKind::Policy && !include_policy) {
+                continue;
+            }
+            h.inactive = Some(Inactive::Disabled(file.to_string()));
+            n += 1;
+        }
+        n
+    };
+    if let Some((d, source, file)) = disable
+        && d.value
+    {
+        settings.disable_all_hooks = true;
+        let policy = source == SourceKind::Policy;
+        let n = switch_off(settings, policy, &file);
+        let scope = if policy {
+            "every hook is switched off, managed ones included"
+        } else {
+            "hooks from user, project, local and --settings files are switched off; managed hooks keep running"
+        };
+        settings.diagnostics.push(Diagnostic {
+            severity: Severity::Warning,
+            location: d.location,
+            message: format!("\"disableAllHooks\": true — {scope} ({n} handlers)"),
+        });
+    }
+    if let Some((m, file)) = managed_only
+        && m.value
+    {
+        settings.allow_managed_hooks_only = true;
+        let n = switch_off(settings, false, &file);
+        settings.diagnostics.push(Diagnostic {
+            severity: Severity::Warning,
+            location: m.location,
+            message: format!(
+                "\"allowManagedHooksOnly\": true — only managed hooks run ({n} other handlers switched off)"
+            ),
+        });
+    }
+}
