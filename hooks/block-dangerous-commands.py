@@ -3,14 +3,15 @@
 #
 # Event:    PreToolUse (also works on PermissionRequest)
 # Matcher:  Bash
-# Wire:     {"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/hooks/block-dangerous-commands.py"}
+# Wire:     {"type": "command",
+#            "command": "\"$CLAUDE_PROJECT_DIR\"/hooks/block-dangerous-commands.py"}
 #
 # The command is parsed like bash would (quotes, $'…', escapes, comments), split into simple
 # commands on `&&`, `||`, `;`, `|`, `&`, newlines, `( … )` and `{ … }`, and the bodies of
 # `$( … )`, backticks, `<( … )`, `sh -c "…"` / `bash -c "…"`, `eval …`, `env -S "…"` and
-# `find -exec … ;` are checked recursively. Leading `NAME=value` assignments and the wrappers sudo,
-# doas, env, timeout, nice, nohup, ionice, stdbuf, xargs, time, command, builtin, exec are skipped,
-# so the rules see the program that really runs. Only command words are matched:
+# `find -exec … ;` are checked recursively. Leading `NAME=value` assignments and the wrappers
+# sudo, doas, env, timeout, nice, nohup, ionice, stdbuf, xargs, time, command, builtin, exec are
+# skipped, so the rules see the program that really runs. Only command words are matched:
 # `echo "rm -rf /"` is allowed, `rm  -rf x` and `sudo rm -fr ~` are not.
 #
 # Rules (each denial names the rule that matched):
@@ -48,7 +49,8 @@ ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 RESERVED = {"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until",
             "time", "command", "builtin", "exec", "nohup"}
 SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"}
-DISK_DEVICE = re.compile(r"^/dev/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|md\d|dm-\d|mapper/|loop\d)")
+DISK_DEVICE = re.compile(
+    r"^/dev/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|md\d|dm-\d|mapper/|loop\d)")
 
 
 class ParseError(Exception):
@@ -532,8 +534,12 @@ def main():
     except ValueError as err:
         emit("PreToolUse", f"Blocked: block-dangerous-commands could not parse its input ({err})")
         return 0
+    if not isinstance(data, dict):
+        emit("PreToolUse", "Blocked: block-dangerous-commands got hook input that is not an object")
+        return 0
     event = data.get("hook_event_name", "PreToolUse")
-    command = (data.get("tool_input") or {}).get("command")
+    tool_input = data.get("tool_input")
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
     if not isinstance(command, str):
         return 0
     try:
@@ -541,6 +547,10 @@ def main():
     except ParseError as err:
         emit(event, f"Blocked: the command could not be parsed ({err}); refusing to run what "
                     "cannot be checked")
+        return 0
+    except Exception as err:  # noqa: BLE001 — a crash must not turn into "allowed" (fail closed)
+        emit(event, f"Blocked: block-dangerous-commands failed to check the command "
+                    f"({type(err).__name__}: {err})")
         return 0
     if hit:
         rule, words = hit

@@ -8,7 +8,8 @@
 # The target path (tool_input.file_path, or notebook_path) is made absolute against the input's
 # cwd and normalised (`./`, `//`, `a/../` collapsed); then both that path and its symlink-resolved
 # form are checked, component by component, against:
-#   .env and .env.*           environment secrets (.env.example too: exempt it with PROTECT_FILES_ALLOW)
+#   .env and .env.*           environment secrets (.env.example too; exempt it with
+#                             PROTECT_FILES_ALLOW)
 #   *.pem, *.key              keys and certificates
 #   any component named .git  git internals (.git/config, .git/hooks/…)
 #   PROTECT_FILES_EXTRA       extra globs
@@ -22,7 +23,7 @@
 # Output: on a match, stdout {"hookSpecificOutput": {"hookEventName": "PreToolUse",
 #   "permissionDecision": "deny", "permissionDecisionReason": "Protected file: … (rule)"}};
 #   otherwise nothing (no decision: permissions are left to the rules).
-# Exit codes: always 0. Input that is not JSON is denied (fail closed).
+# Exit codes: always 0. Input that is not JSON, or an internal error, is denied (fail closed).
 
 import fnmatch
 import json
@@ -86,7 +87,17 @@ def main():
     except ValueError as err:
         deny(f"protect-files could not parse its input ({err}); refusing the edit")
         return 0
-    tool_input = data.get("tool_input") or {}
+    try:
+        return check(data)
+    except Exception as err:  # noqa: BLE001 — a crash must not turn into "allowed" (fail closed)
+        deny(f"protect-files failed to check the path ({type(err).__name__}: {err})")
+        return 0
+
+
+def check(data):
+    tool_input = data.get("tool_input")
+    if not isinstance(tool_input, dict):
+        return 0
     target = tool_input.get("file_path") or tool_input.get("notebook_path")
     if not isinstance(target, str) or not target:
         return 0
@@ -100,9 +111,10 @@ def main():
         candidates.append(real)
     allow = globs("PROTECT_FILES_ALLOW")
     extra = globs("PROTECT_FILES_EXTRA")
+    # Each form is judged on its own: an allowed name that is a symlink to .env is still refused.
     for candidate in candidates:
         if allow and glob_hits(candidate, project, allow):
-            return 0
+            continue
         rule = builtin_rule(candidate, project)
         if rule is None:
             pattern = glob_hits(candidate, project, extra)

@@ -7,7 +7,7 @@
 #
 # Every string inside tool_response (at any depth) is scanned for
 #   -----BEGIN … PRIVATE KEY----- … -----END … PRIVATE KEY-----   body replaced, markers kept
-#   AKIA…/ASIA… (AWS access key ids)        sk-… / sk-ant-… / sk-proj-… (OpenAI, Anthropic)
+#   AKIA…/ASIA… (AWS access key ids)       sk-… / sk-ant-… / sk-proj-… (OpenAI, Anthropic)
 #   ghp_/gho_/ghu_/ghs_/ghr_…, github_pat_… (GitHub)   xoxb-/xoxa-/xoxp-/xoxr-/xoxs-… (Slack)
 #   AIza… (Google API keys)                 sk_live_/rk_live_… (Stripe)
 #   password=…, passwd: …, secret=…, api_key=…, access_token=…, auth_token=…,
@@ -63,7 +63,8 @@ def extra_patterns():
             try:
                 patterns.append(("custom", re.compile(line.strip())))
             except re.error as err:
-                sys.stderr.write(f"redact-secrets: bad regex in REDACT_SECRETS_EXTRA {line!r}: {err}\n")
+                sys.stderr.write(
+                    f"redact-secrets: bad regex in REDACT_SECRETS_EXTRA {line!r}: {err}\n")
     return patterns
 
 

@@ -11,7 +11,7 @@
 # (a shell snippet; lines starting with # are ignored). With neither, the hook does nothing and
 # exits 0 silently. The command runs as `/bin/sh -c <cmd>` in $CLAUDE_PROJECT_DIR, stdin closed,
 # in its own process group (a timeout kills the whole tree). Runs are serialised with a lock
-# file, so parallel edits never start two test suites at once.
+# on .rein/run-tests.lock, so parallel edits never start two test suites at once.
 #
 # Output (synchronous hook, the default):
 #   failure -> {"decision": "block", "reason": "Tests failed after editing <file>:\n<last lines>"}
@@ -20,7 +20,8 @@
 #   success -> nothing; with RUN_TESTS_REPORT_SUCCESS=1, additionalContext "Tests passed after …"
 # As an async hook ("async": true in settings, and RUN_TESTS_ASYNC=1): Claude Code only delivers
 #   additionalContext / systemMessage from background hooks, so failures are reported as
-#   {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "Tests failed …"}}
+#   {"hookSpecificOutput": {"hookEventName": "PostToolUse",
+#                           "additionalContext": "Tests failed …"}}
 #   on the next turn. With "asyncRewake": true use RUN_TESTS_ASYNC=rewake: a failure exits 2 with
 #   the report on stderr, which wakes the model.
 # Every run also records "passing"/"failing" in the TDD state file read by tdd-guard.
@@ -57,7 +58,8 @@ def test_command(project):
         return cmd
     try:
         with open(os.path.join(project, ".rein", "test-command")) as f:
-            lines = [ln for ln in f.read().splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+            lines = [ln for ln in f.read().splitlines()
+                     if ln.strip() and not ln.lstrip().startswith("#")]
         return "\n".join(lines).strip() or None
     except OSError:
         return None
@@ -86,6 +88,21 @@ def run(cmd, cwd, timeout):
             code = None
         out.seek(0)
         return code, out.read().decode("utf-8", "replace")
+
+
+def run_serialised(cmd, project, timeout):
+    """`run` under an exclusive lock on .rein/run-tests.lock (unlocked if that cannot be made)."""
+    lock_path = os.path.join(project, ".rein", "run-tests.lock")
+    try:
+        os.makedirs(os.path.dirname(lock_path), exist_ok=True)
+        lock = open(lock_path, "w")
+    except OSError as err:
+        sys.stderr.write(
+            f"run-tests-after-edit: running unlocked, cannot open {lock_path}: {err}\n")
+        return run(cmd, project, timeout)
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return run(cmd, project, timeout)
 
 
 def record_state(project, status, session_id, cmd):
@@ -124,17 +141,14 @@ def main():
     tail_lines = env_int("RUN_TESTS_TAIL_LINES", 40)
     mode = os.environ.get("RUN_TESTS_ASYNC", "")
 
-    lock_dir = os.path.join(project, ".rein")
-    os.makedirs(lock_dir, exist_ok=True)
-    with open(os.path.join(lock_dir, "run-tests.lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        code, output = run(cmd, project, timeout)
+    code, output = run_serialised(cmd, project, timeout)
 
     if code == 0:
         record_state(project, "passing", data.get("session_id"), cmd)
         if os.environ.get("RUN_TESTS_REPORT_SUCCESS") == "1":
+            context = f"Tests passed after editing {edited}"
             out = {"hookSpecificOutput": {"hookEventName": "PostToolUse",
-                                          "additionalContext": f"Tests passed after editing {edited}"}}
+                                          "additionalContext": context}}
             sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
         return 0
 

@@ -1430,3 +1430,24 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn a_huge_invalid_output_is_echoed_only_in_part() {
+    let mut json = String::from(r#"{"decision":"maybe","reason":""#);
+    json.push_str(&"r".repeat(100_000));
+    json.push_str(r#""}"#);
+    let got = interpret(
+        PRE,
+        "h",
+        &raw_with_stdout(0, json.as_bytes(), b""),
+        OnFailure::Continue,
+    );
+    match &got.outcome {
+        OutcomeKind::NonBlocking(text) => {
+            assert!(text.starts_with("Hook JSON output validation failed — decision: "));
+            assert!(text.len() < 12_000, "{} bytes echoed", text.len());
+            assert!(text.contains("… (100"), "the size of the rest is stated");
+        }
+        other => panic!("{other:?}"),
+    }
+}

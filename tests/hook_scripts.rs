@@ -113,8 +113,14 @@ impl Project {
         serde_json::from_str(&filled).unwrap()
     }
 
-    /// Start `command` under `/bin/sh -c` like the engine does; stdin is written by a thread.
+    /// Start `command` under `/bin/sh -c` like the engine does, with `input` as compact JSON.
     fn spawn(&self, command: &str, input: &Value, env: &[(&str, &str)]) -> Child {
+        let bytes = format!("{}\n", serde_json::to_string(input).unwrap());
+        self.spawn_raw(command, bytes, env)
+    }
+
+    /// Start `command` under `/bin/sh -c` with exactly `bytes` on stdin (written by a thread).
+    fn spawn_raw(&self, command: &str, bytes: String, env: &[(&str, &str)]) -> Child {
         let mut cmd = Command::new("/bin/sh");
         cmd.arg("-c")
             .arg(command)
@@ -137,7 +143,6 @@ impl Project {
         }
         let mut child = cmd.spawn().unwrap();
         let mut stdin = child.stdin.take().unwrap();
-        let bytes = format!("{}\n", serde_json::to_string(input).unwrap());
         std::thread::spawn(move || {
             // A hook may exit without reading stdin; the engine tolerates EPIPE, so do we.
             let _ = stdin.write_all(bytes.as_bytes());
@@ -281,6 +286,22 @@ fn dangerous_commands_are_denied_naming_the_rule() {
         ("diff <(ls) <(rm -rf /)", "rm -rf"),
         (r"$'\x72m' -rf /", "rm -rf"),
         (r#"\rm -r "x""#, "rm -r (recursive delete)"),
+        ("doas -u root rm -r /home", "rm -r"),
+        ("stdbuf -o0 ionice -c 3 rm -rf x", "rm -rf"),
+        ("command rm -rf x", "rm -rf"),
+        ("true; exec rm -r y", "rm -r"),
+        ("busybox rm -rf /", "rm -rf"),
+        ("init 0", "init 0 (power off"),
+        ("systemctl reboot", "systemctl poweroff/reboot/halt"),
+        ("wipefs -a /dev/sda", "wipefs (format a filesystem)"),
+        (
+            "dd of=/dev/nvme0n1 bs=1M",
+            "dd of=/dev/… (overwrite a disk device)",
+        ),
+        (
+            "chown -R nobody /",
+            "chown -R / (recursive permission change",
+        ),
     ];
     let inputs: Vec<Value> = cases.iter().map(|(c, _)| p.pre_tool_use_bash(c)).collect();
     let runs = p.run_parallel(BLOCK, &inputs, &[]);
@@ -300,6 +321,10 @@ fn harmless_commands_and_mere_mentions_pass_silently() {
         "echo \"rm -rf\"",
         "echo $'rm -rf /' | cat",
         "diff <(ls a) <(ls b)",
+        "systemctl status nginx",
+        "chmod -R 755 ./build",
+        "dd --version",
+        "sh ./scripts/build.sh",
         "echo 'rm -rf /' && printf '%s\\n' shutdown",
         "ls -la",
         "rmdir x",
@@ -609,6 +634,7 @@ fn protect_files_denies_secrets_and_git_internals() {
     let p = Project::new();
     std::fs::write(p.path(".env"), "A=1\n").unwrap();
     std::os::unix::fs::symlink(p.path(".env"), p.path("harmless.txt")).unwrap();
+    std::os::unix::fs::symlink(p.path(".env"), p.path(".env.sample")).unwrap();
     let root = p.root.to_string_lossy().into_owned();
     let cases: &[(String, Option<&str>)] = &[
         (format!("{root}/.env"), Some(".env / .env.*")),
@@ -622,6 +648,8 @@ fn protect_files_denies_secrets_and_git_internals() {
             Some(".git/"),
         ),
         (format!("{root}/harmless.txt"), Some("symlink to")),
+        // Allowed by name, but it points at .env: the target decides.
+        (format!("{root}/.env.sample"), Some("symlink to")),
         (
             format!("{root}/secrets/token.txt"),
             Some("secrets (PROTECT_FILES_EXTRA)"),
@@ -639,7 +667,7 @@ fn protect_files_denies_secrets_and_git_internals() {
     ];
     let env = [
         ("PROTECT_FILES_EXTRA", "secrets, *.p12"),
-        ("PROTECT_FILES_ALLOW", ".env.example"),
+        ("PROTECT_FILES_ALLOW", ".env.example, .env.sample"),
     ];
     let mut inputs: Vec<Value> = cases.iter().map(|(f, _)| p.pre_tool_use_edit(f)).collect();
     // Write is guarded the same way as Edit.
@@ -821,11 +849,20 @@ fn run_tests_after_edit_kills_the_whole_run_when_it_times_out() {
     );
     let pid = std::fs::read_to_string(&pidfile).unwrap();
     // Gone, or a zombie waiting for init: either way the grandchild was killed with its group.
-    let state = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
-    let alive = state
-        .rsplit_once(") ")
-        .is_some_and(|(_, rest)| !rest.starts_with('Z'));
-    assert!(!alive, "background test process survived: {state}");
+    // SIGKILL takes effect when the process is next scheduled, so allow a moment on a busy
+    // machine; unkilled, it would live for 30 s.
+    let stat = format!("/proc/{}/stat", pid.trim());
+    let alive = || {
+        std::fs::read_to_string(&stat)
+            .ok()
+            .and_then(|s| s.rsplit_once(") ").map(|(_, rest)| !rest.starts_with('Z')))
+            .unwrap_or(false)
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while alive() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(!alive(), "background test process survived the timeout");
 }
 
 #[test]
@@ -965,6 +1002,45 @@ fn redact_secrets_is_silent_for_clean_output_and_code() {
 }
 
 // ---------------------------------------------------------------- the library as a whole
+
+#[test]
+fn garbage_input_gets_the_documented_answer_from_every_script() {
+    let p = Project::new();
+    // (script, exit code, denies?) — guards fail closed, observers report on stderr.
+    let expected: &[(&str, i32, bool)] = &[
+        (BLOCK, 0, true),
+        ("protect-files.py", 0, true),
+        ("normalize-paths.py", 0, false),
+        ("audit-log.py", 1, false),
+        ("turn-log.sh", 0, false),
+        (RUN_TESTS, 1, false),
+        ("tdd-guard.py", 0, false),
+        ("inject-context.py", 0, false),
+        ("redact-secrets.py", 0, false),
+    ];
+    assert_eq!(expected.len(), scripts().len(), "a script is missing here");
+    let children: Vec<Child> = expected
+        .iter()
+        .map(|(script, _, _)| p.spawn_raw(&hook_command(script), "{not json\n".into(), &[]))
+        .collect();
+    for ((script, code, denies), child) in expected.iter().zip(children) {
+        let run = finish(child);
+        assert_eq!(run.code, Some(*code), "{script}: {run:?}");
+        if *denies {
+            assert!(
+                deny_reason(&run).contains("could not parse its input"),
+                "{script}"
+            );
+        } else {
+            assert_eq!(run.stdout, "", "{script}: {run:?}");
+        }
+        if *script != "turn-log.sh" && !*denies {
+            assert!(run.stderr.contains("not JSON"), "{script}: {run:?}");
+        }
+    }
+    let lines = ledger(&p.path(".rein/turns.jsonl"));
+    assert_eq!(lines[0]["input"], Value::Null);
+}
 
 /// dash, the strictest common `/bin/sh`, when installed (Debian/Ubuntu, CI); else `/bin/sh`.
 fn posix_shell() -> &'static str {

@@ -431,9 +431,23 @@ impl Dispatcher {
             futures.push(fut);
         }
         let answers = futures_util::future::join_all(futures).await;
-        let mut decision = merge(input, answers);
-        self.spill_decision(input.event(), &mut decision);
-        decision
+        let event = input.event();
+        let answers = answers
+            .into_iter()
+            .map(|mut a| {
+                a.additional_context = a
+                    .additional_context
+                    .map(|t| spill(&self.shared, event, "additionalContext", t));
+                a.success_text = a
+                    .success_text
+                    .map(|t| spill(&self.shared, event, "stdout", t));
+                a.system_message = a
+                    .system_message
+                    .map(|t| spill(&self.shared, event, "systemMessage", t));
+                a
+            })
+            .collect();
+        merge(input, answers)
     }
 
     /// `CLAUDE_ENV_FILE`s written so far by SessionStart hooks, in configuration order; the
@@ -585,11 +599,12 @@ impl Dispatcher {
         let mut spec = CommandSpec::new(form, cwd, timeout);
         spec.env = hook_env(env, env_file);
         spec.env_remove = removed_env();
-        let on_failure = match input.event() {
-            // onFailure is ignored on Stop (spec §1.6).
-            HookEvent::Stop | HookEvent::SubagentStop => OnFailure::Continue,
-            _ if command.is_async || command.async_rewake => OnFailure::Continue,
-            _ => handler.on_failure,
+        // onFailure is ignored for async hooks (spec §1.6); `output::interpret` itself ignores
+        // it on Stop and the other events where it has no meaning.
+        let on_failure = if command.is_async || command.async_rewake {
+            OnFailure::Continue
+        } else {
+            handler.on_failure
         };
         Plan { spec, on_failure }
     }
@@ -720,36 +735,20 @@ impl Dispatcher {
             let answer = interpret(event, origin, &text, &raw, OnFailure::Continue);
             log_run(&shared.env, event, stdin_len, &answer);
             let mut out = Vec::new();
-            if let Some(ctx) = &answer.additional_context {
+            if let Some(ctx) = answer.additional_context {
                 out.push(format!(
                     "{} hook additional context: {}",
                     context_name(event, &hook_name),
-                    ctx
+                    spill(&shared, event, "additionalContext", ctx)
                 ));
             }
-            if let Some(msg) = &answer.system_message {
+            if let Some(msg) = answer.system_message {
+                let msg = spill(&shared, event, "systemMessage", msg);
                 out.push(format!("{hook_name} says: {msg}"));
             }
-            let out: Vec<String> = out
-                .into_iter()
-                .map(|t| spill(&shared, event, "async", t))
-                .collect();
             lock(&shared.async_context).extend(out);
         });
         lock(&self.shared.background).push(handle);
-    }
-
-    fn spill_decision(&self, event: HookEvent, decision: &mut Decision) {
-        let context = std::mem::take(&mut decision.context);
-        decision.context = context
-            .into_iter()
-            .map(|t| spill(&self.shared, event, "context", t))
-            .collect();
-        let messages = std::mem::take(&mut decision.user_messages);
-        decision.user_messages = messages
-            .into_iter()
-            .map(|t| spill(&self.shared, event, "message", t))
-            .collect();
     }
 }
 
@@ -1072,12 +1071,12 @@ pub fn merge(input: &HookInput, answers: Vec<Answer>) -> Decision {
             OutcomeKind::Success | OutcomeKind::NonBlocking(_) | OutcomeKind::Cancelled => None,
         };
         // Rule 1: this answer's own permission.
-        let own = match (&blocking, event) {
-            (Some(reason), HookEvent::PreToolUse) => Some(PermissionDecision::Deny {
+        let own = match &blocking {
+            Some(reason) if event == HookEvent::PreToolUse => Some(PermissionDecision::Deny {
                 reason: reason.clone(),
                 text: String::new(),
             }),
-            _ => answer.permission.clone(),
+            Some(_) | None => answer.permission.clone(),
         };
         if let Some(p) = &own
             && best.as_ref().is_none_or(|b| rank(p) > rank(b))
@@ -1232,16 +1231,19 @@ pub fn merge(input: &HookInput, answers: Vec<Answer>) -> Decision {
 
     if !contexts.is_empty() {
         let joined = contexts.join("\n");
-        d.context.push(match event {
-            HookEvent::Stop | HookEvent::SubagentStop => format!(
-                "<system-reminder>\n{} hook additional context: {joined}\n</system-reminder>",
-                event.as_str()
-            ),
-            _ => format!(
-                "{} hook additional context: {joined}",
-                context_name(event, &hook_name)
-            ),
-        });
+        d.context.push(
+            if matches!(event, HookEvent::Stop | HookEvent::SubagentStop) {
+                format!(
+                    "<system-reminder>\n{} hook additional context: {joined}\n</system-reminder>",
+                    event.as_str()
+                )
+            } else {
+                format!(
+                    "{} hook additional context: {joined}",
+                    context_name(event, &hook_name)
+                )
+            },
+        );
     }
     d.permission = best.map(|p| match p {
         PermissionDecision::Deny { reason, .. } => PermissionDecision::Deny {
@@ -1267,24 +1269,18 @@ pub fn merge(input: &HookInput, answers: Vec<Answer>) -> Decision {
     }
     if !blocks.is_empty() {
         let joined = blocks.join("\n");
-        match event {
-            HookEvent::Stop | HookEvent::SubagentStop => {
-                d.stop_feedback = Some(format!("Stop hook feedback:\n{joined}"));
-            }
-            HookEvent::UserPromptSubmit => {
-                let prompt = match input {
-                    HookInput::UserPromptSubmit(i) => i.prompt.as_str(),
-                    _ => "",
-                };
-                d.prompt_blocked_text = Some(if d.suppress_original_prompt {
-                    format!("UserPromptSubmit operation blocked by hook:\n{joined}")
-                } else {
-                    format!(
-                        "UserPromptSubmit operation blocked by hook:\n{joined}\n\nOriginal prompt: {prompt}"
-                    )
-                });
-            }
-            _ => {}
+        if matches!(event, HookEvent::Stop | HookEvent::SubagentStop) {
+            d.stop_feedback = Some(format!("Stop hook feedback:\n{joined}"));
+        }
+        if let HookInput::UserPromptSubmit(i) = input {
+            d.prompt_blocked_text = Some(if d.suppress_original_prompt {
+                format!("UserPromptSubmit operation blocked by hook:\n{joined}")
+            } else {
+                format!(
+                    "UserPromptSubmit operation blocked by hook:\n{joined}\n\nOriginal prompt: {}",
+                    i.prompt
+                )
+            });
         }
         d.block = Some(joined);
     }
@@ -1394,6 +1390,8 @@ fn run_record(event: HookEvent, stdin_bytes: usize, answer: &Answer) -> Value {
 
 /// Appends one JSON line per run to the run log (`O_APPEND`, one write + flush per line, so
 /// concurrent runs never interleave inside a line) and echoes it to stderr under `debug`.
+/// A background (`async`) hook gets two lines: `"status": "backgrounded"` when the event
+/// proceeds, and its real end (exit, timeout, cancel at shutdown) when it finishes.
 fn log_run(env: &HookEnvironment, event: HookEvent, stdin_bytes: usize, answer: &Answer) {
     let record = run_record(event, stdin_bytes, answer);
     let line = format!("{record}\n");

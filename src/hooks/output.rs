@@ -670,7 +670,7 @@ pub fn recognise(event: HookEvent, raw: &RawRun) -> Recognised {
                     "JSON is nested {depth} levels deep; at most {MAX_JSON_DEPTH} are accepted"
                 ),
                 None,
-                &preview(text),
+                &preview(text, 200),
                 event,
             ),
             json: None,
@@ -688,7 +688,8 @@ pub fn recognise(event: HookEvent, raw: &RawRun) -> Recognised {
                 Err(Rejection::WrongEvent { got }) => Recognised::Invalid {
                     message: format!(
                         "Hook returned incorrect event name: expected '{event}' but got '{got}'. \
-                         Full stdout: {text}"
+                         Full stdout: {}",
+                        preview(text, ECHO_MAX_CHARS)
                     ),
                     json: Some(value),
                 },
@@ -749,10 +750,13 @@ pub fn unread_keys(event: HookEvent, json: &Value) -> Vec<String> {
     unread
 }
 
+/// Most characters of a hook's output echoed in an error text. Why: Claude Code echoes it all,
+/// but a 10 MiB echo helps nobody; the rest is summarised as a byte count.
+pub const ECHO_MAX_CHARS: usize = 10_000;
+
 /// The start of a huge text, for error messages.
-fn preview(text: &str) -> String {
-    const MAX: usize = 200;
-    match text.char_indices().nth(MAX) {
+fn preview(text: &str, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
         Some((index, _)) => format!("{}… ({} bytes)", &text[..index], text.len()),
         None => text.to_string(),
     }
@@ -817,6 +821,7 @@ fn validation_message(
         Some(value) => serde_json::to_string_pretty(value).unwrap_or_else(|_| text.to_string()),
         None => text.to_string(),
     };
+    let shown = preview(&shown, ECHO_MAX_CHARS);
     format!(
         "Hook JSON output validation failed — {path}: {message}\n\nThe hook's output was: \
          {shown}\n\nExpected schema:\n{}",

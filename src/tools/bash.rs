@@ -270,6 +270,19 @@ fn finish_output(c: &Collected) -> String {
     }
 }
 
+/// Kills the command's process group if the call is dropped mid-run (the turn was cancelled),
+/// so no orphan keeps running. Disarmed once the shell has exited normally: what it left in
+/// the background (`server &`) was meant to stay.
+struct GroupGuard(Option<i32>);
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if let Some(pgid) = self.0 {
+            kill_group(pgid, libc::SIGKILL);
+        }
+    }
+}
+
 fn kill_group(pid: i32, signal: i32) {
     // SAFETY: killpg only sends a signal; a stale pgid yields ESRCH, which we ignore.
     unsafe {
@@ -297,6 +310,7 @@ async fn run_foreground(command: &str, timeout: Duration, ctx: &ToolContext) -> 
         Err(e) => return failure(format!("Failed to run /bin/bash: {e}")),
     };
     let pgid = child.id().map(|id| id as i32);
+    let mut guard = GroupGuard(pgid);
     let collected = Arc::new(Mutex::new(Collected::default()));
     let mut reader_task = tokio::spawn(collect(OwnedFd::from(reader), collected.clone()));
 
@@ -327,6 +341,7 @@ async fn run_foreground(command: &str, timeout: Duration, ctx: &ToolContext) -> 
             status
         }
     };
+    guard.0 = None;
     if tokio::time::timeout(DRAIN_GRACE, &mut reader_task)
         .await
         .is_err()
@@ -401,8 +416,7 @@ async fn run_background(command: &str, ctx: &ToolContext) -> ToolOutcome {
     let n = CALLS.fetch_add(1, Ordering::Relaxed);
     let id = format!("bash_{}_{n}", std::process::id());
     let log = std::env::temp_dir().join(format!("rein-{id}.log"));
-    let open = || std::fs::File::create(&log);
-    let (out, err) = match open().and_then(|f| Ok((f.try_clone()?, f))) {
+    let (out, err) = match std::fs::File::create(&log).and_then(|f| Ok((f.try_clone()?, f))) {
         Ok(files) => files,
         Err(e) => return failure(format!("Failed to create {}: {e}", log.display())),
     };

@@ -209,10 +209,19 @@ fn plan(
             args.old
         ));
     }
+    // Deleting a whole line takes its newline with it, as in Claude Code: otherwise removing
+    // `foo()` from `foo()\nbar()` would leave an empty line behind.
+    let with_newline = format!("{}\n", args.old);
+    let target =
+        if args.new.is_empty() && !args.old.ends_with('\n') && original.contains(&with_newline) {
+            with_newline.as_str()
+        } else {
+            args.old
+        };
     let updated = if args.replace_all {
-        original.replace(args.old, args.new)
+        original.replace(target, args.new)
     } else {
-        original.replacen(args.old, args.new, 1)
+        original.replacen(target, args.new, 1)
     };
     Ok(PlannedEdit {
         original: Some(original),

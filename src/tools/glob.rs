@@ -169,7 +169,8 @@ fn glob(input: &Value, cwd: &Path) -> Result<Value, String> {
         .map_err(|e| format!("Invalid glob pattern: {e}"))?
         .compile_matcher();
     let mut found: Vec<(SystemTime, PathBuf)> = Vec::new();
-    if root.is_dir() {
+    // An empty rest (`""`, `"/"`) matches no file: do not walk the whole tree for nothing.
+    if root.is_dir() && !relative.is_empty() {
         let walker = ignore::WalkBuilder::new(&root)
             .hidden(!names_hidden(pattern))
             .require_git(false)

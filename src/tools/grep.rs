@@ -3,7 +3,8 @@
 //!
 //! Rules:
 //! - The walk is ripgrep's: `.gitignore`/`.ignore`/`.rgignore` honoured (also outside a git
-//!   repository), hidden and binary files skipped, `glob` as ripgrep's `--glob` (several globs
+//!   repository), binary files and version-control directories ([`VCS_DIRS`]) skipped, hidden
+//!   files searched (Claude Code passes `--hidden`), `glob` as ripgrep's `--glob` (several globs
 //!   split on whitespace, `!` negates), `type` as ripgrep's `--type`.
 //! - `files_with_matches` (default) lists files newest first, like Claude Code; `content` and
 //!   `count` list files in path order. Paths are relative to the session cwd when inside it.
@@ -24,6 +25,12 @@ use serde_json::{Map, Value, json};
 use super::input::{self, Field, FieldKind};
 use super::{BoxFuture, Tool, ToolContext, ToolOutcome};
 
+/// Characters of a content line shown; longer lines are replaced by a note, as ripgrep's
+/// `--max-columns 500` that Claude Code passes (minified files would flood the context).
+pub const MAX_COLUMNS: usize = 500;
+/// Version-control directories never searched. Hidden files are otherwise searched, as Claude
+/// Code runs ripgrep with `--hidden` and these exclusions (`.github/`, `.env.example` are code).
+pub const VCS_DIRS: &[&str] = &[".git", ".svn", ".hg", ".bzr", ".jj", ".sl"];
 /// Lines/files/entries returned when the model gives no `head_limit`.
 pub const DEFAULT_HEAD_LIMIT: usize = 250;
 
@@ -242,6 +249,18 @@ impl CollectSink<'_> {
     fn push(&mut self, sep: char, line_number: Option<u64>, text: &[u8]) {
         let text = String::from_utf8_lossy(text);
         let text = text.trim_end_matches(['\n', '\r']);
+        let omitted;
+        let text = if text.chars().nth(MAX_COLUMNS).is_none() {
+            text
+        } else if sep == ':' {
+            omitted = format!(
+                "[Omitted long line with {} matches]",
+                count_matches(self.matcher, text.as_bytes())
+            );
+            &omitted
+        } else {
+            "[Omitted long context line]"
+        };
         let line = match (self.options.line_numbers, line_number) {
             (true, Some(n)) => format!("{}{sep}{n}{sep}{text}", self.shown),
             _ => format!("{}{sep}{text}", self.shown),
@@ -301,6 +320,15 @@ impl Sink for CollectSink<'_> {
     }
 }
 
+fn count_matches(matcher: &RegexMatcher, bytes: &[u8]) -> usize {
+    let mut n = 0;
+    let _ = matcher.find_iter(bytes, |_| {
+        n += 1;
+        true
+    });
+    n
+}
+
 fn get_usize(input: &Value, key: &str) -> Option<usize> {
     input.get(key).and_then(Value::as_u64).map(|n| n as usize)
 }
@@ -317,10 +345,15 @@ fn files(input: &Value, base: &Path) -> Result<Vec<PathBuf>, String> {
     let mut builder = ignore::WalkBuilder::new(base);
     builder
         .require_git(false)
+        .hidden(false)
+        .filter_entry(|entry| {
+            !(entry.file_type().is_some_and(|t| t.is_dir())
+                && VCS_DIRS.contains(&entry.file_name().to_string_lossy().as_ref()))
+        })
         .sort_by_file_name(|a, b| a.cmp(b));
     if let Some(globs) = input.get("glob").and_then(Value::as_str) {
         let mut overrides = ignore::overrides::OverrideBuilder::new(base);
-        for glob in globs.split_whitespace() {
+        for glob in split_globs(globs) {
             overrides
                 .add(glob)
                 .map_err(|e| format!("Invalid glob `{glob}`: {e}"))?;
@@ -339,6 +372,20 @@ fn files(input: &Value, base: &Path) -> Result<Vec<PathBuf>, String> {
         .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
         .map(ignore::DirEntry::into_path)
         .collect())
+}
+
+/// The globs of the `glob` parameter: split on whitespace, and on commas outside braces
+/// (`"*.ts,*.tsx"` is two globs, `"*.{ts,tsx}"` one), as Claude Code does.
+fn split_globs(globs: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for token in globs.split_whitespace() {
+        if token.contains('{') {
+            out.push(token);
+        } else {
+            out.extend(token.split(',').filter(|g| !g.is_empty()));
+        }
+    }
+    out
 }
 
 /// `items[offset..]` cut to `limit`; returns the applied limit/offset for the response.

@@ -118,6 +118,18 @@ impl ToolRegistry {
         &self.tools
     }
 
+    /// The tool definitions sent to the model, in offering order.
+    pub fn specs(&self) -> Vec<crate::agent::model::ToolSpec> {
+        self.tools
+            .iter()
+            .map(|t| crate::agent::model::ToolSpec {
+                name: t.name().to_string(),
+                description: t.description().to_string(),
+                input_schema: t.input_schema(),
+            })
+            .collect()
+    }
+
     /// The model-facing text for a call to a tool that does not exist (Claude Code's wording).
     pub fn unknown_tool_error(name: &str) -> String {
         format!("No such tool available: {name}")

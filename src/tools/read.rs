@@ -195,15 +195,14 @@ fn decode_text(bytes: &[u8]) -> Option<String> {
 }
 
 fn binary_error(path: &str) -> String {
-    let ext = Path::new(path)
-        .extension()
-        .map(|e| format!(".{}", e.to_string_lossy()))
-        .unwrap_or_default();
+    let kind = match Path::new(path).extension() {
+        Some(ext) => format!("binary .{} file", ext.to_string_lossy()),
+        None => "binary file".to_string(),
+    };
     format!(
-        "This tool cannot read binary files. The file appears to be a binary {ext} file. \
+        "This tool cannot read binary files. The file appears to be a {kind}. \
          Please use appropriate tools for binary file analysis."
     )
-    .replace("binary  file", "binary file")
 }
 
 fn failure(error: String) -> ToolOutcome {

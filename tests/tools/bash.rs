@@ -118,6 +118,41 @@ async fn timeout_kills_the_whole_process_group() {
 }
 
 #[tokio::test]
+async fn a_cancelled_call_kills_its_process_group() {
+    let (_dir, root, ctx) = project();
+    let pid_file = root.join("child.pid");
+    let command = format!("sleep 60 & echo $! > {}; wait", pid_file.display());
+    let prepared = BashTool
+        .prepare(json!({"command": command}), &ctx)
+        .expect("prepare");
+    let run = BashTool.execute(prepared, &ctx);
+    // Cancel the call (drop its future) once the child has started.
+    let watch = async {
+        while !pid_file.exists()
+            || std::fs::read_to_string(&pid_file)
+                .unwrap_or_default()
+                .is_empty()
+        {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::select! {
+        _ = run => panic!("the command finished"),
+        () = watch => {}
+    }
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .expect("pid")
+        .trim()
+        .parse()
+        .expect("pid");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while alive(pid) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!alive(pid), "child {pid} survived the cancelled call");
+}
+
+#[tokio::test]
 async fn backgrounded_grandchild_does_not_hold_the_call() {
     let (_dir, _root, ctx) = project();
     let started = Instant::now();

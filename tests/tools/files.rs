@@ -230,3 +230,49 @@ fn hunks_far_apart_are_separate_with_three_lines_of_context() {
         ])
     );
 }
+
+#[test]
+fn paths_are_made_absolute_without_cleaning() {
+    use rein::tools::input::{absolutise, display_path};
+    use std::path::Path;
+    let cwd = Path::new("/proj/sub");
+    // Hooks see the model's path made absolute; cleaning `./` and `..` is a hook's job
+    // (hooks/normalize-paths.py), so the strings stay as written.
+    assert_eq!(
+        absolutise("./b.txt", cwd).to_str(),
+        Some("/proj/sub/./b.txt")
+    );
+    assert_eq!(
+        absolutise("../x.txt", cwd).to_str(),
+        Some("/proj/sub/../x.txt")
+    );
+    assert_eq!(absolutise("/etc/../abs", cwd).to_str(), Some("/etc/../abs"));
+    if let Some(home) = std::env::var_os("HOME") {
+        assert_eq!(absolutise("~/f", cwd), Path::new(&home).join("f"));
+    }
+    assert_eq!(display_path(Path::new("/proj/sub/a.rs"), cwd), "a.rs");
+    assert_eq!(
+        display_path(Path::new("/elsewhere/a.rs"), cwd),
+        "/elsewhere/a.rs"
+    );
+}
+
+#[tokio::test]
+async fn edit_deleting_a_line_takes_its_newline() {
+    let (_dir, root, ctx) = project();
+    write(&root.join("a.txt"), "keep\ndrop me\nkeep too\n");
+    let (resp, _) = success(
+        &EditTool,
+        json!({"file_path": "a.txt", "old_string": "drop me", "new_string": ""}),
+        &ctx,
+    )
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).expect("file"),
+        "keep\nkeep too\n"
+    );
+    assert_eq!(
+        resp["structuredPatch"][0]["lines"],
+        json!([" keep", "-drop me", " keep too"])
+    );
+}

@@ -227,7 +227,8 @@ async fn grep_count_glob_type_and_head_limit() {
         &ctx,
     )
     .await;
-    assert_eq!(resp["content"], "b.py:1:one\nb.py:3:needle here");
+    // `.gitignore:1:ignored/` is skipped by the offset.
+    assert_eq!(resp["content"], "a.rs:2:    let Needle = 1;\nb.py:1:one");
     assert_eq!(resp["appliedLimit"], 2);
     assert_eq!(resp["appliedOffset"], 1);
     assert!(content.ends_with("[Showing results with pagination = limit: 2, offset: 1]"));
@@ -237,8 +238,8 @@ async fn grep_count_glob_type_and_head_limit() {
         &ctx,
     )
     .await;
-    // a.rs:2 and b.py lines 1, 3, 4, 6, 8, 9.
-    assert_eq!(resp["numLines"], 7);
+    // .gitignore:1, a.rs:2 and b.py lines 1, 3, 4, 6, 8, 9.
+    assert_eq!(resp["numLines"], 8);
     assert!(resp.get("appliedLimit").is_none());
 }
 
@@ -256,4 +257,68 @@ async fn grep_multiline_and_single_file_path() {
         .prepare(json!({"pattern": "x", "output_mode": "lines"}), &ctx)
         .expect_err("enum");
     assert!(err.contains("must be one of"), "{err}");
+}
+
+#[tokio::test]
+async fn grep_comma_globs_and_long_lines() {
+    let (_dir, root, ctx) = project();
+    write(&root.join("a.ts"), "hit\n");
+    write(&root.join("b.tsx"), "hit\n");
+    write(&root.join("c.js"), "hit\n");
+    write(
+        &root.join("min.css"),
+        &format!("{}\nctx\n", "hit ".repeat(200)),
+    );
+    let (resp, _) = success(
+        &GrepTool,
+        json!({"pattern": "hit", "glob": "*.ts,*.tsx"}),
+        &ctx,
+    )
+    .await;
+    let mut got = names(&resp);
+    got.sort();
+    assert_eq!(got, ["a.ts", "b.tsx"]);
+    let (resp, _) = success(
+        &GrepTool,
+        json!({"pattern": "hit", "glob": "*.{ts,js}"}),
+        &ctx,
+    )
+    .await;
+    let mut got = names(&resp);
+    got.sort();
+    assert_eq!(got, ["a.ts", "c.js"]);
+    let (resp, _) = success(
+        &GrepTool,
+        json!({"pattern": "hit", "glob": "*.css", "output_mode": "content"}),
+        &ctx,
+    )
+    .await;
+    assert_eq!(
+        resp["content"],
+        "min.css:1:[Omitted long line with 200 matches]"
+    );
+}
+
+#[test]
+fn registry_offers_the_six_tools_in_order() {
+    let registry = rein::tools::ToolRegistry::builtin();
+    let names: Vec<String> = registry.specs().into_iter().map(|s| s.name).collect();
+    assert_eq!(names, ["Bash", "Read", "Write", "Edit", "Glob", "Grep"]);
+    assert!(registry.get("Grep").is_some());
+    assert!(registry.get("grep").is_none());
+    for tool in registry.tools() {
+        assert_eq!(tool.input_schema()["type"], "object", "{}", tool.name());
+    }
+}
+
+#[tokio::test]
+async fn grep_searches_hidden_files_but_not_vcs_dirs() {
+    let (_dir, root, ctx) = project();
+    write(&root.join(".github/ci.yml"), "token\n");
+    write(&root.join(".git/config"), "token\n");
+    write(&root.join("src/.env.example"), "token\n");
+    let (resp, _) = success(&GrepTool, json!({"pattern": "token"}), &ctx).await;
+    let mut got = names(&resp);
+    got.sort();
+    assert_eq!(got, [".github/ci.yml", "src/.env.example"]);
 }
