@@ -77,11 +77,17 @@ impl Machine {
     /// Output with the machine-specific parts replaced: the temp dir by `[TMP]`, durations by
     /// `[N] ms`, UUIDs by `[UUID]`, tool-use ids by `toolu_[ID]`.
     fn redact(&self, text: &str) -> String {
-        let text = text.replace(self.root.to_str().unwrap(), "[TMP]");
-        let uuid = regex::Regex::new(
-            r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
-        )
-        .unwrap();
+        let root = self.root.to_str().unwrap();
+        let encoded: String = root
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        let text = text
+            .replace(root, "[TMP]")
+            .replace(&encoded, "[TMP-ENCODED]");
+        let uuid =
+            regex::Regex::new(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+                .unwrap();
         let text = uuid.replace_all(&text, "[UUID]");
         let ms = regex::Regex::new(r"\b\d+ ms\b").unwrap();
         let text = ms.replace_all(&text, "[N] ms");
@@ -238,7 +244,10 @@ fn list_json_has_stable_fields_and_a_reason_code_per_handler() {
         .find(|h| h["event"] == "UserPromptSubmit")
         .unwrap();
     assert_eq!(ups["effective_timeout_s"], 30.0);
-    assert_eq!(ups["timeout_description"], "30 s (UserPromptSubmit default)");
+    assert_eq!(
+        ups["timeout_description"],
+        "30 s (UserPromptSubmit default)"
+    );
     assert_eq!(ups["once"], true);
     let files: Vec<(&str, &str)> = v["files"]
         .as_array()
@@ -267,8 +276,8 @@ fn validate_prints_every_problem_compiler_style_and_fails() {
     assert_eq!(code, 1, "{out}{err}");
     let last = out.lines().last().unwrap();
     assert_eq!(last, "5 errors, 8 warnings");
+    let re = regex::Regex::new(r"^\S+:\d+:\d+: (error|warning): ").unwrap();
     for line in out.lines().filter(|l| *l != last) {
-        let re = regex::Regex::new(r"^\S+:\d+:\d+: (error|warning): ").unwrap();
         assert!(re.is_match(line), "not compiler-style: {line}");
     }
     insta::assert_snapshot!("validate_mistakes", m.redact(&out));
@@ -556,24 +565,75 @@ fn test_reports_a_timeout_and_a_signal_as_non_blocking() {
         out.contains("A hook didn't answer in time, so it didn't check this action."),
         "{out}"
     );
-    assert!(
-        out.contains("Decision: no permission decision"),
-        "{out}"
-    );
+    assert!(out.contains("Decision: no permission decision"), "{out}");
 }
 
 #[test]
 fn usage_errors_exit_2_with_a_precise_message() {
     let (m, _) = mistakes();
     let cases: &[(&[&str], &str)] = &[
-        (&["hooks", "test", "PreTooluse", "--tool", "Bash"], "unknown event \"PreTooluse\" (did you mean PreToolUse?)"),
-        (&["hooks", "test", "PreToolUse"], "PreToolUse is a tool event: give the tool with --tool NAME"),
-        (&["hooks", "explain", "PreToolUse", "--tool", "Bash", "--input", "{\"command\": ls}"], "--input is not valid JSON: line 1, column 13: expected value"),
-        (&["hooks", "test", "PreCompact"], "rein never fires PreCompact"),
-        (&["hooks", "test", "Stop", "--tool", "Bash"], "Stop is not a tool event"),
-        (&["hooks", "test", "UserPromptSubmit", "--input", "{\"promt\":\"x\"}"], "UserPromptSubmit has no field \"promt\" (fields: prompt)"),
-        (&["hooks", "test", "PreToolUse", "--tool", "Read", "--input", "{}"], "the Read tool rejects this input"),
-        (&["hooks", "test", "PreToolUse", "--tool", "Bash", "--input", "@nope.json"], "--input @nope.json: cannot read"),
+        (
+            &["hooks", "test", "PreTooluse", "--tool", "Bash"],
+            "unknown event \"PreTooluse\" (did you mean PreToolUse?)",
+        ),
+        (
+            &["hooks", "test", "PreToolUse"],
+            "PreToolUse is a tool event: give the tool with --tool NAME",
+        ),
+        (
+            &[
+                "hooks",
+                "explain",
+                "PreToolUse",
+                "--tool",
+                "Bash",
+                "--input",
+                "{\"command\": ls}",
+            ],
+            "--input is not valid JSON: line 1, column 13: expected value",
+        ),
+        (
+            &["hooks", "test", "PreCompact"],
+            "rein never fires PreCompact",
+        ),
+        (
+            &["hooks", "test", "Stop", "--tool", "Bash"],
+            "Stop is not a tool event",
+        ),
+        (
+            &[
+                "hooks",
+                "test",
+                "UserPromptSubmit",
+                "--input",
+                "{\"promt\":\"x\"}",
+            ],
+            "UserPromptSubmit has no field \"promt\" (fields: prompt)",
+        ),
+        (
+            &[
+                "hooks",
+                "test",
+                "PreToolUse",
+                "--tool",
+                "Read",
+                "--input",
+                "{}",
+            ],
+            "the Read tool rejects this input",
+        ),
+        (
+            &[
+                "hooks",
+                "test",
+                "PreToolUse",
+                "--tool",
+                "Bash",
+                "--input",
+                "@nope.json",
+            ],
+            "--input @nope.json: cannot read",
+        ),
     ];
     for (args, want) in cases {
         let (code, out, err) = m.run(args);
@@ -652,7 +712,10 @@ fn shipped_block_dangerous_commands_denies_rm_rf() {
         r#"{"command":"rm -rf /"}"#,
     ]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("Decision: deny: Blocked dangerous command"), "{out}");
+    assert!(
+        out.contains("Decision: deny: Blocked dangerous command"),
+        "{out}"
+    );
     let model_text = out
         .lines()
         .skip_while(|l| !l.starts_with("The model sees:"))
@@ -679,13 +742,7 @@ fn shipped_block_dangerous_commands_denies_rm_rf() {
 fn debug_hooks_prints_the_run_log_lines_to_stderr() {
     let (m, flags) = mistakes();
     let (code, _, err) = m.run(&with(
-        &[
-            "hooks",
-            "test",
-            "Stop",
-            "--debug",
-            "hooks",
-        ],
+        &["hooks", "test", "Stop", "--debug", "hooks"],
         &flags,
     ));
     assert_eq!(code, 0, "{err}");
@@ -694,11 +751,20 @@ fn debug_hooks_prints_the_run_log_lines_to_stderr() {
         .filter_map(|l| l.strip_prefix("[hook] "))
         .collect();
     let log_dir = m.path("rein/logs");
-    let log = fs::read_dir(&log_dir).unwrap().next().unwrap().unwrap().path();
+    let log = fs::read_dir(&log_dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
     let text = fs::read_to_string(log).unwrap();
     let logged: Vec<&str> = text.lines().collect();
     assert_eq!(debug, logged);
-    assert_eq!(logged.len(), 1, "only the project Stop hook (local is voided)");
+    assert_eq!(
+        logged.len(),
+        1,
+        "only the project Stop hook (local is voided)"
+    );
 }
 
 #[test]

@@ -407,9 +407,7 @@ fn resolve_script(command: &CommandHandler, ctx: LintContext<'_>) -> Option<Scri
             .iter()
             .take_while(|w| is_assignment(&w.text) || w.text.starts_with('-'))
             .count();
-        let Some(real) = rest.get(skip) else {
-            return None;
-        };
+        let real = rest.get(skip)?;
         name = basename(&real.text).to_string();
         rest = rest[skip + 1..].to_vec();
     } else if program.text.contains('/') {
@@ -636,6 +634,7 @@ mod tests {
         assert_eq!(format_seconds(10.0), "10");
         assert_eq!(format_seconds(0.5), "0.5");
         assert_eq!(format_seconds(5.0), "5");
-        assert_eq!(humanize(5000.0), "83.3 min");
+        assert_eq!(humanize(5000.0), "1.4 h");
+        assert_eq!(humanize(1500.0), "25 min");
     }
 }
