@@ -797,3 +797,130 @@ fn print_mode_sessions_write_the_run_log_and_debug_hooks_echoes_it() {
         assert!(err.contains(&format!("[hook] {line}")), "{err}");
     }
 }
+
+/// One `$ command` of a console block in the docs and the output lines shown under it.
+struct DocCommand {
+    line: String,
+    expected: Vec<String>,
+}
+
+/// Whether `shown` (a line of the docs, where `…` stands for anything) matches `actual`.
+fn doc_line_matches(shown: &str, actual: &str) -> bool {
+    let parts: Vec<&str> = shown.split('…').collect();
+    if parts.len() == 1 {
+        return shown == actual;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !actual.starts_with(first) || !actual.ends_with(last) || actual.len() < first.len() {
+        return false;
+    }
+    let mut rest = &actual[first.len()..];
+    for part in &parts[1..parts.len() - 1] {
+        match rest.find(part) {
+            Some(i) => rest = &rest[i + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len()
+}
+
+/// Every file block (```lang file=PATH) and console block of `docs/writing-hooks.md`.
+fn doc_blocks(doc: &str) -> (Vec<(String, String)>, Vec<DocCommand>) {
+    let mut files = Vec::new();
+    let mut commands: Vec<DocCommand> = Vec::new();
+    let mut lines = doc.lines();
+    while let Some(line) = lines.next() {
+        let Some(info) = line.strip_prefix("```") else {
+            continue;
+        };
+        let body: Vec<&str> = lines.by_ref().take_while(|l| *l != "```").collect();
+        if let Some(path) = info
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("file="))
+        {
+            files.push((path.to_string(), format!("{}\n", body.join("\n"))));
+        } else if info == "console" {
+            for l in body {
+                match l.strip_prefix("$ ") {
+                    Some(cmd) => commands.push(DocCommand {
+                        line: cmd.to_string(),
+                        expected: Vec::new(),
+                    }),
+                    None if l == "…" => {}
+                    None => commands
+                        .last_mut()
+                        .expect("output before the first command")
+                        .expected
+                        .push(l.to_string()),
+                }
+            }
+        }
+    }
+    (files, commands)
+}
+
+#[test]
+fn docs_writing_hooks_every_command_works_as_shown() {
+    let doc =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/writing-hooks.md"))
+            .unwrap();
+    let (files, commands) = doc_blocks(&doc);
+    assert_eq!(files.len(), 2, "the script and the settings");
+    assert!(commands.len() >= 8, "{}", commands.len());
+    let m = Machine::new();
+    let project = m.path("myproject");
+    for (path, text) in &files {
+        let p = project.join(path);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+    let bin = assert_cmd::cargo::cargo_bin("rein");
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let home = m.path("home");
+    for c in &commands {
+        let out = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(&c.line)
+            .current_dir(&project)
+            .env("PATH", &path)
+            .env("HOME", &home)
+            .env("REIN_MANAGED_SETTINGS_DIR", m.path("managed"))
+            .env_remove("REIN_HOME")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("CLAUDE_PROJECT_DIR")
+            .env_remove("REIN_LOG")
+            .env_remove("REIN_PROVIDER")
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+        .replace(project.to_str().unwrap(), "~/myproject")
+        .replace(home.to_str().unwrap(), "~");
+        assert!(out.status.success(), "`{}` failed:\n{text}", c.line);
+        let actual: Vec<&str> = text.lines().collect();
+        for shown in &c.expected {
+            assert!(
+                actual.iter().any(|a| doc_line_matches(shown, a)),
+                "`{}`: the docs show\n{shown}\nbut the output is\n{text}",
+                c.line
+            );
+        }
+    }
+}
+
+#[test]
+fn doc_line_matching_treats_the_ellipsis_as_anything() {
+    assert!(doc_line_matches("a…c", "abbbc"));
+    assert!(doc_line_matches("…b…", "abc"));
+    assert!(doc_line_matches("abc", "abc"));
+    assert!(!doc_line_matches("abc", "abcd"));
+    assert!(!doc_line_matches("a…c", "ab"));
+    assert!(!doc_line_matches("a…b…c", "acb"));
+}
