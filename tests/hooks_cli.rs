@@ -105,7 +105,9 @@ impl Machine {
 ///   script, a non-executable script, a handler without `command`, a bash-only script run with
 ///   `sh`, `once: true`;
 /// - local: a malformed PreToolUse entry that voids the file, and a Stop hook voided with it;
-/// - `--settings`: a file that is not valid JSON, and inline JSON with a Notification hook.
+/// - `--settings`: a file that is not valid JSON, and inline JSON with a Notification hook and
+///   an exact copy of the project's UserPromptSubmit hook (which removes the project's copy);
+/// - user also has an `http` hook, a type rein does not run yet.
 fn mistakes() -> (Machine, Vec<String>) {
     let m = Machine::new();
     m.script(
@@ -139,6 +141,7 @@ fn mistakes() -> (Machine, Vec<String>) {
       { "hooks": [ { "type": "command", "command": "echo started", "if": "Bash(git *)" } ] }
     ],
     "PreCompact": [ { "hooks": [ { "type": "command", "command": "echo compact" } ] } ],
+    "PostToolUse": [ { "hooks": [ { "type": "http", "url": "http://127.0.0.1:9/audit" } ] } ],
     "NotAnEvent": [ { "hooks": [ { "type": "command", "command": "echo unknown" } ] } ]
   }
 }
@@ -180,7 +183,7 @@ fn mistakes() -> (Machine, Vec<String>) {
         "--settings".to_string(),
         m.path("broken.json").display().to_string(),
         "--settings".to_string(),
-        r#"{"hooks":{"Notification":[{"matcher":"idle_prompt","hooks":[{"type":"command","command":"echo note"}]}]}}"#.to_string(),
+        r#"{"hooks":{"Notification":[{"matcher":"idle_prompt","hooks":[{"type":"command","command":"echo note"}]}],"UserPromptSubmit":[{"hooks":[{"type":"command","command":"echo remember the style guide"}]}]}}"#.to_string(),
     ];
     (m, flags)
 }
@@ -228,6 +231,18 @@ fn list_json_has_stable_fields_and_a_reason_code_per_handler() {
     expect("echo unknown", Some("unknown_event"));
     expect("echo local-stop", Some("file_voided"));
     expect("echo note", None);
+    expect("http://127.0.0.1:9/audit", Some("unsupported_type"));
+    let ups_copies: Vec<&Value> = handlers
+        .iter()
+        .filter(|h| h["text"] == "echo remember the style guide")
+        .collect();
+    assert_eq!(ups_copies.len(), 2);
+    assert_eq!(ups_copies[0]["never_fires"]["code"], "duplicate");
+    assert_eq!(ups_copies[0]["duplicate_of"], ups_copies[1]["index"]);
+    assert_eq!(
+        ups_copies[1]["source"], "flag",
+        "the --settings copy is preferred"
+    );
     expect("hooks/exit1.sh", None);
     // The guard is in user and project settings: the project copy survives (the last one).
     let guards: Vec<&Value> = handlers
@@ -275,7 +290,7 @@ fn validate_prints_every_problem_compiler_style_and_fails() {
     let (code, out, err) = m.run(&with(&["hooks", "validate"], &flags));
     assert_eq!(code, 1, "{out}{err}");
     let last = out.lines().last().unwrap();
-    assert_eq!(last, "5 errors, 8 warnings");
+    assert_eq!(last, "5 errors, 9 warnings");
     let re = regex::Regex::new(r"^\S+:\d+:\d+: (error|warning): ").unwrap();
     for line in out.lines().filter(|l| *l != last) {
         assert!(re.is_match(line), "not compiler-style: {line}");
@@ -290,9 +305,9 @@ fn validate_json_counts_match_the_text() {
     assert_eq!(code, 1);
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["errors"], 5);
-    assert_eq!(v["warnings"], 8);
+    assert_eq!(v["warnings"], 9);
     assert_eq!(v["ok"], false);
-    assert_eq!(v["diagnostics"].as_array().unwrap().len(), 13);
+    assert_eq!(v["diagnostics"].as_array().unwrap().len(), 14);
 }
 
 #[test]

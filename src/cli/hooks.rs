@@ -348,7 +348,21 @@ fn list(ctx: &Context, as_json: bool) -> i32 {
                         "yes (runs once together with its duplicate #{} when both match)",
                         d.of + 1
                     ),
-                    None => "yes".to_string(),
+                    None => {
+                        let copies: Vec<String> = statuses
+                            .iter()
+                            .filter(|o| o.duplicate.is_some_and(|d| d.of == st.index))
+                            .map(|o| format!("#{}", o.index + 1))
+                            .collect();
+                        if copies.is_empty() {
+                            "yes".to_string()
+                        } else {
+                            format!(
+                                "yes (the copy that runs for its duplicates {})",
+                                copies.join(", ")
+                            )
+                        }
+                    }
                 };
                 out.push_str(&format!("    fires   {fires}\n"));
             }
