@@ -939,3 +939,52 @@ fn doc_line_matching_treats_the_ellipsis_as_anything() {
     assert!(!doc_line_matches("a…c", "ab"));
     assert!(!doc_line_matches("a…b…c", "acb"));
 }
+
+#[test]
+fn validate_checks_scripts_the_way_sh_and_interpreters_will_run_them() {
+    let m = Machine::new();
+    m.script(
+        "project/hooks/noshebang.sh",
+        "read -r input\nsource ./lib.sh\necho \"$input\"\n",
+    );
+    m.write(
+        "project/hooks/guard.py",
+        "import json, sys\ndata = json.load(sys.stdin)\nif 'secret' in data['tool_input'].get('command', ''):\n    print('no', file=sys.stderr)\n    sys.exit(1)\n",
+    );
+    m.script("project/hooks/ok.sh", "#!/bin/sh\nexit 0\n");
+    m.write(
+        "project/.claude/settings.json",
+        r#"{"hooks":{
+  "PostToolUse":[{"hooks":[
+    {"type":"command","command":"hooks/noshebang.sh"},
+    {"type":"command","command":"python3 hooks/absent.py --flag"},
+    {"type":"command","command":"'$CLAUDE_PROJECT_DIR'/hooks/ok.sh"},
+    {"type":"command","command":"jq -r .tool_name | logger"},
+    {"type":"command","command":"$SOMEWHERE/hook.sh"}
+  ]}],
+  "PermissionRequest":[{"matcher":"Bash","hooks":[{"type":"command","command":"python3 \"$CLAUDE_PROJECT_DIR/hooks/guard.py\""}]}]
+}}"#,
+    );
+    let (code, out, err) = m.run(&["hooks", "validate"]);
+    assert_eq!(code, 0, "warnings only: {out}{err}");
+    let out = m.redact(&out);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 5, "{out}");
+    assert!(lines[0].contains("[TMP]/project/hooks/noshebang.sh line 2 uses `source` (POSIX sh has `.`), which is bash-only, but it has no #! line, so /bin/sh runs it"), "{out}");
+    assert!(
+        lines[1].contains(
+            "script [TMP]/project/hooks/absent.py does not exist (from \"hooks/absent.py\""
+        ),
+        "{out}"
+    );
+    assert!(
+        lines[2].contains("single quotes stop the shell from expanding $CLAUDE_PROJECT_DIR"),
+        "{out}"
+    );
+    assert!(lines[3].contains("can never block this PermissionRequest call: its only non-zero exit is `exit 1` (line 5)"), "{out}");
+    assert_eq!(lines[4], "0 errors, 4 warnings");
+    // A PATH command with no script argument and a script behind an unknown variable are not
+    // guessed at.
+    assert!(!out.contains("jq"), "{out}");
+    assert!(!out.contains("SOMEWHERE"), "{out}");
+}

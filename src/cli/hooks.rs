@@ -65,7 +65,7 @@ pub struct HooksOptions {
     #[arg(long = "cwd", value_name = "DIR", global = true)]
     pub cwd: Option<PathBuf>,
     /// `--debug hooks`: print each hook run's log line to stderr (`rein hooks test`).
-    #[arg(long, value_name = "WHAT", global = true)]
+    #[arg(long, value_name = "WHAT", global = true, num_args = 0..=1, default_missing_value = "all")]
     pub debug: Option<String>,
 }
 
