@@ -126,7 +126,7 @@ pub fn main() -> i32 {
         }
     };
     match cli.command {
-        Some(Command::Hooks(args)) => hooks::main(args),
+        Some(Command::Hooks(args)) => hooks::run(args, &runtime),
         Some(Command::Run { prompt, run }) => runtime.block_on(run::main(prompt, *run, true)),
         None => {
             let headless = cli.run.print || cli.prompt.is_some();

@@ -4,6 +4,8 @@ pub mod command;
 pub mod decision;
 pub mod dispatch;
 pub mod event;
+pub mod explain;
+pub mod lint;
 pub mod matcher;
 pub mod output;
 pub mod registry;

@@ -1,0 +1,640 @@
+//! Static checks of configured hook handlers for the mistakes Claude Code never reports: a
+//! script that does not exist or is not executable, bash-only syntax in a script that
+//! `/bin/sh` runs, a PreToolUse guard whose only failure is `exit 1` (which does not block),
+//! and a `timeout` written in milliseconds. Used by `rein hooks validate` and `rein hooks list`.
+//!
+//! Nothing here runs a hook. The command line is split like a POSIX shell would split its first
+//! simple command, expanding only what rein knows at load time (`$CLAUDE_PROJECT_DIR`,
+//! `${CLAUDE_PROJECT_DIR}`, `$HOME`, a leading `~`); a word that needs any other variable is not
+//! checked, so a check never fires on a guess.
+
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use regex::Regex;
+
+use crate::hooks::event::HookEvent;
+use crate::settings::schema::{
+    CommandHandler, ConfiguredHandler, Diagnostic, HandlerKind, Location, Severity,
+};
+
+/// A `timeout` at or above this many seconds is most likely milliseconds.
+pub const MILLISECONDS_SUSPECT: f64 = 1000.0;
+/// Scripts larger than this are not scanned (a hook script is a few KiB).
+const MAX_SCAN_BYTES: u64 = 1024 * 1024;
+
+/// Interpreters whose first non-option argument is the script they run.
+const INTERPRETERS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "python", "python3", "python2", "node",
+    "deno", "bun", "ruby", "perl", "php", "uv", "pwsh",
+];
+/// The interpreters that read POSIX sh (dash on Debian/Ubuntu), not bash.
+const POSIX_SHELLS: &[&str] = &["sh", "dash", "ash", "."];
+/// Extensions that make a later argument of a PATH command look like a script file.
+const SCRIPT_EXTENSIONS: &[&str] = &[
+    ".sh", ".bash", ".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".php",
+];
+
+/// What the checks need to resolve paths.
+#[derive(Debug, Clone, Copy)]
+pub struct LintContext<'a> {
+    /// `CLAUDE_PROJECT_DIR`, and the directory relative paths are resolved from (hooks run with
+    /// the session's cwd, which starts there).
+    pub project_dir: &'a Path,
+    /// `~` and `$HOME`.
+    pub home: &'a Path,
+}
+
+/// How the script named by a command is started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Runner {
+    /// Executed directly (its `#!` line decides the interpreter; without one `/bin/sh` reads it).
+    Direct,
+    /// Given to an interpreter found on PATH (`python3 x.py`, `sh x.sh`, `. x.sh`).
+    Interpreter(String),
+}
+
+/// The script a command runs, as resolved.
+#[derive(Debug, Clone)]
+struct Script {
+    /// The word as written (after quote removal).
+    word: String,
+    path: PathBuf,
+    runner: Runner,
+}
+
+/// Every problem found in `handler`, located at the handler object.
+pub fn lint_handler(handler: &ConfiguredHandler, ctx: LintContext<'_>) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let at = &handler.origin.location;
+    if let Some(t) = handler.timeout
+        && t >= MILLISECONDS_SUSPECT
+    {
+        out.push(warning(
+            at,
+            format!(
+                "\"timeout\": {} is in seconds ({}); if you meant milliseconds, write {}",
+                format_seconds(t),
+                humanize(t),
+                format_seconds(t / 1000.0)
+            ),
+        ));
+    }
+    let HandlerKind::Command(command) = &handler.kind else {
+        return out;
+    };
+    let Some(script) = resolve_script(command, ctx) else {
+        return out;
+    };
+    let shown = script.path.display();
+    let meta = match std::fs::metadata(&script.path) {
+        Ok(m) => m,
+        Err(_) => {
+            let quoted_var = command.command.contains("'$CLAUDE_PROJECT_DIR")
+                || command.command.contains("'${CLAUDE_PROJECT_DIR}");
+            let hint = if quoted_var {
+                " (single quotes stop the shell from expanding $CLAUDE_PROJECT_DIR; use double quotes)"
+            } else {
+                ""
+            };
+            let effect = if command.args.is_some() {
+                "the hook cannot be started"
+            } else {
+                "/bin/sh exits 127 and the hook counts as a non-blocking error"
+            };
+            out.push(warning(
+                at,
+                format!(
+                    "script {shown} does not exist (from {:?}, relative to the project directory){hint}; {effect}",
+                    script.word
+                ),
+            ));
+            return out;
+        }
+    };
+    if !meta.is_file() {
+        out.push(warning(at, format!("script {shown} is not a regular file")));
+        return out;
+    }
+    if script.runner == Runner::Direct && meta.permissions().mode() & 0o111 == 0 {
+        out.push(warning(
+            at,
+            format!(
+                "script {shown} is not executable (chmod +x it); /bin/sh exits 126 and the action goes ahead as if the hook said nothing"
+            ),
+        ));
+    }
+    let Some(text) = read_text(&script.path) else {
+        return out;
+    };
+    let shebang = text.lines().next().filter(|l| l.starts_with("#!"));
+    let under_sh = match &script.runner {
+        Runner::Interpreter(name) => POSIX_SHELLS.contains(&name.as_str()),
+        // Without `#!`, exec fails with ENOEXEC and /bin/sh reads the file itself.
+        Runner::Direct => shebang.is_none() && command.args.is_none(),
+    };
+    if command.args.is_some() && script.runner == Runner::Direct && shebang.is_none() {
+        out.push(warning(
+            at,
+            format!(
+                "script {shown} has no #! line; in exec form (\"args\") there is no shell to fall back to, so it cannot be started"
+            ),
+        ));
+    }
+    if under_sh && let Some((line, what)) = find_bashism(&text) {
+        let how = match &script.runner {
+            Runner::Interpreter(name) if name == "." => format!("`. {}` sources it", script.word),
+            Runner::Interpreter(name) => format!("`{name} {}` runs it", script.word),
+            Runner::Direct => "it has no #! line, so /bin/sh runs it".to_string(),
+        };
+        out.push(warning(
+            at,
+            format!(
+                "script {shown} line {line} uses {what}, which is bash-only, but {how} with /bin/sh (dash on Debian/Ubuntu); run it as `bash {}` or give it a #!/bin/bash line and run it directly",
+                script.word
+            ),
+        ));
+    }
+    if matches!(
+        handler.event,
+        Some(HookEvent::PreToolUse | HookEvent::PermissionRequest)
+    ) && let Some(line) = exit_one_only(&text)
+    {
+        let event = handler.event.map(HookEvent::as_str).unwrap_or("PreToolUse");
+        out.push(warning(
+            at,
+            format!(
+                "script {shown} can never block this {event} call: its only non-zero exit is `exit 1` (line {line}), and only exit 2 blocks (exit 1 lets the tool run); exit 2 with the reason on stderr, or print {{\"hookSpecificOutput\":{{\"hookEventName\":\"{event}\",\"permissionDecision\":\"deny\",…}}}}"
+            ),
+        ));
+    }
+    out
+}
+
+fn warning(at: &Location, message: String) -> Diagnostic {
+    Diagnostic {
+        severity: Severity::Warning,
+        location: at.clone(),
+        message,
+    }
+}
+
+/// `10` → `10`, `0.5` → `0.5`.
+pub fn format_seconds(t: f64) -> String {
+    if t.fract() == 0.0 && t.abs() < 1e15 {
+        format!("{}", t as i64)
+    } else {
+        let s = format!("{t:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+fn humanize(t: f64) -> String {
+    if t >= 3600.0 {
+        format!("{} h", format_seconds((t / 360.0).round() / 10.0))
+    } else {
+        format!("{} min", format_seconds((t / 6.0).round() / 10.0))
+    }
+}
+
+fn read_text(path: &Path) -> Option<String> {
+    let file = std::fs::File::open(path).ok()?;
+    let mut bytes = Vec::new();
+    file.take(MAX_SCAN_BYTES).read_to_end(&mut bytes).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// One word of the first simple command, after quote removal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Word {
+    text: String,
+    /// It needed a variable rein cannot know, or a glob/substitution: do not check it.
+    unresolved: bool,
+}
+
+/// Splits the first simple command of a `sh -c` string. Stops at the first operator
+/// (`;`, `&`, `|`, `<`, `>`, `(`, `)`, newline) outside quotes; `None` on unbalanced quotes.
+fn split_first_command(line: &str, ctx: LintContext<'_>) -> Option<Vec<Word>> {
+    let chars: Vec<char> = line.chars().collect();
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut unresolved = false;
+    let mut i = 0;
+    let flush = |words: &mut Vec<Word>, cur: &mut String, in_word: &mut bool, un: &mut bool| {
+        if *in_word {
+            words.push(Word {
+                text: std::mem::take(cur),
+                unresolved: *un,
+            });
+        }
+        *in_word = false;
+        *un = false;
+    };
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            ' ' | '\t' => {
+                flush(&mut words, &mut cur, &mut in_word, &mut unresolved);
+                i += 1;
+            }
+            ';' | '&' | '|' | '<' | '>' | '(' | ')' | '\n' => break,
+            '\'' => {
+                in_word = true;
+                let end = chars[i + 1..].iter().position(|&x| x == '\'')? + i + 1;
+                cur.extend(&chars[i + 1..end]);
+                i = end + 1;
+            }
+            '"' => {
+                in_word = true;
+                i += 1;
+                loop {
+                    let c = *chars.get(i)?;
+                    match c {
+                        '"' => {
+                            i += 1;
+                            break;
+                        }
+                        '\\' if matches!(chars.get(i + 1), Some('"' | '\\' | '$' | '`')) => {
+                            cur.push(chars[i + 1]);
+                            i += 2;
+                        }
+                        '$' => {
+                            i = expand(&chars, i, &mut cur, &mut unresolved, ctx);
+                        }
+                        '`' => {
+                            unresolved = true;
+                            cur.push(c);
+                            i += 1;
+                        }
+                        _ => {
+                            cur.push(c);
+                            i += 1;
+                        }
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                if let Some(&n) = chars.get(i + 1) {
+                    cur.push(n);
+                }
+                i += 2;
+            }
+            '$' => {
+                in_word = true;
+                i = expand(&chars, i, &mut cur, &mut unresolved, ctx);
+            }
+            '~' if !in_word && matches!(chars.get(i + 1), None | Some('/' | ' ' | '\t')) => {
+                in_word = true;
+                cur.push_str(&ctx.home.to_string_lossy());
+                i += 1;
+            }
+            '*' | '?' | '[' | '`' => {
+                in_word = true;
+                unresolved = true;
+                cur.push(c);
+                i += 1;
+            }
+            _ => {
+                in_word = true;
+                cur.push(c);
+                i += 1;
+            }
+        }
+    }
+    flush(&mut words, &mut cur, &mut in_word, &mut unresolved);
+    Some(words)
+}
+
+/// Expands `$NAME` / `${NAME}` at `chars[i] == '$'`; returns the index after it.
+fn expand(
+    chars: &[char],
+    i: usize,
+    cur: &mut String,
+    unresolved: &mut bool,
+    ctx: LintContext<'_>,
+) -> usize {
+    let (name, next) = if chars.get(i + 1) == Some(&'{') {
+        match chars[i + 2..].iter().position(|&c| c == '}') {
+            Some(p) => (
+                chars[i + 2..i + 2 + p].iter().collect::<String>(),
+                i + 3 + p,
+            ),
+            None => {
+                *unresolved = true;
+                return chars.len();
+            }
+        }
+    } else {
+        let len = chars[i + 1..]
+            .iter()
+            .take_while(|c| c.is_ascii_alphanumeric() || **c == '_')
+            .count();
+        if len == 0 {
+            cur.push('$');
+            *unresolved = true;
+            return i + 1;
+        }
+        (chars[i + 1..i + 1 + len].iter().collect(), i + 1 + len)
+    };
+    match name.as_str() {
+        "CLAUDE_PROJECT_DIR" => cur.push_str(&ctx.project_dir.to_string_lossy()),
+        "HOME" => cur.push_str(&ctx.home.to_string_lossy()),
+        _ => *unresolved = true,
+    }
+    next
+}
+
+fn is_assignment(word: &str) -> bool {
+    match word.split_once('=') {
+        Some((name, _)) => {
+            !name.is_empty()
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !name.starts_with(|c: char| c.is_ascii_digit())
+        }
+        None => false,
+    }
+}
+
+/// The path a word names, relative to the project directory, without `.` components.
+fn resolve_path(word: &str, ctx: LintContext<'_>) -> PathBuf {
+    let p = Path::new(word);
+    let joined = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        ctx.project_dir.join(p)
+    };
+    joined
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect()
+}
+
+fn basename(word: &str) -> &str {
+    word.rsplit('/').next().unwrap_or(word)
+}
+
+/// The script a command runs, if it names one rein can resolve.
+fn resolve_script(command: &CommandHandler, ctx: LintContext<'_>) -> Option<Script> {
+    let words: Vec<Word> = match &command.args {
+        // Exec form: only `${CLAUDE_PROJECT_DIR}` is substituted, nothing else is expanded.
+        Some(args) => {
+            let project = ctx.project_dir.to_string_lossy();
+            std::iter::once(&command.command)
+                .chain(args.iter())
+                .map(|a| Word {
+                    text: a.replace("${CLAUDE_PROJECT_DIR}", &project),
+                    unresolved: false,
+                })
+                .collect()
+        }
+        None => split_first_command(&command.command, ctx)?,
+    };
+    let mut rest = words
+        .iter()
+        .skip_while(|w| command.args.is_none() && (is_assignment(&w.text) || w.text == "exec"));
+    let program = rest.next()?;
+    if program.unresolved {
+        return None;
+    }
+    let mut name = basename(&program.text).to_string();
+    let mut rest: Vec<&Word> = rest.collect();
+    if name == "env" {
+        // `env [NAME=value…] python3 x.py`
+        let skip = rest
+            .iter()
+            .take_while(|w| is_assignment(&w.text) || w.text.starts_with('-'))
+            .count();
+        let real = rest.get(skip)?;
+        name = basename(&real.text).to_string();
+        rest = rest[skip + 1..].to_vec();
+    } else if program.text.contains('/') {
+        return Some(Script {
+            word: program.text.clone(),
+            path: resolve_path(&program.text, ctx),
+            runner: Runner::Direct,
+        });
+    }
+    let script_word = if name == "." || name == "source" || INTERPRETERS.contains(&name.as_str()) {
+        // The first non-option argument; `-c CODE` / `-m module` run no file.
+        let mut found = None;
+        for w in &rest {
+            if matches!(w.text.as_str(), "-c" | "-m" | "-e" | "--eval" | "run") {
+                return None;
+            }
+            if !w.text.starts_with('-') {
+                found = Some(*w);
+                break;
+            }
+        }
+        found?
+    } else {
+        *rest
+            .iter()
+            .find(|w| SCRIPT_EXTENSIONS.iter().any(|ext| w.text.ends_with(ext)))?
+    };
+    if script_word.unresolved {
+        return None;
+    }
+    let runner = if name == "source" {
+        Runner::Interpreter(".".to_string())
+    } else {
+        Runner::Interpreter(name)
+    };
+    Some(Script {
+        word: script_word.text.clone(),
+        path: resolve_path(&script_word.text, ctx),
+        runner,
+    })
+}
+
+/// The first bash-only construct in a shell script: `(line, description)`. Comment lines
+/// are skipped.
+fn find_bashism(text: &str) -> Option<(usize, &'static str)> {
+    static CHECKS: std::sync::OnceLock<Vec<(Regex, &'static str)>> = std::sync::OnceLock::new();
+    let checks = CHECKS.get_or_init(|| {
+        [
+            (r"\[\[", "`[[ … ]]`"),
+            (r"(^|[\s;&|])source\s", "`source` (POSIX sh has `.`)"),
+            (
+                r"(^|[\s;&|])function\s+[A-Za-z_]",
+                "`function name` definitions",
+            ),
+            (
+                r"^\s*(local\s+|declare\s+|readonly\s+)?[A-Za-z_][A-Za-z0-9_]*=\(",
+                "arrays (`name=(…)`)",
+            ),
+            (r"\$\{[A-Za-z_][A-Za-z0-9_]*\[", "arrays (`${name[…]}`)"),
+            (r"(^|[\s;&|])declare\s+-[aA]", "arrays (`declare -a`)"),
+            (r"<<<", "here-strings (`<<<`)"),
+            (r"\$'", "`$'…'` quoting"),
+            (
+                r"(^|[\s;&|!])(\[|test)\s[^\]]*\s==\s",
+                "`==` in `[ … ]` (POSIX sh has `=`)",
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(re, what)| Regex::new(re).ok().map(|r| (r, what)))
+        .collect()
+    });
+    for (n, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with('#') {
+            continue;
+        }
+        for (re, what) in checks {
+            if re.is_match(line) {
+                return Some((n + 1, what));
+            }
+        }
+    }
+    None
+}
+
+/// `Some(line of the first `exit 1`)` when every non-zero exit the script names is 1 and it
+/// prints no permission decision; `None` otherwise (including when it never exits non-zero).
+fn exit_one_only(text: &str) -> Option<usize> {
+    static EXIT: std::sync::OnceLock<Option<Regex>> = std::sync::OnceLock::new();
+    let exit = EXIT
+        .get_or_init(|| {
+            Regex::new(
+                r"(?:^|[^A-Za-z0-9_.])(?:sys\.exit|process\.exit|os\._exit|exit)\s*\(?\s*(\d+)",
+            )
+            .ok()
+        })
+        .as_ref()?;
+    if text.contains("permissionDecision") || text.contains("\"decision\"") {
+        return None;
+    }
+    let mut first_one = None;
+    for (n, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with('#') {
+            continue;
+        }
+        for caps in exit.captures_iter(line) {
+            let code: u64 = caps.get(1)?.as_str().parse().ok()?;
+            match code {
+                0 => {}
+                1 => {
+                    first_one.get_or_insert(n + 1);
+                }
+                _ => return None,
+            }
+        }
+    }
+    first_one
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> LintContext<'static> {
+        LintContext {
+            project_dir: Path::new("/p"),
+            home: Path::new("/h"),
+        }
+    }
+
+    fn words(s: &str) -> Vec<String> {
+        split_first_command(s, ctx())
+            .unwrap()
+            .into_iter()
+            .map(|w| w.text)
+            .collect()
+    }
+
+    #[test]
+    fn splits_the_first_command_and_expands_known_variables() {
+        assert_eq!(
+            words("\"$CLAUDE_PROJECT_DIR\"/hooks/a.sh arg && echo x"),
+            ["/p/hooks/a.sh", "arg"]
+        );
+        assert_eq!(words("${CLAUDE_PROJECT_DIR}/x.py"), ["/p/x.py"]);
+        assert_eq!(words("~/bin/x 'a b'"), ["/h/bin/x", "a b"]);
+        assert_eq!(words("'$CLAUDE_PROJECT_DIR'/x"), ["$CLAUDE_PROJECT_DIR/x"]);
+        assert!(split_first_command("echo 'open", ctx()).is_none());
+        let w = split_first_command("$OTHER/x.sh", ctx()).unwrap();
+        assert!(w[0].unresolved);
+    }
+
+    fn script(cmd: &str) -> Option<(String, Runner)> {
+        let c = CommandHandler {
+            command: cmd.to_string(),
+            args: None,
+            shell: None,
+            is_async: false,
+            async_rewake: false,
+        };
+        resolve_script(&c, ctx()).map(|s| (s.path.display().to_string(), s.runner))
+    }
+
+    #[test]
+    fn finds_the_script_a_command_runs() {
+        assert_eq!(
+            script("hooks/a.sh"),
+            Some(("/p/hooks/a.sh".into(), Runner::Direct))
+        );
+        assert_eq!(
+            script("python3 -u hooks/a.py --x"),
+            Some((
+                "/p/hooks/a.py".into(),
+                Runner::Interpreter("python3".into())
+            ))
+        );
+        assert_eq!(
+            script("FOO=1 sh ./a.sh"),
+            Some(("/p/a.sh".into(), Runner::Interpreter("sh".into())))
+        );
+        assert_eq!(
+            script(". ~/x.sh"),
+            Some(("/h/x.sh".into(), Runner::Interpreter(".".into())))
+        );
+        assert_eq!(
+            script("jq -r . | node x.js"),
+            None,
+            "a PATH command with no script-like argument"
+        );
+        assert_eq!(script("bash -c 'echo hi'"), None);
+        assert_eq!(script("echo hi"), None);
+        assert_eq!(
+            script("/usr/bin/env python3 /abs/t.py"),
+            Some(("/abs/t.py".into(), Runner::Interpreter("python3".into())))
+        );
+    }
+
+    #[test]
+    fn bashisms_are_found_with_their_line() {
+        assert_eq!(
+            find_bashism("#!/bin/sh\n# [[ in a comment\nif [[ -n x ]]; then :; fi\n"),
+            Some((3, "`[[ … ]]`"))
+        );
+        assert_eq!(find_bashism("a=(1 2)\n").map(|x| x.0), Some(1));
+        assert_eq!(find_bashism("[ \"$a\" == b ]\n").map(|x| x.0), Some(1));
+        assert_eq!(find_bashism("cat <<<\"$x\"\n").map(|x| x.0), Some(1));
+        assert_eq!(find_bashism("[ \"$a\" = b ] && . ./lib.sh\n"), None);
+    }
+
+    #[test]
+    fn exit_one_only_needs_every_nonzero_exit_to_be_one() {
+        assert_eq!(exit_one_only("if x; then\n  exit 1\nfi\nexit 0\n"), Some(2));
+        assert_eq!(exit_one_only("exit 1\nexit 2\n"), None);
+        assert_eq!(exit_one_only("import sys\nsys.exit(1)\n"), Some(2));
+        assert_eq!(exit_one_only("exit 0\n"), None);
+        assert_eq!(
+            exit_one_only("print('{\"permissionDecision\": \"deny\"}')\nsys.exit(1)\n"),
+            None
+        );
+    }
+
+    #[test]
+    fn seconds_format_without_noise() {
+        assert_eq!(format_seconds(10.0), "10");
+        assert_eq!(format_seconds(0.5), "0.5");
+        assert_eq!(format_seconds(5.0), "5");
+        assert_eq!(humanize(5000.0), "1.4 h");
+        assert_eq!(humanize(1500.0), "25 min");
+    }
+}
