@@ -1245,14 +1245,6 @@ fn settings_diagnostics_are_printed_with_a_location() {
 }
 
 #[test]
-fn hooks_subcommand_is_reserved() {
-    let e = env();
-    let out = e.run(&["hooks", "list"]);
-    assert_eq!(out.code, 1);
-    assert!(out.stderr.contains("not implemented"));
-}
-
-#[test]
 fn transcript_is_readable_by_a_hook_mid_session() {
     let e = env();
     // The PostToolUse hook copies the transcript as it is at that moment.
