@@ -179,8 +179,10 @@ fn merge(files: Vec<FileSettings>, settings: &mut Settings) {
             // dropping its deny/ask rules too would make a typo in a hook open doors the
             // user closed. rein fails closed here where Claude Code drops the whole file.
             let p = &mut settings.permissions;
-            p.ask.extend(rule_entries(std::mem::take(&mut fs.ask), fs.source));
-            p.deny.extend(rule_entries(std::mem::take(&mut fs.deny), fs.source));
+            p.ask
+                .extend(rule_entries(std::mem::take(&mut fs.ask), fs.source));
+            p.deny
+                .extend(rule_entries(std::mem::take(&mut fs.deny), fs.source));
         }
         if !fs.parsed || fs.voided.is_some() {
             continue;
