@@ -117,7 +117,7 @@ fn readme_demo_command_plays_the_four_scenarios() {
     let words = split_words(line);
     assert_eq!(&words[..4], ["cargo", "run", "--release", "--"]);
     let demo = Demo::new();
-    let out = demo.rein(&words[4..].to_vec());
+    let out = demo.rein(&words[4..]);
     let stdout = text(&out.stdout);
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
@@ -184,7 +184,7 @@ fn readme_rein_commands_run_as_written() {
     let demo = Demo::new();
     for line in lines {
         let words = split_words(line);
-        let out = demo.rein(&words[1..].to_vec());
+        let out = demo.rein(&words[1..]);
         let stdout = text(&out.stdout);
         assert!(
             out.status.success(),
