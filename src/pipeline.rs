@@ -1,1 +1,579 @@
-//! The tool-call pipeline: PreToolUse → permissions → execute → PostToolUse/PostToolUseFailure.
+//! The tool-call pipeline: PreToolUse → permissions → execute → PostToolUse/PostToolUseFailure
+//! (spec §6.4), and PostToolBatch once per assistant message.
+//!
+//! The pipeline knows [`Decision`]s, never hooks. Its rules, in order, for one call:
+//! 1. Unknown tool → error result `No such tool available: <name>`; `Tool::prepare` failing →
+//!    its error as the result. No hook fires for either.
+//! 2. PreToolUse. `deny` → the call never runs and the rendered hook text is the error result;
+//!    `defer` → the call does not run and the turn ends (`tool_deferred`); `updatedInput` replaces
+//!    the input after `prepare` validated it again (invalid → refused). `continue: false` does
+//!    not block the call; it stops the loop after this step.
+//! 3. The permission step ([`PermissionGate`]) on the possibly rewritten input. `Ask` →
+//!    PermissionRequest hooks (`allow` + `updatedInput` is re-checked against deny rules);
+//!    without a hook answer, the gate's interactive prompt, or a denial when there is none.
+//! 4. Every refused call fires PermissionDenied with the reason.
+//! 5. Execute, timing only the tool; PostToolUse (sees the rewritten input; `updatedToolOutput`
+//!    is rendered by the tool, falling back to the real output) or PostToolUseFailure.
+//!
+//! Model-facing hook texts come back as [`CallReport::context`] for the session to deliver with
+//! the next request.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures_util::FutureExt;
+use serde_json::Value;
+
+use crate::agent::progress::{Observer, Progress};
+use crate::hooks::decision::{Decision, PermissionDecision, PermissionRequestDecision};
+use crate::hooks::dispatch::Dispatcher;
+use crate::hooks::event::{
+    BaseInput, BatchToolCall, HookEvent, HookInput, PermissionDeniedInput, PermissionRequestInput,
+    PostToolBatchInput, PostToolUseFailureInput, PostToolUseInput, PreToolUseInput,
+};
+use crate::tools::{BoxFuture, Tool, ToolContext, ToolOutcome};
+use std::path::PathBuf;
+
+/// The hook engine as the pipeline and the session use it. [`Dispatcher`] is the real one;
+/// the seam exists so the loop's rules can be tested against scripted decisions.
+pub trait HookHost: Send + Sync {
+    /// Fires one event (see [`Dispatcher::fire`]).
+    fn fire<'a>(&'a self, input: &'a HookInput) -> BoxFuture<'a, Decision>;
+    /// `CLAUDE_ENV_FILE`s written so far (see [`Dispatcher::env_files`]).
+    fn env_files(&self) -> Vec<PathBuf>;
+    /// Context from finished background hooks (see [`Dispatcher::take_async_context`]).
+    fn take_async_context(&self) -> Vec<String>;
+    /// Ends background hooks (see [`Dispatcher::shutdown`]).
+    fn shutdown(&self) -> BoxFuture<'_, ()>;
+}
+
+impl HookHost for Dispatcher {
+    fn fire<'a>(&'a self, input: &'a HookInput) -> BoxFuture<'a, Decision> {
+        Box::pin(Dispatcher::fire(self, input))
+    }
+
+    fn env_files(&self) -> Vec<PathBuf> {
+        Dispatcher::env_files(self)
+    }
+
+    fn take_async_context(&self) -> Vec<String> {
+        Dispatcher::take_async_context(self)
+    }
+
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        Box::pin(Dispatcher::shutdown(self))
+    }
+}
+
+/// What the permission step decided about one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GateVerdict {
+    Allow,
+    /// Refused; `message` is the model-facing error text.
+    Deny {
+        message: String,
+    },
+    /// A person would have to approve; `reason` is shown to them (and is the headless denial
+    /// text when present).
+    Ask {
+        reason: Option<String>,
+    },
+}
+
+/// The answer of an interactive approval prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PromptAnswer {
+    Allow,
+    Deny,
+    /// No one can be asked (headless): the call is denied.
+    Unavailable,
+}
+
+/// The permission step as the pipeline sees it: rules + mode, the deny re-check after a
+/// PermissionRequest rewrite, and the interactive prompt.
+pub trait PermissionGate: Send + Sync {
+    /// Evaluates a (prepared, possibly rewritten) call; `hook` is PreToolUse's decision.
+    fn evaluate(&self, tool: &str, input: &Value, hook: Option<&PermissionDecision>)
+    -> GateVerdict;
+    /// Deny rules only: `Some(message)` if one matches.
+    fn check_deny(&self, tool: &str, input: &Value) -> Option<String>;
+    /// Asks a person, if one is attending.
+    fn prompt<'a>(
+        &'a self,
+        tool: &'a str,
+        input: &'a Value,
+        reason: Option<&'a str>,
+    ) -> BoxFuture<'a, PromptAnswer>;
+}
+
+/// The gate used until rules are configured: every call is allowed unless a PreToolUse hook
+/// answered `ask`, and nobody can be prompted.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct AllowAllGate;
+
+impl PermissionGate for AllowAllGate {
+    fn evaluate(
+        &self,
+        _tool: &str,
+        _input: &Value,
+        hook: Option<&PermissionDecision>,
+    ) -> GateVerdict {
+        match hook {
+            Some(PermissionDecision::Ask { reason }) => GateVerdict::Ask {
+                reason: reason.clone(),
+            },
+            Some(PermissionDecision::Allow { .. })
+            | Some(PermissionDecision::Defer { .. })
+            | Some(PermissionDecision::Deny { .. })
+            | None => GateVerdict::Allow,
+        }
+    }
+
+    fn check_deny(&self, _tool: &str, _input: &Value) -> Option<String> {
+        None
+    }
+
+    fn prompt<'a>(
+        &'a self,
+        _tool: &'a str,
+        _input: &'a Value,
+        _reason: Option<&'a str>,
+    ) -> BoxFuture<'a, PromptAnswer> {
+        Box::pin(async { PromptAnswer::Unavailable })
+    }
+}
+
+/// One tool call as the model sent it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub input: Value,
+}
+
+/// How one call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallStatus {
+    /// Unknown tool or invalid input: no hook fired.
+    Invalid,
+    /// A hook, a rule or a person refused it; it never executed.
+    Refused,
+    /// PreToolUse answered `defer`: not run, and the turn ends.
+    Deferred,
+    /// Executed and succeeded.
+    Succeeded,
+    /// Executed and failed.
+    Failed,
+}
+
+/// Everything the session needs from one call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallReport {
+    pub tool_use_id: String,
+    pub tool_name: String,
+    /// The input the call ended with (prepared, possibly rewritten by hooks).
+    pub input: Value,
+    pub status: CallStatus,
+    /// The model-facing tool_result content.
+    pub content: String,
+    pub is_error: bool,
+    /// The structured `tool_response` (PostToolUse's), when the tool succeeded.
+    pub response: Option<Value>,
+    /// Model-facing context entries to deliver with the next request.
+    pub context: Vec<String>,
+    /// `continue: false` from a hook: stop the loop after this step.
+    pub stop_loop: bool,
+    pub stop_reason: Option<String>,
+    /// The refusal reason, when refused (for `permission_denials` in json output).
+    pub denial: Option<String>,
+}
+
+/// What a PostToolBatch firing decided.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BatchReport {
+    pub context: Vec<String>,
+    /// A blocking PostToolBatch hook or `continue: false`: stop the loop.
+    pub stop_loop: bool,
+    pub stop_reason: Option<String>,
+}
+
+/// Runs tool calls through hooks, permissions and the tools.
+pub struct ToolPipeline<'a> {
+    pub hooks: &'a dyn HookHost,
+    pub tools: &'a [Arc<dyn Tool>],
+    pub gate: &'a dyn PermissionGate,
+    pub ctx: &'a ToolContext,
+    pub observer: &'a dyn Observer,
+}
+
+/// The text a headless run gives the model when a call needs approval nobody can give.
+pub fn headless_denial_text(tool: &str) -> String {
+    format!("Claude requested permissions to use {tool}, but you haven't granted it yet.")
+}
+
+/// The text when a person answered "no" at the prompt.
+pub const USER_REJECTED_TEXT: &str =
+    "The user doesn't want to proceed with this tool use. The tool use was rejected.";
+
+impl<'a> ToolPipeline<'a> {
+    /// The tool offered under `name`, if any.
+    pub fn find(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.iter().find(|t| t.name() == name)
+    }
+
+    async fn fire(&self, input: &HookInput, tool_use_id: Option<&str>) -> Decision {
+        let decision = self.hooks.fire(input).await;
+        if !decision.runs.is_empty() {
+            let hook_name = input.hook_name();
+            self.observer.observe(Progress::Hook {
+                decision: &decision,
+                hook_name: &hook_name,
+                tool_use_id,
+            });
+        }
+        for text in &decision.user_messages {
+            self.observer.observe(Progress::Notice { text });
+        }
+        decision
+    }
+
+    /// Runs one call to its end. Never fails: every problem becomes an error result.
+    pub async fn run(&self, call: &ToolCall, base: &BaseInput) -> CallReport {
+        self.observer.observe(Progress::ToolStart {
+            tool_use_id: &call.id,
+            name: &call.name,
+            input: &call.input,
+        });
+        let report = self.run_inner(call, base).await;
+        self.observer.observe(Progress::ToolResult {
+            tool_use_id: &report.tool_use_id,
+            name: &report.tool_name,
+            content: &report.content,
+            is_error: report.is_error,
+            status: report.status,
+            response: report.response.as_ref(),
+        });
+        report
+    }
+
+    async fn run_inner(&self, call: &ToolCall, base: &BaseInput) -> CallReport {
+        let mut report = CallReport {
+            tool_use_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            input: call.input.clone(),
+            status: CallStatus::Invalid,
+            content: String::new(),
+            is_error: true,
+            response: None,
+            context: Vec::new(),
+            stop_loop: false,
+            stop_reason: None,
+            denial: None,
+        };
+        let Some(tool) = self.find(&call.name).cloned() else {
+            report.content = format!("No such tool available: {}", call.name);
+            return report;
+        };
+        let mut input = match tool.prepare(call.input.clone(), self.ctx) {
+            Ok(v) => v,
+            Err(message) => {
+                report.content = message;
+                return report;
+            }
+        };
+        report.input = input.clone();
+
+        let pre = self
+            .fire(
+                &HookInput::PreToolUse(PreToolUseInput {
+                    base: base.clone(),
+                    hook_event_name: HookEvent::PreToolUse,
+                    tool_name: call.name.clone(),
+                    tool_input: input.clone(),
+                    tool_use_id: call.id.clone(),
+                }),
+                Some(&call.id),
+            )
+            .await;
+        absorb(&mut report, &pre);
+        match &pre.permission {
+            Some(PermissionDecision::Deny { text, .. }) => {
+                let text = text.clone();
+                return self.refuse(report, base, &input, text).await;
+            }
+            Some(PermissionDecision::Defer { reason }) => {
+                report.status = CallStatus::Deferred;
+                report.content = reason
+                    .clone()
+                    .unwrap_or_else(|| "Tool call deferred by a PreToolUse hook".to_string());
+                report.stop_loop = true;
+                report.stop_reason = Some("tool_deferred".to_string());
+                return report;
+            }
+            Some(PermissionDecision::Allow { .. })
+            | Some(PermissionDecision::Ask { .. })
+            | None => {}
+        }
+        if let Some(updated) = &pre.updated_input {
+            match tool.prepare(updated.clone(), self.ctx) {
+                Ok(v) => {
+                    input = v;
+                    report.input = input.clone();
+                }
+                Err(message) => {
+                    let text = format!(
+                        "PreToolUse:{} hook returned an invalid updatedInput: {message}",
+                        call.name
+                    );
+                    return self.refuse(report, base, &input, text).await;
+                }
+            }
+        }
+
+        match self
+            .gate
+            .evaluate(&call.name, &input, pre.permission.as_ref())
+        {
+            GateVerdict::Allow => {}
+            GateVerdict::Deny { message } => {
+                return self.refuse(report, base, &input, message).await;
+            }
+            GateVerdict::Ask { reason } => {
+                match self
+                    .permission_request(&tool, call, base, &mut input, reason.as_deref())
+                    .await
+                {
+                    Approval::Approved => report.input = input.clone(),
+                    Approval::Refused { text, interrupt } => {
+                        if interrupt {
+                            report.stop_loop = true;
+                        }
+                        return self.refuse(report, base, &input, text).await;
+                    }
+                }
+            }
+        }
+
+        self.execute(report, &tool, call, base, input).await
+    }
+
+    /// PermissionRequest hooks, then the prompt, then the headless denial.
+    async fn permission_request(
+        &self,
+        tool: &Arc<dyn Tool>,
+        call: &ToolCall,
+        base: &BaseInput,
+        input: &mut Value,
+        reason: Option<&str>,
+    ) -> Approval {
+        let decision = self
+            .fire(
+                &HookInput::PermissionRequest(PermissionRequestInput {
+                    base: base.clone(),
+                    hook_event_name: HookEvent::PermissionRequest,
+                    tool_name: call.name.clone(),
+                    tool_input: input.clone(),
+                    permission_suggestions: None,
+                }),
+                None,
+            )
+            .await;
+        match decision.permission_request {
+            Some(PermissionRequestDecision::Allow { updated_input, .. }) => {
+                if let Some(updated) = updated_input {
+                    match tool.prepare(updated, self.ctx) {
+                        Ok(v) => *input = v,
+                        Err(message) => {
+                            return Approval::Refused {
+                                text: format!(
+                                    "PermissionRequest:{} hook returned an invalid updatedInput: {message}",
+                                    call.name
+                                ),
+                                interrupt: false,
+                            };
+                        }
+                    }
+                }
+                // Why: a hook's rewrite must not smuggle a call past a deny rule.
+                match self.gate.check_deny(&call.name, input) {
+                    Some(text) => Approval::Refused {
+                        text,
+                        interrupt: false,
+                    },
+                    None => Approval::Approved,
+                }
+            }
+            Some(PermissionRequestDecision::Deny { message, interrupt }) => Approval::Refused {
+                text: message,
+                interrupt,
+            },
+            None => match self.gate.prompt(&call.name, input, reason).await {
+                PromptAnswer::Allow => Approval::Approved,
+                PromptAnswer::Deny => Approval::Refused {
+                    text: USER_REJECTED_TEXT.to_string(),
+                    interrupt: false,
+                },
+                PromptAnswer::Unavailable => Approval::Refused {
+                    text: reason
+                        .map(str::to_string)
+                        .unwrap_or_else(|| headless_denial_text(&call.name)),
+                    interrupt: false,
+                },
+            },
+        }
+    }
+
+    /// Ends a refused call: PermissionDenied fires with the reason; the text is the result.
+    async fn refuse(
+        &self,
+        mut report: CallReport,
+        base: &BaseInput,
+        input: &Value,
+        text: String,
+    ) -> CallReport {
+        let denied = self
+            .fire(
+                &HookInput::PermissionDenied(PermissionDeniedInput {
+                    base: base.clone(),
+                    hook_event_name: HookEvent::PermissionDenied,
+                    tool_name: report.tool_name.clone(),
+                    tool_input: input.clone(),
+                    tool_use_id: report.tool_use_id.clone(),
+                    reason: text.clone(),
+                }),
+                Some(&report.tool_use_id),
+            )
+            .await;
+        absorb(&mut report, &denied);
+        if denied.retry {
+            report.context.push(format!(
+                "PermissionDenied:{} hook: you may retry this tool call.",
+                report.tool_name
+            ));
+        }
+        report.status = CallStatus::Refused;
+        report.denial = Some(text.clone());
+        report.content = text;
+        report.is_error = true;
+        report.input = input.clone();
+        report
+    }
+
+    async fn execute(
+        &self,
+        mut report: CallReport,
+        tool: &Arc<dyn Tool>,
+        call: &ToolCall,
+        base: &BaseInput,
+        input: Value,
+    ) -> CallReport {
+        let started = Instant::now();
+        // Why catch_unwind: a panicking tool must become a failed call, not a dead session.
+        let outcome = AssertUnwindSafe(tool.execute(input.clone(), self.ctx))
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|_| ToolOutcome::Failure {
+                error: format!("{} tool crashed", call.name),
+                is_interrupt: false,
+            });
+        let duration_ms = started.elapsed().as_millis() as u64;
+        match outcome {
+            ToolOutcome::Success { response, content } => {
+                let post = self
+                    .fire(
+                        &HookInput::PostToolUse(PostToolUseInput {
+                            base: base.clone(),
+                            hook_event_name: HookEvent::PostToolUse,
+                            tool_name: call.name.clone(),
+                            tool_input: input.clone(),
+                            tool_response: response.clone(),
+                            tool_use_id: call.id.clone(),
+                            duration_ms,
+                        }),
+                        Some(&call.id),
+                    )
+                    .await;
+                absorb(&mut report, &post);
+                report.content = post
+                    .updated_tool_output
+                    .as_ref()
+                    .and_then(|v| tool.render(v))
+                    .unwrap_or(content);
+                report.status = CallStatus::Succeeded;
+                report.is_error = false;
+                report.response = Some(response);
+            }
+            ToolOutcome::Failure {
+                error,
+                is_interrupt,
+            } => {
+                let post = self
+                    .fire(
+                        &HookInput::PostToolUseFailure(PostToolUseFailureInput {
+                            base: base.clone(),
+                            hook_event_name: HookEvent::PostToolUseFailure,
+                            tool_name: call.name.clone(),
+                            tool_input: input.clone(),
+                            tool_use_id: call.id.clone(),
+                            error: error.clone(),
+                            is_interrupt,
+                            duration_ms,
+                        }),
+                        Some(&call.id),
+                    )
+                    .await;
+                absorb(&mut report, &post);
+                report.content = error;
+                report.status = CallStatus::Failed;
+                report.is_error = true;
+            }
+        }
+        report.input = input;
+        report
+    }
+
+    /// Fires PostToolBatch once for the resolved calls of one assistant message.
+    pub async fn batch(&self, reports: &[CallReport], base: &BaseInput) -> BatchReport {
+        let tool_calls = reports
+            .iter()
+            .map(|r| BatchToolCall {
+                tool_name: r.tool_name.clone(),
+                tool_input: r.input.clone(),
+                tool_use_id: r.tool_use_id.clone(),
+                tool_response: Some(Value::String(r.content.clone())),
+            })
+            .collect();
+        let decision = self
+            .fire(
+                &HookInput::PostToolBatch(PostToolBatchInput {
+                    base: base.clone(),
+                    hook_event_name: HookEvent::PostToolBatch,
+                    tool_calls,
+                }),
+                None,
+            )
+            .await;
+        BatchReport {
+            context: decision.context.clone(),
+            stop_loop: decision.stop_loop || decision.block.is_some(),
+            stop_reason: decision.stop_reason.clone().or(decision.block.clone()),
+        }
+    }
+}
+
+enum Approval {
+    Approved,
+    Refused { text: String, interrupt: bool },
+}
+
+/// Takes a decision's model-facing context and loop control into the report.
+fn absorb(report: &mut CallReport, decision: &Decision) {
+    report.context.extend(decision.context.iter().cloned());
+    if decision.stop_loop {
+        report.stop_loop = true;
+        if report.stop_reason.is_none() {
+            report.stop_reason = decision.stop_reason.clone();
+        }
+    }
+}

@@ -1,3 +1,8 @@
 //! The session, the turn loop, models and the transcript.
 
+pub mod id;
 pub mod model;
+pub mod progress;
+pub mod providers;
+pub mod session;
+pub mod transcript;

@@ -1,9 +1,186 @@
-//! Command-line front end.
-//!
-//! SKELETON: replaced by the CLI work.
+//! Command-line front end: `rein [-p] PROMPT`, `rein run PROMPT`, an interactive session on a
+//! TTY, and the `hooks` subcommands. Flags follow `claude` where it has one.
+
+pub mod hooks;
+pub mod render;
+pub mod run;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::agent::session::PERMISSION_MODES;
+
+/// Exit code: finished.
+pub const EXIT_OK: i32 = 0;
+/// Exit code: the run failed (model error, max turns, setup error).
+pub const EXIT_ERROR: i32 = 1;
+/// Exit code: the command line was wrong.
+pub const EXIT_USAGE: i32 = 2;
+
+/// rein: run an agent with your Claude Code hooks, unchanged.
+#[derive(Debug, Parser)]
+#[command(name = "rein", version, about, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// The prompt (headless); without one, an interactive session starts on a TTY.
+    pub prompt: Option<String>,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one prompt headless and print the result.
+    Run {
+        /// The prompt; read from stdin when absent and stdin is not a terminal.
+        prompt: Option<String>,
+        #[command(flatten)]
+        run: Box<RunArgs>,
+    },
+    /// Inspect and test the configured hooks.
+    Hooks(hooks::HooksArgs),
+}
+
+/// `--output-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    Text,
+    Json,
+    #[value(name = "stream-json")]
+    StreamJson,
+}
+
+/// The flags of a session.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// Print mode: run the prompt headless and exit (the prompt is the positional argument, or
+    /// stdin).
+    #[arg(short = 'p', long = "print")]
+    pub print: bool,
+    /// Model provider: mock (default, offline), openai, anthropic.
+    #[arg(long)]
+    pub provider: Option<String>,
+    /// Model id for the provider.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Extra settings: a file path or inline JSON (repeatable; later ones win).
+    #[arg(long = "settings", value_name = "FILE|JSON")]
+    pub settings: Vec<String>,
+    /// Which settings tiers to read: comma-separated `user,project,local`.
+    #[arg(long = "setting-sources", value_name = "SOURCES")]
+    pub setting_sources: Option<String>,
+    /// Permission mode.
+    #[arg(long = "permission-mode", value_parser = clap::builder::PossibleValuesParser::new(PERMISSION_MODES))]
+    pub permission_mode: Option<String>,
+    /// Same as `--permission-mode bypassPermissions`.
+    #[arg(long = "dangerously-skip-permissions")]
+    pub dangerously_skip_permissions: bool,
+    /// Tools allowed without asking (comma- or space-separated rules, repeatable).
+    #[arg(long = "allowedTools", alias = "allowed-tools", value_name = "TOOLS", num_args = 1..)]
+    pub allowed_tools: Vec<String>,
+    /// Tools denied (comma- or space-separated rules, repeatable).
+    #[arg(long = "disallowedTools", alias = "disallowed-tools", value_name = "TOOLS", num_args = 1..)]
+    pub disallowed_tools: Vec<String>,
+    /// Maximum model requests per prompt.
+    #[arg(long = "max-turns", value_name = "N")]
+    pub max_turns: Option<u32>,
+    /// Output format of headless runs.
+    #[arg(long = "output-format", value_enum, default_value = "text")]
+    pub output_format: OutputFormat,
+    /// Scripted responses for the mock provider.
+    #[arg(long = "mock-script", value_name = "FILE")]
+    pub mock_script: Option<PathBuf>,
+    /// Debug logging to stderr; `--debug hooks` prints each hook run.
+    #[arg(long, value_name = "WHAT", num_args = 0..=1, default_missing_value = "all")]
+    pub debug: Option<String>,
+    /// Project directory (default: the current directory).
+    #[arg(long = "cwd", value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+}
+
+/// Splits `--allowedTools "Bash(git *) Read,Edit"` into rules: commas and spaces separate,
+/// except inside parentheses.
+pub fn split_tool_list(values: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for value in values {
+        let mut depth = 0usize;
+        let mut current = String::new();
+        for c in value.chars() {
+            match c {
+                '(' => {
+                    depth += 1;
+                    current.push(c);
+                }
+                ')' => {
+                    depth = depth.saturating_sub(1);
+                    current.push(c);
+                }
+                ',' | ' ' | '\t' | '\n' if depth == 0 => {
+                    if !current.trim().is_empty() {
+                        out.push(current.trim().to_string());
+                    }
+                    current.clear();
+                }
+                _ => current.push(c),
+            }
+        }
+        if !current.trim().is_empty() {
+            out.push(current.trim().to_string());
+        }
+    }
+    out
+}
 
 /// Runs the CLI and returns the process exit code (0 done, 1 error, 2 usage).
 pub fn main() -> i32 {
-    eprintln!("rein: not implemented yet");
-    1
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let code = if err.use_stderr() {
+                EXIT_USAGE
+            } else {
+                EXIT_OK
+            };
+            // A closed stdout while printing --help is not an error.
+            let _ = err.print();
+            return code;
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(err) => {
+            eprintln!("rein: cannot start the async runtime: {err}");
+            return EXIT_ERROR;
+        }
+    };
+    match cli.command {
+        Some(Command::Hooks(args)) => hooks::main(args),
+        Some(Command::Run { prompt, run }) => runtime.block_on(run::main(prompt, *run, true)),
+        None => {
+            let headless = cli.run.print || cli.prompt.is_some();
+            runtime.block_on(run::main(cli.prompt, cli.run, headless))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_lists_split_on_commas_and_spaces_outside_parens() {
+        let got = split_tool_list(&["Bash(git *) Read,Edit".to_string(), "Write".to_string()]);
+        assert_eq!(got, vec!["Bash(git *)", "Read", "Edit", "Write"]);
+    }
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
 }

@@ -1,3 +1,15 @@
-//! Permission rules, modes and the fail-closed approval step.
+//! Permission rules, modes and the fail-closed approval step (spec §6).
+//!
+//! - [`rule`]: one rule (`Bash(git *)`, `Read(./.env)`, `mcp__srv`) and whether it covers a call;
+//! - [`bash`]: decomposing a command line into the simple commands rules are matched against;
+//! - [`path`]: gitignore-style file patterns with Claude Code's anchors;
+//! - [`mode`]: permission modes, tool tiers, the starting mode;
+//! - [`policy`]: the decision for one call ([`policy::PermissionPolicy::evaluate`]);
+//! - [`prompt`]: asking a person on the terminal.
 
+pub mod bash;
+pub mod mode;
+pub mod path;
+pub mod policy;
+pub mod prompt;
 pub mod rule;

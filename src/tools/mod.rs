@@ -1,9 +1,18 @@
 //! The `Tool` trait and the built-in tools with Claude Code's names and JSON shapes (spec §7).
 
+pub mod bash;
+pub mod edit;
+pub mod glob;
+pub mod grep;
+pub mod input;
+pub mod patch;
+pub mod read;
+pub mod write;
+
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
@@ -67,4 +76,70 @@ pub trait Tool: Send + Sync {
     /// The model-facing content derived from a `tool_response` of this tool's shape (used for
     /// `updatedToolOutput`); `None` if `response` does not have the shape.
     fn render(&self, response: &Value) -> Option<String>;
+}
+
+/// The built-in tools in the order they are offered to the model: Bash, Read, Write, Edit,
+/// Glob, Grep.
+pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(bash::BashTool),
+        Arc::new(read::ReadTool),
+        Arc::new(write::WriteTool),
+        Arc::new(edit::EditTool),
+        Arc::new(glob::GlobTool),
+        Arc::new(grep::GrepTool),
+    ]
+}
+
+/// The tools of a session, looked up by the name the model uses.
+#[derive(Clone)]
+pub struct ToolRegistry {
+    tools: Vec<Arc<dyn Tool>>,
+}
+
+impl ToolRegistry {
+    /// A registry of the given tools; when two share a name, the first wins.
+    pub fn new(tools: Vec<Arc<dyn Tool>>) -> ToolRegistry {
+        ToolRegistry { tools }
+    }
+
+    /// A registry of [`builtin_tools`].
+    pub fn builtin() -> ToolRegistry {
+        ToolRegistry::new(builtin_tools())
+    }
+
+    /// The tool called `name` (exact, case-sensitive, as Claude Code).
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.tools.iter().find(|t| t.name() == name).cloned()
+    }
+
+    /// All tools, in offering order.
+    pub fn tools(&self) -> &[Arc<dyn Tool>] {
+        &self.tools
+    }
+
+    /// The tool definitions sent to the model, in offering order.
+    pub fn specs(&self) -> Vec<crate::agent::model::ToolSpec> {
+        self.tools
+            .iter()
+            .map(|t| crate::agent::model::ToolSpec {
+                name: t.name().to_string(),
+                description: t.description().to_string(),
+                input_schema: t.input_schema(),
+            })
+            .collect()
+    }
+
+    /// The model-facing text for a call to a tool that does not exist (Claude Code's wording).
+    pub fn unknown_tool_error(name: &str) -> String {
+        format!("No such tool available: {name}")
+    }
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.tools.iter().map(|t| t.name()))
+            .finish()
+    }
 }

@@ -1,0 +1,80 @@
+//! What a running session reports as it goes: the single stream the transcript, the terminal
+//! renderer and `stream-json` output are fed from.
+
+use serde_json::Value;
+
+use crate::agent::model::{Message, ModelResponse};
+use crate::hooks::decision::Decision;
+use crate::pipeline::CallStatus;
+
+/// One thing that just happened.
+#[derive(Debug, Clone, Copy)]
+pub enum Progress<'a> {
+    /// The session started (after SessionStart hooks).
+    SessionStarted { session_id: &'a str, model: &'a str },
+    /// The user's prompt, about to be sent.
+    Prompt { prompt_id: &'a str, text: &'a str },
+    /// A model response.
+    Assistant { response: &'a ModelResponse },
+    /// A tool call is about to go through the pipeline.
+    ToolStart {
+        tool_use_id: &'a str,
+        name: &'a str,
+        input: &'a Value,
+    },
+    /// A tool call resolved; `content` is what the model sees.
+    ToolResult {
+        tool_use_id: &'a str,
+        name: &'a str,
+        content: &'a str,
+        is_error: bool,
+        status: CallStatus,
+        /// The structured `tool_response`, when the tool ran and succeeded.
+        response: Option<&'a Value>,
+    },
+    /// An event fired and its handlers ran (only reported when at least one handler ran).
+    Hook {
+        decision: &'a Decision,
+        hook_name: &'a str,
+        tool_use_id: Option<&'a str>,
+    },
+    /// A user-role message rein adds on its own (Stop feedback, a reminder-only message).
+    Feedback { message: &'a Message },
+    /// A user-facing notice (`systemMessage`, non-blocking hook errors, caps).
+    Notice { text: &'a str },
+}
+
+/// Receives [`Progress`] as it happens. Implementations must not block for long.
+pub trait Observer: Send + Sync {
+    fn observe(&self, progress: Progress<'_>);
+}
+
+/// Fans one progress stream out to several observers, in order.
+#[derive(Default)]
+pub struct Observers {
+    list: Vec<Box<dyn Observer>>,
+}
+
+impl Observers {
+    pub fn new() -> Observers {
+        Observers::default()
+    }
+
+    pub fn push(&mut self, observer: Box<dyn Observer>) {
+        self.list.push(observer);
+    }
+}
+
+impl Observer for Observers {
+    fn observe(&self, progress: Progress<'_>) {
+        for o in &self.list {
+            o.observe(progress);
+        }
+    }
+}
+
+impl std::fmt::Debug for Observers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Observers({})", self.list.len())
+    }
+}

@@ -1,0 +1,467 @@
+//! The Anthropic Messages API provider (`POST {base}/v1/messages`, `stream: true`): request
+//! building and the SSE stream decoder (`message_start` … `message_stop`).
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
+use serde_json::{Map, Value, json};
+
+use super::http::{self, AttemptError, HttpSettings};
+use crate::agent::model::{
+    ContentBlock, Message, Model, ModelError, ModelErrorKind, ModelResponse, Role, StopReason,
+    ToolSpec,
+};
+use crate::tools::BoxFuture;
+
+/// The `anthropic-version` header value.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// A Claude model over the Messages API.
+#[derive(Debug)]
+pub struct AnthropicModel {
+    http: HttpSettings,
+    model: String,
+    system: Option<String>,
+    max_tokens: u32,
+    next_id: AtomicU64,
+}
+
+impl AnthropicModel {
+    /// `max_tokens` is required by the API and sent with every request.
+    pub fn new(
+        http: HttpSettings,
+        model: String,
+        system: Option<String>,
+        max_tokens: u32,
+    ) -> AnthropicModel {
+        AnthropicModel {
+            http,
+            model,
+            system,
+            max_tokens,
+            next_id: AtomicU64::new(1),
+        }
+    }
+
+    fn generated_id(&self) -> String {
+        format!(
+            "toolu_rein_{}",
+            self.next_id.fetch_add(1, Ordering::Relaxed)
+        )
+    }
+
+    async fn attempt(&self, url: &str, body: &Value) -> Result<ModelResponse, AttemptError> {
+        let mut request = self
+            .http
+            .client
+            .post(url)
+            .header("anthropic-version", ANTHROPIC_VERSION)
+            .header("accept", "text/event-stream")
+            .json(body);
+        if let Some(key) = &self.http.api_key {
+            request = request.header("x-api-key", key);
+        }
+        let response = http::send(&self.http, url, request).await?;
+        let is_stream = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if !is_stream {
+            // Proxies sometimes answer a streaming request with one JSON message.
+            let bytes = http::read_body(&self.http, url, response).await?;
+            let value: Value = serde_json::from_slice(&bytes).map_err(|err| {
+                http::malformed_body(url, &format!("invalid JSON: {err}"), &bytes)
+            })?;
+            return self
+                .parse_message(&value)
+                .map_err(|what| http::malformed_body(url, what, &bytes));
+        }
+        self.read_stream(url, response).await
+    }
+
+    /// Decodes the SSE stream. A stream that ends before `message_stop` is a retryable error.
+    async fn read_stream(
+        &self,
+        url: &str,
+        response: reqwest::Response,
+    ) -> Result<ModelResponse, AttemptError> {
+        let mut events = response.bytes_stream().eventsource();
+        let mut state = StreamState::new(&self.model);
+        loop {
+            let next = tokio::time::timeout(self.http.request_timeout, events.next()).await;
+            let event = match next {
+                Err(_elapsed) => return Err(self.http.timeout_error(url, "stream event")),
+                Ok(None) => {
+                    return Err(AttemptError::retryable(
+                        ModelErrorKind::ServerError,
+                        format!("stream from {url} ended before message_stop"),
+                    ));
+                }
+                Ok(Some(Err(err))) => {
+                    return Err(AttemptError::retryable(
+                        ModelErrorKind::ServerError,
+                        format!("stream from {url} broke before message_stop: {err}"),
+                    ));
+                }
+                Ok(Some(Ok(event))) => event,
+            };
+            let data: Value = match serde_json::from_str(&event.data) {
+                Ok(data) => data,
+                Err(_) if event.data.trim().is_empty() => continue,
+                Err(err) => {
+                    return Err(http::malformed_body(
+                        url,
+                        &format!("invalid JSON in '{}' event: {err}", event.event),
+                        event.data.as_bytes(),
+                    ));
+                }
+            };
+            let kind = data
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or(event.event.as_str())
+                .to_string();
+            match kind.as_str() {
+                "message_start" => state.start(&data),
+                "content_block_start" => state.block_start(&data),
+                "content_block_delta" => state.block_delta(&data),
+                "content_block_stop" => {}
+                "message_delta" => state.message_delta(&data),
+                "message_stop" => return Ok(state.finish(|| self.generated_id())),
+                "error" => return Err(stream_error(url, &data)),
+                // `ping` and event types added later are ignored, as the API asks.
+                _ => {}
+            }
+        }
+    }
+
+    /// Maps a non-streamed Messages API response.
+    fn parse_message(&self, value: &Value) -> Result<ModelResponse, &'static str> {
+        let blocks = value
+            .get("content")
+            .and_then(Value::as_array)
+            .ok_or("no content array")?;
+        let mut content = Vec::new();
+        for block in blocks {
+            match block.get("type").and_then(Value::as_str) {
+                Some("text") => content.push(ContentBlock::Text {
+                    text: block
+                        .get("text")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
+                }),
+                Some("tool_use") => content.push(ContentBlock::ToolUse {
+                    id: block_id(block).unwrap_or_else(|| self.generated_id()),
+                    name: block
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .ok_or("tool_use block without name")?
+                        .to_string(),
+                    input: block.get("input").cloned().unwrap_or(json!({})),
+                }),
+                _ => {}
+            }
+        }
+        Ok(ModelResponse {
+            id: value.get("id").and_then(Value::as_str).map(str::to_string),
+            model: value
+                .get("model")
+                .and_then(Value::as_str)
+                .unwrap_or(&self.model)
+                .to_string(),
+            content,
+            stop_reason: stop_reason(value.get("stop_reason").and_then(Value::as_str)),
+        })
+    }
+}
+
+impl Model for AnthropicModel {
+    fn name(&self) -> &str {
+        &self.model
+    }
+
+    fn complete<'a>(
+        &'a self,
+        messages: &'a [Message],
+        tools: &'a [ToolSpec],
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        Box::pin(async move {
+            let url = format!("{}/v1/messages", self.http.base_url);
+            let body = request_body(
+                &self.model,
+                self.system.as_deref(),
+                self.max_tokens,
+                messages,
+                tools,
+            );
+            http::with_retries(&self.http, || self.attempt(&url, &body)).await
+        })
+    }
+}
+
+/// The Messages API request for a history. Empty text blocks (which the API rejects) are
+/// dropped, and a tool input that is not an object (malformed arguments kept as a string) is
+/// sent as `{}`, the only shape the API accepts.
+pub fn request_body(
+    model: &str,
+    system: Option<&str>,
+    max_tokens: u32,
+    messages: &[Message],
+    tools: &[ToolSpec],
+) -> Value {
+    let mut out = Vec::new();
+    for message in messages {
+        let blocks: Vec<Value> = message
+            .content
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Text { text } if text.is_empty() => None,
+                ContentBlock::Text { text } => Some(json!({"type": "text", "text": text})),
+                ContentBlock::ToolUse { id, name, input } => {
+                    let input = match input {
+                        Value::Object(_) => input.clone(),
+                        _ => json!({}),
+                    };
+                    Some(json!({"type": "tool_use", "id": id, "name": name, "input": input}))
+                }
+                ContentBlock::ToolResult {
+                    tool_use_id,
+                    content,
+                    is_error,
+                } => {
+                    let mut block = json!({
+                        "type": "tool_result",
+                        "tool_use_id": tool_use_id,
+                        "content": content,
+                    });
+                    if *is_error && let Some(map) = block.as_object_mut() {
+                        map.insert("is_error".into(), Value::Bool(true));
+                    }
+                    Some(block)
+                }
+            })
+            .collect();
+        if blocks.is_empty() {
+            continue;
+        }
+        let role = match message.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        };
+        out.push(json!({"role": role, "content": blocks}));
+    }
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model));
+    body.insert("max_tokens".into(), json!(max_tokens));
+    if let Some(system) = system {
+        body.insert("system".into(), json!(system));
+    }
+    body.insert("messages".into(), Value::Array(out));
+    if !tools.is_empty() {
+        let specs: Vec<Value> = tools
+            .iter()
+            .map(|tool| {
+                json!({
+                    "name": tool.name,
+                    "description": tool.description,
+                    "input_schema": tool.input_schema,
+                })
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(specs));
+    }
+    body.insert("stream".into(), Value::Bool(true));
+    Value::Object(body)
+}
+
+fn block_id(block: &Value) -> Option<String> {
+    block
+        .get("id")
+        .and_then(Value::as_str)
+        .filter(|id| !id.is_empty())
+        .map(str::to_string)
+}
+
+fn stop_reason(reason: Option<&str>) -> StopReason {
+    match reason {
+        Some("end_turn") | None => StopReason::EndTurn,
+        Some("tool_use") => StopReason::ToolUse,
+        Some("max_tokens") => StopReason::MaxTokens,
+        Some(_) => StopReason::Other,
+    }
+}
+
+/// An `error` event inside a stream; transient kinds are retried.
+fn stream_error(url: &str, data: &Value) -> AttemptError {
+    let error = data.get("error").unwrap_or(data);
+    let api_type = error
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("unknown");
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("(no message)");
+    let (kind, retryable) = match api_type {
+        "overloaded_error" => (ModelErrorKind::Overloaded, true),
+        "rate_limit_error" => (ModelErrorKind::RateLimit, true),
+        "api_error" => (ModelErrorKind::ServerError, true),
+        "authentication_error" | "permission_error" => {
+            (ModelErrorKind::AuthenticationFailed, false)
+        }
+        "not_found_error" => (ModelErrorKind::ModelNotFound, false),
+        "invalid_request_error" | "request_too_large" => (ModelErrorKind::InvalidRequest, false),
+        _ => (ModelErrorKind::Unknown, false),
+    };
+    AttemptError {
+        kind,
+        message: format!("error event in stream from {url}: {message} ({api_type})"),
+        retryable,
+        retry_after: None,
+    }
+}
+
+/// One content block being assembled from deltas.
+enum PartialBlock {
+    Text(String),
+    ToolUse {
+        id: Option<String>,
+        name: String,
+        start_input: Value,
+        json: String,
+    },
+    /// Thinking and other block types rein does not keep.
+    Ignored,
+}
+
+/// The message being assembled from stream events, blocks kept in index order.
+struct StreamState {
+    id: Option<String>,
+    model: String,
+    blocks: BTreeMap<u64, PartialBlock>,
+    stop_reason: Option<String>,
+}
+
+impl StreamState {
+    fn new(model: &str) -> StreamState {
+        StreamState {
+            id: None,
+            model: model.to_string(),
+            blocks: BTreeMap::new(),
+            stop_reason: None,
+        }
+    }
+
+    fn start(&mut self, data: &Value) {
+        let message = data.get("message").unwrap_or(data);
+        self.id = message
+            .get("id")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        if let Some(model) = message.get("model").and_then(Value::as_str) {
+            self.model = model.to_string();
+        }
+    }
+
+    fn block_start(&mut self, data: &Value) {
+        let index = data.get("index").and_then(Value::as_u64).unwrap_or(0);
+        let block = data.get("content_block").unwrap_or(&Value::Null);
+        let partial = match block.get("type").and_then(Value::as_str) {
+            Some("text") => PartialBlock::Text(
+                block
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+            ),
+            Some("tool_use") => PartialBlock::ToolUse {
+                id: block_id(block),
+                name: block
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                start_input: block.get("input").cloned().unwrap_or(json!({})),
+                json: String::new(),
+            },
+            _ => PartialBlock::Ignored,
+        };
+        self.blocks.insert(index, partial);
+    }
+
+    fn block_delta(&mut self, data: &Value) {
+        let index = data.get("index").and_then(Value::as_u64).unwrap_or(0);
+        let delta = data.get("delta").unwrap_or(&Value::Null);
+        let Some(block) = self.blocks.get_mut(&index) else {
+            return;
+        };
+        match (block, delta.get("type").and_then(Value::as_str)) {
+            (PartialBlock::Text(text), Some("text_delta")) => {
+                text.push_str(
+                    delta
+                        .get("text")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default(),
+                );
+            }
+            (PartialBlock::ToolUse { json, .. }, Some("input_json_delta")) => {
+                json.push_str(
+                    delta
+                        .get("partial_json")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default(),
+                );
+            }
+            (PartialBlock::Text(_), _)
+            | (PartialBlock::ToolUse { .. }, _)
+            | (PartialBlock::Ignored, _) => {}
+        }
+    }
+
+    fn message_delta(&mut self, data: &Value) {
+        if let Some(reason) = data
+            .get("delta")
+            .and_then(|d| d.get("stop_reason"))
+            .and_then(Value::as_str)
+        {
+            self.stop_reason = Some(reason.to_string());
+        }
+    }
+
+    fn finish(self, mut generate_id: impl FnMut() -> String) -> ModelResponse {
+        let mut content = Vec::new();
+        for block in self.blocks.into_values() {
+            match block {
+                PartialBlock::Text(text) => content.push(ContentBlock::Text { text }),
+                PartialBlock::ToolUse {
+                    id,
+                    name,
+                    start_input,
+                    json,
+                } => {
+                    let input = if json.trim().is_empty() {
+                        start_input
+                    } else {
+                        serde_json::from_str(&json).unwrap_or(Value::String(json))
+                    };
+                    content.push(ContentBlock::ToolUse {
+                        id: id.unwrap_or_else(&mut generate_id),
+                        name,
+                        input,
+                    });
+                }
+                PartialBlock::Ignored => {}
+            }
+        }
+        ModelResponse {
+            id: self.id,
+            model: self.model,
+            content,
+            stop_reason: stop_reason(self.stop_reason.as_deref()),
+        }
+    }
+}

@@ -1,0 +1,643 @@
+//! A session: its id, SessionStart/SessionEnd, and the turn loop for each prompt —
+//! UserPromptSubmit, model requests, the tool pipeline, Stop (with its block cap) and
+//! StopFailure.
+//!
+//! Model-facing hook texts are delivered as user-role text blocks wrapped in
+//! `<system-reminder>` tags, merged into the next user message next to its tool results
+//! (the Messages API needs alternating roles).
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::agent::id::uuid_v4;
+use crate::agent::model::{
+    ContentBlock, Message, Model, ModelError, ModelResponse, Role, ToolSpec,
+};
+use crate::agent::progress::{Observer, Progress};
+use crate::agent::transcript::{LineContext, Transcript};
+use crate::hooks::decision::Decision;
+use crate::hooks::dispatch::Dispatcher;
+use crate::hooks::event::{
+    BaseInput, HookEvent, HookInput, SessionEndInput, SessionStartInput, StopFailureInput,
+    StopInput, UserPromptSubmitInput,
+};
+use crate::pipeline::{CallStatus, HookHost, PermissionGate, ToolCall, ToolPipeline};
+use crate::settings::schema::HandlerKind;
+use crate::tools::{Tool, ToolContext};
+
+/// Consecutive Stop-hook blocks honoured in one turn unless `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`
+/// says otherwise.
+pub const DEFAULT_STOP_BLOCK_CAP: u32 = 8;
+
+/// The permission modes `permission_mode` can carry (spec §2.2, §6.3).
+pub const PERMISSION_MODES: [&str; 6] = [
+    "default",
+    "acceptEdits",
+    "plan",
+    "bypassPermissions",
+    "dontAsk",
+    "auto",
+];
+
+/// How a session is set up.
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    pub session_id: String,
+    pub project_dir: PathBuf,
+    pub transcript_path: PathBuf,
+    /// One of [`PERMISSION_MODES`].
+    pub permission_mode: String,
+    /// Model requests allowed per prompt; `None` = unlimited.
+    pub max_turns: Option<u32>,
+    pub stop_block_cap: u32,
+    /// Time the SessionEnd phase may take ([`session_end_budget`]).
+    pub session_end_budget: Duration,
+}
+
+/// Reads `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP` (a non-negative integer), else the default.
+pub fn stop_block_cap_from_env() -> u32 {
+    std::env::var("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(DEFAULT_STOP_BLOCK_CAP)
+}
+
+/// The time the whole SessionEnd phase may take (spec §5.3): 1.5 s, raised to the largest
+/// `timeout` of a SessionEnd handler (capped at 60 s), or
+/// `CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS` (capped at 1 h).
+pub fn session_end_budget(dispatcher: &Dispatcher) -> Duration {
+    if let Some(ms) = std::env::var("CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+    {
+        return Duration::from_millis(ms.min(3_600_000));
+    }
+    let largest = dispatcher
+        .settings()
+        .handlers
+        .iter()
+        .filter(|h| h.event == Some(HookEvent::SessionEnd) && h.inactive.is_none())
+        .filter(|h| match h.kind {
+            HandlerKind::Command(_) | HandlerKind::Http(_) => true,
+            HandlerKind::Prompt(_) | HandlerKind::Agent(_) | HandlerKind::McpTool(_) => false,
+        })
+        .filter_map(|h| h.timeout)
+        .fold(0.0f64, f64::max);
+    let secs = largest.clamp(1.5, 60.0);
+    Duration::from_secs_f64(secs)
+}
+
+/// A tool call that was refused (for `permission_denials` in json output).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Denial {
+    pub tool_name: String,
+    pub tool_use_id: String,
+    pub tool_input: serde_json::Value,
+}
+
+/// Why a turn ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnEnd {
+    /// The model ended its turn and the Stop hooks let it (or the block cap was reached).
+    Completed,
+    /// A UserPromptSubmit hook refused the prompt; `text` is shown to the user.
+    PromptBlocked { text: String },
+    /// `--max-turns` model requests were made.
+    MaxTurns,
+    /// A hook answered `continue: false`.
+    Stopped { reason: Option<String> },
+    /// A PreToolUse hook deferred a call.
+    Deferred,
+    /// The model request failed (after the provider's retries).
+    ModelFailed(ModelError),
+}
+
+/// The result of one prompt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnOutcome {
+    pub end: TurnEnd,
+    /// The last assistant text.
+    pub result: String,
+    /// Model requests made for this prompt.
+    pub num_turns: u32,
+    pub denials: Vec<Denial>,
+}
+
+/// Writes progress to the transcript, then passes it on.
+struct Sink {
+    transcript: Transcript,
+    line: Mutex<LineContext>,
+    next: Box<dyn Observer>,
+}
+
+impl Sink {
+    fn line(&self) -> LineContext {
+        match self.line.lock() {
+            Ok(l) => l.clone(),
+            Err(_) => LineContext::default(),
+        }
+    }
+}
+
+impl Observer for Sink {
+    fn observe(&self, progress: Progress<'_>) {
+        let ctx = self.line();
+        match progress {
+            Progress::SessionStarted { .. }
+            | Progress::ToolStart { .. }
+            | Progress::Notice { .. } => {}
+            Progress::Prompt { text, .. } => self.transcript.user_prompt(&ctx, text),
+            Progress::Assistant { response } => self.transcript.assistant(&ctx, response),
+            Progress::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+                response,
+                ..
+            } => self
+                .transcript
+                .tool_result(&ctx, tool_use_id, content, is_error, response),
+            Progress::Hook {
+                decision,
+                hook_name,
+                tool_use_id,
+            } => self
+                .transcript
+                .hook_decision(&ctx, decision, hook_name, tool_use_id),
+            Progress::Feedback { message } => {
+                let text: Vec<&str> = message
+                    .content
+                    .iter()
+                    .filter_map(|b| match b {
+                        ContentBlock::Text { text } => Some(text.as_str()),
+                        ContentBlock::ToolUse { .. } | ContentBlock::ToolResult { .. } => None,
+                    })
+                    .collect();
+                self.transcript.user_text(&ctx, &text.join("\n"));
+            }
+        }
+        self.next.observe(progress);
+    }
+}
+
+/// One agent session.
+pub struct Session {
+    config: SessionConfig,
+    hooks: Box<dyn HookHost>,
+    model: Arc<dyn Model>,
+    tools: Vec<Arc<dyn Tool>>,
+    specs: Vec<ToolSpec>,
+    gate: Box<dyn PermissionGate>,
+    ctx: ToolContext,
+    sink: Sink,
+    messages: Vec<Message>,
+    /// Model-facing entries not yet delivered.
+    pending: Vec<String>,
+    prompt_id: Option<String>,
+    ended: bool,
+}
+
+/// Wraps a model-facing hook text for the Messages API.
+pub fn system_reminder(text: &str) -> ContentBlock {
+    ContentBlock::Text {
+        text: format!("<system-reminder>\n{text}\n</system-reminder>"),
+    }
+}
+
+/// All text blocks of a response, joined by newlines.
+pub fn response_text(response: &ModelResponse) -> String {
+    let parts: Vec<&str> = response
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text { text } => Some(text.as_str()),
+            ContentBlock::ToolUse { .. } | ContentBlock::ToolResult { .. } => None,
+        })
+        .collect();
+    parts.join("\n")
+}
+
+impl Session {
+    /// A session over its parts. `ctx` is the tool context (its env files are filled after
+    /// SessionStart). `observer` receives every [`Progress`] after the transcript.
+    pub fn new(
+        config: SessionConfig,
+        hooks: Box<dyn HookHost>,
+        model: Arc<dyn Model>,
+        tools: Vec<Arc<dyn Tool>>,
+        gate: Box<dyn PermissionGate>,
+        ctx: ToolContext,
+        observer: Box<dyn Observer>,
+    ) -> Session {
+        let specs = tools
+            .iter()
+            .map(|t| ToolSpec {
+                name: t.name().to_string(),
+                description: t.description().to_string(),
+                input_schema: t.input_schema(),
+            })
+            .collect();
+        let transcript = Transcript::new(
+            config.transcript_path.clone(),
+            &config.session_id,
+            &config.project_dir,
+        );
+        Session {
+            sink: Sink {
+                transcript,
+                line: Mutex::new(LineContext::default()),
+                next: observer,
+            },
+            config,
+            hooks,
+            model,
+            tools,
+            specs,
+            gate,
+            ctx,
+            messages: Vec::new(),
+            pending: Vec::new(),
+            prompt_id: None,
+            ended: false,
+        }
+    }
+
+    pub fn id(&self) -> &str {
+        &self.config.session_id
+    }
+
+    pub fn config(&self) -> &SessionConfig {
+        &self.config
+    }
+
+    /// The conversation so far, as sent to the model.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    fn base(&self, prompt: bool, mode: bool) -> BaseInput {
+        BaseInput {
+            session_id: self.config.session_id.clone(),
+            transcript_path: self.config.transcript_path.to_string_lossy().into_owned(),
+            cwd: self.ctx.current_dir().to_string_lossy().into_owned(),
+            prompt_id: if prompt { self.prompt_id.clone() } else { None },
+            permission_mode: if mode {
+                Some(self.config.permission_mode.clone())
+            } else {
+                None
+            },
+            effort: None,
+        }
+    }
+
+    async fn fire(&self, input: HookInput) -> Decision {
+        let decision = self.hooks.fire(&input).await;
+        if !decision.runs.is_empty() {
+            let hook_name = input.hook_name();
+            self.sink.observe(Progress::Hook {
+                decision: &decision,
+                hook_name: &hook_name,
+                tool_use_id: None,
+            });
+        }
+        for text in &decision.user_messages {
+            self.sink.observe(Progress::Notice { text });
+        }
+        decision
+    }
+
+    fn notice(&self, text: &str) {
+        self.sink.observe(Progress::Notice { text });
+    }
+
+    /// Fires SessionStart (`source: startup`); its context goes in front of the first prompt,
+    /// and the env files its hooks wrote are handed to the Bash tool.
+    pub async fn start(&mut self) {
+        let decision = self
+            .fire(HookInput::SessionStart(SessionStartInput {
+                base: self.base(false, false),
+                hook_event_name: HookEvent::SessionStart,
+                source: "startup".to_string(),
+                model: None,
+            }))
+            .await;
+        self.pending.extend(decision.context);
+        if let Ok(mut files) = self.ctx.env_files.lock() {
+            *files = self.hooks.env_files();
+        }
+        self.sink.observe(Progress::SessionStarted {
+            session_id: &self.config.session_id,
+            model: self.model.name(),
+        });
+    }
+
+    fn set_line_context(&self) {
+        if let Ok(mut line) = self.sink.line.lock() {
+            line.prompt_id = self.prompt_id.clone();
+            line.permission_mode = Some(self.config.permission_mode.clone());
+        }
+    }
+
+    /// Runs one prompt to the end of its turn.
+    pub async fn run_prompt(&mut self, prompt: &str) -> TurnOutcome {
+        let prompt_id = uuid_v4();
+        self.prompt_id = Some(prompt_id.clone());
+        self.set_line_context();
+        let mut outcome = TurnOutcome {
+            end: TurnEnd::Completed,
+            result: String::new(),
+            num_turns: 0,
+            denials: Vec::new(),
+        };
+
+        let ups = self
+            .fire(HookInput::UserPromptSubmit(UserPromptSubmitInput {
+                base: self.base(true, true),
+                hook_event_name: HookEvent::UserPromptSubmit,
+                prompt: prompt.to_string(),
+            }))
+            .await;
+        if ups.prompt_blocked_text.is_some() || ups.block.is_some() {
+            let text = ups.prompt_blocked_text.clone().unwrap_or_else(|| {
+                format!(
+                    "UserPromptSubmit operation blocked by hook:\n{}\n\nOriginal prompt: {prompt}",
+                    ups.block.clone().unwrap_or_default()
+                )
+            });
+            outcome.result = text.clone();
+            outcome.end = TurnEnd::PromptBlocked { text };
+            return outcome;
+        }
+        if ups.stop_loop {
+            outcome.end = TurnEnd::Stopped {
+                reason: ups.stop_reason.clone(),
+            };
+            return outcome;
+        }
+
+        self.sink.observe(Progress::Prompt {
+            prompt_id: &prompt_id,
+            text: prompt,
+        });
+        let mut content: Vec<ContentBlock> = self
+            .pending
+            .drain(..)
+            .map(|t| system_reminder(&t))
+            .collect();
+        content.push(ContentBlock::Text {
+            text: prompt.to_string(),
+        });
+        content.extend(ups.context.iter().map(|t| system_reminder(t)));
+        self.messages.push(Message {
+            role: Role::User,
+            content,
+        });
+
+        self.turn_loop(&mut outcome).await;
+        outcome
+    }
+
+    /// Pending and async context, merged into the last user message.
+    fn deliver_pending(&mut self) {
+        let mut entries: Vec<String> = self.pending.drain(..).collect();
+        entries.extend(self.hooks.take_async_context());
+        if entries.is_empty() {
+            return;
+        }
+        let blocks = entries.iter().map(|t| system_reminder(t));
+        match self.messages.last_mut() {
+            Some(last) if last.role == Role::User => last.content.extend(blocks),
+            Some(_) | None => self.messages.push(Message {
+                role: Role::User,
+                content: blocks.collect(),
+            }),
+        }
+    }
+
+    async fn turn_loop(&mut self, outcome: &mut TurnOutcome) {
+        let mut stop_hook_active = false;
+        let mut stop_blocks: u32 = 0;
+        loop {
+            if let Some(max) = self.config.max_turns
+                && outcome.num_turns >= max
+            {
+                outcome.end = TurnEnd::MaxTurns;
+                return;
+            }
+            self.deliver_pending();
+            let response = match self.model.complete(&self.messages, &self.specs).await {
+                Ok(r) => r,
+                Err(err) => {
+                    self.fire(HookInput::StopFailure(StopFailureInput {
+                        base: self.base(true, true),
+                        hook_event_name: HookEvent::StopFailure,
+                        error: err.kind.as_str().to_string(),
+                        error_details: Some(err.message.clone()),
+                        last_assistant_message: if outcome.result.is_empty() {
+                            None
+                        } else {
+                            Some(outcome.result.clone())
+                        },
+                    }))
+                    .await;
+                    outcome.end = TurnEnd::ModelFailed(err);
+                    return;
+                }
+            };
+            outcome.num_turns += 1;
+            self.sink.observe(Progress::Assistant {
+                response: &response,
+            });
+            let text = response_text(&response);
+            if !text.is_empty() {
+                outcome.result = text.clone();
+            }
+            let calls: Vec<ToolCall> = response
+                .content
+                .iter()
+                .filter_map(|b| match b {
+                    ContentBlock::ToolUse { id, name, input } => Some(ToolCall {
+                        id: id.clone(),
+                        name: name.clone(),
+                        input: input.clone(),
+                    }),
+                    ContentBlock::Text { .. } | ContentBlock::ToolResult { .. } => None,
+                })
+                .collect();
+            self.messages.push(Message {
+                role: Role::Assistant,
+                content: response.content.clone(),
+            });
+
+            if !calls.is_empty() {
+                if let Some(end) = self.run_calls(&calls, outcome).await {
+                    outcome.end = end;
+                    return;
+                }
+                continue;
+            }
+
+            let stop = self
+                .fire(HookInput::Stop(StopInput {
+                    base: self.base(true, true),
+                    hook_event_name: HookEvent::Stop,
+                    stop_hook_active,
+                    last_assistant_message: Some(text),
+                    background_tasks: Vec::new(),
+                    session_crons: Vec::new(),
+                }))
+                .await;
+            if stop.stop_loop {
+                outcome.end = TurnEnd::Stopped {
+                    reason: stop.stop_reason.clone(),
+                };
+                return;
+            }
+            let feedback = stop.stop_feedback.clone().or_else(|| {
+                stop.block
+                    .as_ref()
+                    .map(|b| format!("Stop hook feedback:\n{b}"))
+            });
+            if feedback.is_none() && stop.context.is_empty() {
+                outcome.end = TurnEnd::Completed;
+                return;
+            }
+            if stop_blocks >= self.config.stop_block_cap {
+                self.notice(&format!(
+                    "Stop hooks kept the turn going {} times in a row; ending the turn \
+                     (CLAUDE_CODE_STOP_HOOK_BLOCK_CAP raises the limit)",
+                    self.config.stop_block_cap
+                ));
+                outcome.end = TurnEnd::Completed;
+                return;
+            }
+            stop_blocks += 1;
+            stop_hook_active = true;
+            let mut content = Vec::new();
+            if let Some(text) = feedback {
+                content.push(ContentBlock::Text { text });
+            }
+            content.extend(stop.context.iter().map(|t| system_reminder(t)));
+            let message = Message {
+                role: Role::User,
+                content,
+            };
+            self.sink.observe(Progress::Feedback { message: &message });
+            self.messages.push(message);
+        }
+    }
+
+    /// Runs one assistant message's calls in order, then PostToolBatch; appends the results.
+    /// `Some(end)` when the loop must stop.
+    async fn run_calls(
+        &mut self,
+        calls: &[ToolCall],
+        outcome: &mut TurnOutcome,
+    ) -> Option<TurnEnd> {
+        let base = self.base(true, true);
+        let pipeline = ToolPipeline {
+            hooks: self.hooks.as_ref(),
+            tools: &self.tools,
+            gate: self.gate.as_ref(),
+            ctx: &self.ctx,
+            observer: &self.sink,
+        };
+        let mut reports = Vec::with_capacity(calls.len());
+        let mut end = None;
+        for call in calls {
+            // The base is rebuilt per call: a Bash `cd` changes the `cwd` later hooks see.
+            let mut call_base = base.clone();
+            call_base.cwd = self.ctx.current_dir().to_string_lossy().into_owned();
+            let report = pipeline.run(call, &call_base).await;
+            if report.status == CallStatus::Refused {
+                outcome.denials.push(Denial {
+                    tool_name: report.tool_name.clone(),
+                    tool_use_id: report.tool_use_id.clone(),
+                    tool_input: report.input.clone(),
+                });
+            }
+            let deferred = report.status == CallStatus::Deferred;
+            let stop = report.stop_loop;
+            let reason = report.stop_reason.clone();
+            reports.push(report);
+            if deferred {
+                end = Some(TurnEnd::Deferred);
+                break;
+            }
+            if stop && end.is_none() {
+                end = Some(TurnEnd::Stopped { reason });
+            }
+        }
+        let batch = if matches!(end, Some(TurnEnd::Deferred)) {
+            None
+        } else {
+            let mut batch_base = base;
+            batch_base.cwd = self.ctx.current_dir().to_string_lossy().into_owned();
+            Some(pipeline.batch(&reports, &batch_base).await)
+        };
+
+        let mut content: Vec<ContentBlock> = reports
+            .iter()
+            .map(|r| ContentBlock::ToolResult {
+                tool_use_id: r.tool_use_id.clone(),
+                content: r.content.clone(),
+                is_error: r.is_error,
+            })
+            .collect();
+        // Calls after a deferred one never ran; the API still needs a result for each.
+        for call in calls.iter().skip(reports.len()) {
+            content.push(ContentBlock::ToolResult {
+                tool_use_id: call.id.clone(),
+                content: "Not run: an earlier tool call in this message was deferred".to_string(),
+                is_error: true,
+            });
+        }
+        for r in &reports {
+            self.pending.extend(r.context.iter().cloned());
+        }
+        if let Some(batch) = batch {
+            self.pending.extend(batch.context);
+            if batch.stop_loop && end.is_none() {
+                end = Some(TurnEnd::Stopped {
+                    reason: batch.stop_reason,
+                });
+            }
+        }
+        self.messages.push(Message {
+            role: Role::User,
+            content,
+        });
+        if let Some(TurnEnd::Deferred) = end {
+            outcome.result = String::new();
+        }
+        end
+    }
+
+    /// Fires SessionEnd with `reason` within its budget, then shuts the dispatcher down.
+    /// Runs once; later calls do nothing.
+    pub async fn end(&mut self, reason: &str) {
+        if self.ended {
+            return;
+        }
+        self.ended = true;
+        let budget = self.config.session_end_budget;
+        let input = HookInput::SessionEnd(SessionEndInput {
+            base: self.base(true, false),
+            hook_event_name: HookEvent::SessionEnd,
+            reason: reason.to_string(),
+        });
+        // Why no own failure text: the engine renders `SessionEnd hook [<cmd>] failed: …` into
+        // the decision's user messages, which `fire` already shows.
+        if tokio::time::timeout(budget, self.fire(input))
+            .await
+            .is_err()
+        {
+            self.notice(&format!(
+                "SessionEnd hooks did not finish within {} ms and were cancelled",
+                budget.as_millis()
+            ));
+        }
+        self.hooks.shutdown().await;
+    }
+}

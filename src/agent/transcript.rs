@@ -1,0 +1,458 @@
+//! The session transcript: JSON Lines at `transcript_path`, in Claude Code's line shapes
+//! (spec §8), appended and flushed as things happen so a hook reading the file mid-session sees
+//! the latest turn.
+//!
+//! Location: `<rein home>/projects/<encoded-cwd>/<session>.jsonl` where rein home is
+//! `$REIN_HOME` or `~/.rein`. A write error is reported once on stderr and never stops the
+//! session.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::{Map, Value, json};
+
+use crate::agent::id::uuid_v4;
+use crate::agent::model::{ContentBlock, ModelResponse, StopReason};
+use crate::hooks::decision::{Decision, HandlerRun, OutcomeKind, RunStatus};
+
+/// rein's version as written into every line.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// `$REIN_HOME`, else `$HOME/.rein`, else `./.rein`.
+pub fn rein_home() -> PathBuf {
+    if let Some(home) = std::env::var_os("REIN_HOME").filter(|v| !v.is_empty()) {
+        return PathBuf::from(home);
+    }
+    match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+        Some(home) => PathBuf::from(home).join(".rein"),
+        None => PathBuf::from(".rein"),
+    }
+}
+
+/// The project directory as a single path component: every character outside `[A-Za-z0-9]`
+/// becomes `-`; longer than 200 characters → the first 200, `-`, and the base-36 absolute
+/// value of the Java-style string hash of the unencoded path (spec §8).
+pub fn encode_cwd(path: &str) -> String {
+    let encoded: String = path
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    if encoded.chars().count() <= 200 {
+        return encoded;
+    }
+    let head: String = encoded.chars().take(200).collect();
+    format!("{head}-{}", to_base36(java_hash(path).unsigned_abs()))
+}
+
+/// `h = (h << 5) - h + code_unit`, wrapping at 32 bits, over UTF-16 code units (as JavaScript).
+fn java_hash(s: &str) -> i32 {
+    s.encode_utf16().fold(0i32, |h, unit| {
+        h.wrapping_shl(5)
+            .wrapping_sub(h)
+            .wrapping_add(i32::from(unit))
+    })
+}
+
+fn to_base36(mut n: u32) -> String {
+    if n == 0 {
+        return "0".to_string();
+    }
+    let digits = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut out = Vec::new();
+    while n > 0 {
+        out.push(digits[(n % 36) as usize]);
+        n /= 36;
+    }
+    out.reverse();
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The transcript path of a session.
+pub fn transcript_path(home: &Path, project_dir: &Path, session_id: &str) -> PathBuf {
+    home.join("projects")
+        .join(encode_cwd(&project_dir.to_string_lossy()))
+        .join(format!("{session_id}.jsonl"))
+}
+
+/// Now as ISO-8601 UTC with milliseconds (`2026-01-02T03:04:05.678Z`).
+pub fn timestamp_now() -> String {
+    let since = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    format_timestamp(since.as_millis() as i64)
+}
+
+/// Milliseconds since the Unix epoch as ISO-8601 UTC with milliseconds.
+pub fn format_timestamp(epoch_ms: i64) -> String {
+    let ms = epoch_ms.rem_euclid(1000);
+    let secs = epoch_ms.div_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
+}
+
+/// Howard Hinnant's `civil_from_days`: days since 1970-01-01 → (year, month, day).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// Per-line context the session supplies.
+#[derive(Debug, Clone, Default)]
+pub struct LineContext {
+    pub prompt_id: Option<String>,
+    pub permission_mode: Option<String>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    file: Option<File>,
+    /// Set once the first write error was reported.
+    failed: bool,
+    last_uuid: Option<String>,
+}
+
+/// An append-only JSONL transcript.
+#[derive(Debug)]
+pub struct Transcript {
+    path: PathBuf,
+    session_id: String,
+    cwd: String,
+    inner: Mutex<Inner>,
+}
+
+impl Transcript {
+    /// Prepares a transcript at `path`; the file (and its directory) is created on first write.
+    pub fn new(path: PathBuf, session_id: &str, cwd: &Path) -> Transcript {
+        Transcript {
+            path,
+            session_id: session_id.to_string(),
+            cwd: cwd.to_string_lossy().into_owned(),
+            inner: Mutex::new(Inner {
+                file: None,
+                failed: false,
+                last_uuid: None,
+            }),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The user's prompt (`message.content` is the prompt string, as Claude Code writes it).
+    pub fn user_prompt(&self, ctx: &LineContext, text: &str) {
+        self.write_user(ctx, Value::String(text.to_string()), None);
+    }
+
+    /// A user-role text message sent to the model (Stop feedback, reminders).
+    pub fn user_text(&self, ctx: &LineContext, text: &str) {
+        let content = json!([{"type": "text", "text": text}]);
+        self.write_user(ctx, content, None);
+    }
+
+    /// One tool result as the model sees it, with the structured `toolUseResult` if the tool
+    /// produced one.
+    pub fn tool_result(
+        &self,
+        ctx: &LineContext,
+        tool_use_id: &str,
+        content: &str,
+        is_error: bool,
+        tool_use_result: Option<&Value>,
+    ) {
+        let mut block = Map::new();
+        block.insert("type".into(), json!("tool_result"));
+        block.insert("tool_use_id".into(), json!(tool_use_id));
+        block.insert("content".into(), json!(content));
+        if is_error {
+            block.insert("is_error".into(), json!(true));
+        }
+        let result = match tool_use_result {
+            Some(v) => v.clone(),
+            None if is_error => json!(format!("Error: {content}")),
+            None => json!(content),
+        };
+        self.write_user(ctx, json!([Value::Object(block)]), Some(result));
+    }
+
+    /// One model response.
+    pub fn assistant(&self, ctx: &LineContext, response: &ModelResponse) {
+        let stop_reason = match response.stop_reason {
+            StopReason::EndTurn => "end_turn",
+            StopReason::ToolUse => "tool_use",
+            StopReason::MaxTokens => "max_tokens",
+            StopReason::Other => "stop_sequence",
+        };
+        let id = response
+            .id
+            .clone()
+            .unwrap_or_else(|| format!("msg_rein_{}", uuid_v4().replace('-', "")));
+        let content: Vec<Value> = response.content.iter().map(block_json).collect();
+        let message = json!({
+            "id": id,
+            "type": "message",
+            "role": "assistant",
+            "model": response.model,
+            "content": content,
+            "stop_reason": stop_reason,
+            "stop_sequence": null,
+        });
+        let mut line = self.head(ctx, "assistant");
+        line.insert("message".into(), message);
+        self.finish_and_write(ctx, line);
+    }
+
+    /// Hook `attachment` lines for one event firing: one per handler run, then one for the
+    /// merged additional context and one per user-facing message.
+    /// `hook_name` is [`crate::hooks::event::HookInput::hook_name`] of the firing.
+    pub fn hook_decision(
+        &self,
+        ctx: &LineContext,
+        decision: &Decision,
+        hook_name: &str,
+        tool_use_id: Option<&str>,
+    ) {
+        for run in &decision.runs {
+            let attachment = run_attachment(run, hook_name, decision, tool_use_id);
+            self.write_attachment(ctx, attachment);
+        }
+        if !decision.context.is_empty() {
+            let mut a = Map::new();
+            a.insert("type".into(), json!("hook_additional_context"));
+            a.insert("content".into(), json!(decision.context));
+            a.insert("hookName".into(), json!(hook_name));
+            insert_tool_use_id(&mut a, tool_use_id);
+            a.insert("hookEvent".into(), json!(decision.event.as_str()));
+            self.write_attachment(ctx, a);
+        }
+        for message in &decision.user_messages {
+            let mut a = Map::new();
+            a.insert("type".into(), json!("hook_system_message"));
+            a.insert("content".into(), json!(message));
+            a.insert("hookName".into(), json!(hook_name));
+            insert_tool_use_id(&mut a, tool_use_id);
+            a.insert("hookEvent".into(), json!(decision.event.as_str()));
+            self.write_attachment(ctx, a);
+        }
+    }
+
+    fn write_attachment(&self, ctx: &LineContext, attachment: Map<String, Value>) {
+        let mut line = self.head(ctx, "attachment");
+        line.insert("attachment".into(), Value::Object(attachment));
+        self.finish_and_write(ctx, line);
+    }
+
+    fn write_user(&self, ctx: &LineContext, content: Value, tool_use_result: Option<Value>) {
+        let mut line = self.head(ctx, "user");
+        line.insert(
+            "message".into(),
+            json!({"role": "user", "content": content}),
+        );
+        if let Some(result) = tool_use_result {
+            // Inserted before `uuid` so the key order matches Claude Code's tool-result lines.
+            line.insert("toolUseResult".into(), result);
+        }
+        self.finish_and_write(ctx, line);
+    }
+
+    /// `parentUuid`, `isSidechain`, `promptId`, `type` — the keys before the payload.
+    fn head(&self, ctx: &LineContext, kind: &str) -> Map<String, Value> {
+        let parent = match self.inner.lock() {
+            Ok(inner) => inner.last_uuid.clone(),
+            Err(_) => None,
+        };
+        let mut line = Map::new();
+        line.insert("parentUuid".into(), json!(parent));
+        line.insert("isSidechain".into(), json!(false));
+        if let Some(pid) = &ctx.prompt_id {
+            line.insert("promptId".into(), json!(pid));
+        }
+        line.insert("type".into(), json!(kind));
+        line
+    }
+
+    /// Appends the common tail (`uuid`, `timestamp`, …) and writes the line.
+    fn finish_and_write(&self, ctx: &LineContext, mut line: Map<String, Value>) {
+        let uuid = uuid_v4();
+        line.insert("uuid".into(), json!(uuid));
+        line.insert("timestamp".into(), json!(timestamp_now()));
+        if let Some(mode) = &ctx.permission_mode {
+            line.insert("permissionMode".into(), json!(mode));
+        }
+        line.insert("userType".into(), json!("external"));
+        line.insert("cwd".into(), json!(self.cwd));
+        line.insert("sessionId".into(), json!(self.session_id));
+        line.insert("version".into(), json!(VERSION));
+        let mut bytes = match serde_json::to_vec(&Value::Object(line)) {
+            Ok(b) => b,
+            Err(_) => return,
+        };
+        bytes.push(b'\n');
+        let Ok(mut inner) = self.inner.lock() else {
+            return;
+        };
+        inner.last_uuid = Some(uuid);
+        if let Err(err) = self.append(&mut inner, &bytes)
+            && !inner.failed
+        {
+            inner.failed = true;
+            eprintln!(
+                "rein: warning: cannot write transcript {}: {err} (continuing without it)",
+                self.path.display()
+            );
+        }
+    }
+
+    fn append(&self, inner: &mut Inner, bytes: &[u8]) -> std::io::Result<()> {
+        if inner.file.is_none() {
+            if let Some(dir) = self.path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            inner.file = Some(
+                OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&self.path)?,
+            );
+        }
+        match inner.file.as_mut() {
+            // One write call per line: with O_APPEND a reader never sees half a line from us.
+            Some(file) => {
+                file.write_all(bytes)?;
+                file.flush()
+            }
+            None => Ok(()),
+        }
+    }
+}
+
+fn block_json(block: &ContentBlock) -> Value {
+    serde_json::to_value(block).unwrap_or(Value::Null)
+}
+
+fn insert_tool_use_id(a: &mut Map<String, Value>, tool_use_id: Option<&str>) {
+    if let Some(id) = tool_use_id {
+        a.insert("toolUseID".into(), json!(id));
+    }
+}
+
+fn run_attachment(
+    run: &HandlerRun,
+    hook_name: &str,
+    decision: &Decision,
+    tool_use_id: Option<&str>,
+) -> Map<String, Value> {
+    let (kind, content) = match &run.outcome {
+        OutcomeKind::Success => ("hook_success", String::new()),
+        OutcomeKind::Blocking(reason) => ("hook_blocking_error", reason.clone()),
+        OutcomeKind::NonBlocking(text) => ("hook_non_blocking_error", text.clone()),
+        OutcomeKind::Cancelled => ("hook_cancelled", String::new()),
+    };
+    let exit_code = match &run.status {
+        RunStatus::Exited(code) => json!(code),
+        RunStatus::Signaled(_) => json!(1),
+        RunStatus::TimedOut
+        | RunStatus::SpawnFailed(_)
+        | RunStatus::Backgrounded
+        | RunStatus::Crashed(_) => Value::Null,
+    };
+    let mut a = Map::new();
+    a.insert("type".into(), json!(kind));
+    a.insert("hookName".into(), json!(hook_name));
+    insert_tool_use_id(&mut a, tool_use_id);
+    a.insert("hookEvent".into(), json!(decision.event.as_str()));
+    a.insert("content".into(), json!(content));
+    a.insert("stdout".into(), json!(run.stdout));
+    a.insert("stderr".into(), json!(run.stderr));
+    a.insert("exitCode".into(), exit_code);
+    a.insert("command".into(), json!(run.command));
+    a.insert("durationMs".into(), json!(run.duration.as_millis() as u64));
+    a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encodes_cwd_like_claude_code() {
+        assert_eq!(encode_cwd("/home/u/my proj"), "-home-u-my-proj");
+        assert_eq!(encode_cwd("/tmp/hs_emp.proj"), "-tmp-hs-emp-proj");
+    }
+
+    #[test]
+    fn long_cwd_gets_hash_suffix() {
+        let long = format!("/{}", "a".repeat(250));
+        let enc = encode_cwd(&long);
+        assert!(enc.starts_with(&format!("-{}", "a".repeat(199))));
+        let suffix = &enc[200..];
+        assert!(suffix.starts_with('-'), "{enc}");
+        // Java: "abc".hashCode() == 96354 == "22ci" in base 36.
+        assert_eq!(java_hash("abc"), 96354);
+        assert_eq!(to_base36(96354), "22ci");
+        assert_eq!(suffix[1..], to_base36(java_hash(&long).unsigned_abs()));
+    }
+
+    #[test]
+    fn timestamps_are_civil_utc() {
+        assert_eq!(format_timestamp(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(
+            format_timestamp(951_782_400_123),
+            "2000-02-29T00:00:00.123Z"
+        );
+        assert_eq!(
+            format_timestamp(1_798_761_599_999),
+            "2026-12-31T23:59:59.999Z"
+        );
+    }
+
+    #[test]
+    fn lines_chain_parent_uuids_and_survive_unwritable_dir() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p").join("s.jsonl");
+        let t = Transcript::new(path.clone(), "sess", dir.path());
+        let ctx = LineContext {
+            prompt_id: Some("pid".into()),
+            permission_mode: Some("default".into()),
+        };
+        t.user_prompt(&ctx, "hello");
+        t.tool_result(
+            &ctx,
+            "toolu_1",
+            "out",
+            false,
+            Some(&json!({"stdout": "out"})),
+        );
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0]["parentUuid"], Value::Null);
+        assert_eq!(lines[1]["parentUuid"], lines[0]["uuid"]);
+        assert_eq!(lines[1]["toolUseResult"]["stdout"], "out");
+
+        let blocked = Transcript::new(PathBuf::from("/proc/rein-no/x.jsonl"), "s", dir.path());
+        blocked.user_prompt(&ctx, "x");
+        blocked.user_prompt(&ctx, "y");
+    }
+}

@@ -1,0 +1,301 @@
+//! How a session shows up on the terminal: readable progress on stderr (`text`), one JSON line
+//! per message or event on stdout (`stream-json`), and the final `result` object (`json`,
+//! `stream-json`).
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde_json::{Map, Value, json};
+
+use crate::agent::model::{ContentBlock, ModelResponse, StopReason};
+use crate::agent::progress::{Observer, Progress};
+use crate::agent::session::{Denial, TurnEnd, TurnOutcome};
+use crate::hooks::decision::{OutcomeKind, RunStatus};
+use crate::pipeline::CallStatus;
+
+/// Glyphs for the text renderer; ASCII when the locale is not UTF-8.
+#[derive(Debug, Clone, Copy)]
+pub struct Glyphs {
+    pub call: &'static str,
+    pub result: &'static str,
+}
+
+impl Glyphs {
+    pub fn detect() -> Glyphs {
+        let utf8 = ["LC_ALL", "LC_CTYPE", "LANG"]
+            .iter()
+            .filter_map(|v| std::env::var(v).ok())
+            .find(|v| !v.is_empty())
+            .map(|v| {
+                let v = v.to_ascii_lowercase();
+                v.contains("utf-8") || v.contains("utf8")
+            })
+            .unwrap_or(false);
+        if utf8 {
+            Glyphs {
+                call: "⏺",
+                result: "  ⎿ ",
+            }
+        } else {
+            Glyphs {
+                call: "*",
+                result: "  -> ",
+            }
+        }
+    }
+}
+
+/// A one-line summary of a tool input: the command, path or pattern.
+pub fn input_summary(input: &Value) -> String {
+    let keys = ["command", "file_path", "pattern", "path", "url", "query"];
+    let text = keys
+        .iter()
+        .find_map(|k| input.get(k).and_then(Value::as_str))
+        .map(str::to_string)
+        .unwrap_or_else(|| input.to_string());
+    first_line(&text, 120)
+}
+
+fn first_line(text: &str, max: usize) -> String {
+    let line = text.lines().next().unwrap_or("");
+    let mut out: String = line.chars().take(max).collect();
+    if line.chars().count() > max || text.lines().nth(1).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// Human-readable progress on stderr; in interactive mode also the assistant's text on stdout.
+#[derive(Debug)]
+pub struct TextRenderer {
+    pub glyphs: Glyphs,
+    /// Print assistant text as it arrives (interactive sessions).
+    pub interactive: bool,
+}
+
+impl Observer for TextRenderer {
+    fn observe(&self, progress: Progress<'_>) {
+        let g = self.glyphs;
+        let mut err = std::io::stderr().lock();
+        match progress {
+            Progress::ToolStart { name, input, .. } => {
+                let _ = writeln!(err, "{} {name}({})", g.call, input_summary(input));
+            }
+            Progress::ToolResult {
+                content, status, ..
+            } => {
+                let line = match status {
+                    CallStatus::Refused => format!("blocked: {}", first_line(content, 200)),
+                    CallStatus::Deferred => format!("deferred: {}", first_line(content, 200)),
+                    CallStatus::Invalid | CallStatus::Failed => {
+                        format!("Error: {}", first_line(content, 200))
+                    }
+                    CallStatus::Succeeded => first_line(content, 200),
+                };
+                let _ = writeln!(err, "{} {line}", g.result);
+            }
+            Progress::Notice { text } => {
+                let _ = writeln!(err, "{text}");
+            }
+            Progress::Assistant { response } if self.interactive => {
+                let text = crate::agent::session::response_text(response);
+                if !text.is_empty() {
+                    let mut out = std::io::stdout().lock();
+                    let _ = writeln!(out, "{text}");
+                    let _ = out.flush();
+                }
+            }
+            Progress::Assistant { .. }
+            | Progress::SessionStarted { .. }
+            | Progress::Prompt { .. }
+            | Progress::Hook { .. }
+            | Progress::Feedback { .. } => {}
+        }
+    }
+}
+
+/// `--output-format stream-json`: one JSON object per line on stdout.
+#[derive(Debug)]
+pub struct StreamJson {
+    pub session_id: String,
+    pub cwd: String,
+    pub permission_mode: String,
+    pub tools: Vec<String>,
+    broken: AtomicBool,
+}
+
+impl StreamJson {
+    pub fn new(session_id: &str, cwd: &str, permission_mode: &str, tools: Vec<String>) -> Self {
+        StreamJson {
+            session_id: session_id.to_string(),
+            cwd: cwd.to_string(),
+            permission_mode: permission_mode.to_string(),
+            tools,
+            broken: AtomicBool::new(false),
+        }
+    }
+
+    /// Writes one line; after a closed stdout, nothing more is written.
+    pub fn emit(&self, value: &Value) {
+        if self.broken.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        let ok = serde_json::to_writer(&mut out, value).is_ok()
+            && out.write_all(b"\n").is_ok()
+            && out.flush().is_ok();
+        if !ok {
+            self.broken.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The API-shaped message of a response, as stream-json and the transcript show it.
+pub fn assistant_message_json(response: &ModelResponse) -> Value {
+    let stop = match response.stop_reason {
+        StopReason::EndTurn => "end_turn",
+        StopReason::ToolUse => "tool_use",
+        StopReason::MaxTokens => "max_tokens",
+        StopReason::Other => "stop_sequence",
+    };
+    json!({
+        "id": response.id,
+        "type": "message",
+        "role": "assistant",
+        "model": response.model,
+        "content": response.content,
+        "stop_reason": stop,
+    })
+}
+
+impl Observer for StreamJson {
+    fn observe(&self, progress: Progress<'_>) {
+        let sid = &self.session_id;
+        match progress {
+            Progress::SessionStarted { session_id, model } => self.emit(&json!({
+                "type": "system",
+                "subtype": "init",
+                "cwd": self.cwd,
+                "session_id": session_id,
+                "tools": self.tools,
+                "model": model,
+                "permissionMode": self.permission_mode,
+            })),
+            Progress::Assistant { response } => self.emit(&json!({
+                "type": "assistant",
+                "message": assistant_message_json(response),
+                "session_id": sid,
+            })),
+            Progress::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+                response,
+                ..
+            } => {
+                let block = ContentBlock::ToolResult {
+                    tool_use_id: tool_use_id.to_string(),
+                    content: content.to_string(),
+                    is_error,
+                };
+                let mut line = Map::new();
+                line.insert("type".into(), json!("user"));
+                line.insert(
+                    "message".into(),
+                    json!({"role": "user", "content": [block]}),
+                );
+                line.insert("session_id".into(), json!(sid));
+                if let Some(r) = response {
+                    line.insert("tool_use_result".into(), r.clone());
+                }
+                self.emit(&Value::Object(line));
+            }
+            Progress::Feedback { message } => self.emit(&json!({
+                "type": "user",
+                "message": message,
+                "session_id": sid,
+            })),
+            Progress::Hook {
+                decision,
+                hook_name,
+                ..
+            } => {
+                for run in &decision.runs {
+                    let outcome = match &run.outcome {
+                        OutcomeKind::Success => "success",
+                        OutcomeKind::Blocking(_) => "blocking_error",
+                        OutcomeKind::NonBlocking(_) => "non_blocking_error",
+                        OutcomeKind::Cancelled => "cancelled",
+                    };
+                    let exit_code = match &run.status {
+                        RunStatus::Exited(c) => json!(c),
+                        RunStatus::Signaled(_)
+                        | RunStatus::TimedOut
+                        | RunStatus::SpawnFailed(_)
+                        | RunStatus::Backgrounded
+                        | RunStatus::Crashed(_) => Value::Null,
+                    };
+                    self.emit(&json!({
+                        "type": "system",
+                        "subtype": "hook_response",
+                        "hook_name": hook_name,
+                        "hook_event": decision.event.as_str(),
+                        "command": run.command,
+                        "outcome": outcome,
+                        "exit_code": exit_code,
+                        "stdout": run.stdout,
+                        "stderr": run.stderr,
+                        "session_id": sid,
+                    }));
+                }
+            }
+            Progress::Notice { text } => self.emit(&json!({
+                "type": "system",
+                "subtype": "notice",
+                "text": text,
+                "session_id": sid,
+            })),
+            Progress::Prompt { .. } | Progress::ToolStart { .. } => {}
+        }
+    }
+}
+
+/// The `{type: "result", …}` object of `json` / `stream-json` output.
+pub fn result_json(
+    outcome: &TurnOutcome,
+    session_id: &str,
+    duration_ms: u64,
+    error: Option<&str>,
+) -> Value {
+    let (subtype, is_error, stop_reason) = match &outcome.end {
+        TurnEnd::Completed => ("success", false, "end_turn"),
+        TurnEnd::PromptBlocked { .. } => ("success", false, "prompt_blocked"),
+        TurnEnd::Stopped { .. } => ("success", false, "hook_stopped"),
+        TurnEnd::Deferred => ("success", false, "tool_deferred"),
+        TurnEnd::MaxTurns => ("error_max_turns", true, "max_turns"),
+        TurnEnd::ModelFailed(_) => ("error_during_execution", true, "model_error"),
+    };
+    let denials: Vec<Value> = outcome.denials.iter().map(denial_json).collect();
+    let mut obj = Map::new();
+    obj.insert("type".into(), json!("result"));
+    obj.insert("subtype".into(), json!(subtype));
+    obj.insert("is_error".into(), json!(is_error));
+    obj.insert("duration_ms".into(), json!(duration_ms));
+    obj.insert("num_turns".into(), json!(outcome.num_turns));
+    obj.insert("result".into(), json!(outcome.result));
+    obj.insert("stop_reason".into(), json!(stop_reason));
+    if let TurnEnd::Stopped { reason: Some(r) } = &outcome.end {
+        obj.insert("hook_stop_reason".into(), json!(r));
+    }
+    if let Some(e) = error {
+        obj.insert("error".into(), json!(e));
+    }
+    obj.insert("session_id".into(), json!(session_id));
+    obj.insert("total_cost_usd".into(), json!(0));
+    obj.insert("permission_denials".into(), json!(denials));
+    Value::Object(obj)
+}
+
+fn denial_json(d: &Denial) -> Value {
+    json!({"tool_name": d.tool_name, "tool_use_id": d.tool_use_id, "tool_input": d.tool_input})
+}

@@ -1,0 +1,403 @@
+//! `rein run` / `rein -p` / the interactive session: builds the session from the flags, runs
+//! it under SIGINT/SIGTERM handling, and maps the outcome to output and an exit code.
+
+use std::io::{BufRead, IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::signal::unix::{SignalKind, signal};
+
+use crate::agent::id::uuid_v4;
+use crate::agent::model::Model;
+use crate::agent::progress::Observers;
+use crate::agent::providers::{ProviderConfig, from_config};
+use crate::agent::session::{
+    Session, SessionConfig, TurnEnd, TurnOutcome, session_end_budget, stop_block_cap_from_env,
+};
+use crate::agent::transcript::{rein_home, transcript_path};
+use crate::cli::render::{Glyphs, StreamJson, TextRenderer, result_json};
+use crate::cli::{EXIT_ERROR, EXIT_OK, EXIT_USAGE, OutputFormat, RunArgs, split_tool_list};
+use crate::hooks::dispatch::{Dispatcher, HookEnvironment};
+use crate::pipeline::{AllowAllGate, PermissionGate};
+use crate::settings::schema::Settings;
+use crate::settings::{LoadOptions, parse_setting_sources};
+use crate::tools::{Tool, ToolContext, builtin_tools};
+
+/// Everything the flags resolve to before a session is built.
+struct Setup {
+    project_dir: PathBuf,
+    permission_mode: String,
+    settings: Settings,
+    model: Arc<dyn Model>,
+    tools: Vec<Arc<dyn Tool>>,
+    gate: Box<dyn PermissionGate>,
+}
+
+/// Why a run ended early, as an exit code (signals: 128 + signo).
+enum Interrupted {
+    Signal(i32),
+}
+
+/// Entry of `rein run` and the top-level command; `headless` when a prompt was given or `-p`.
+pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 {
+    let prompt = match prompt {
+        Some(p) => Some(p),
+        None if headless && !std::io::stdin().is_terminal() => {
+            let mut buf = String::new();
+            match std::io::stdin().read_to_string(&mut buf) {
+                Ok(_) if !buf.trim().is_empty() => Some(buf.trim_end().to_string()),
+                Ok(_) | Err(_) => None,
+            }
+        }
+        None => None,
+    };
+    let interactive = prompt.is_none();
+    if interactive && (headless || !std::io::stdin().is_terminal()) {
+        eprintln!(
+            "rein: no prompt given and stdin is not a terminal\n\
+             usage: rein -p \"PROMPT\" | rein run \"PROMPT\" | rein (interactive, on a terminal)"
+        );
+        return EXIT_USAGE;
+    }
+    init_logging(args.debug.as_deref());
+
+    let setup = match build(&args) {
+        Ok(s) => s,
+        Err(err) => {
+            eprintln!("rein: {err}");
+            return err.code;
+        }
+    };
+    let session_id = uuid_v4();
+    let home = rein_home();
+    let transcript = transcript_path(&home, &setup.project_dir, &session_id);
+    let env = HookEnvironment {
+        project_dir: setup.project_dir.clone(),
+        session_id: session_id.clone(),
+        env_file_dir: home.join("session-env").join(&session_id),
+        extra_env: setup.settings.env.clone(),
+        run_log: Some(home.join("logs").join(format!("{session_id}.jsonl"))),
+        debug: matches!(args.debug.as_deref(), Some("hooks") | Some("all")),
+        output_dir: Some(transcript.with_extension("").join("tool-results")),
+        attended: interactive,
+        home: None,
+    };
+    let mut ctx = ToolContext::new(setup.project_dir.clone());
+    ctx.env = setup.settings.env.clone();
+
+    let mut observers = Observers::new();
+    let format = if interactive {
+        OutputFormat::Text
+    } else {
+        args.output_format
+    };
+    match format {
+        OutputFormat::Text => observers.push(Box::new(TextRenderer {
+            glyphs: Glyphs::detect(),
+            interactive,
+        })),
+        OutputFormat::Json => {}
+        OutputFormat::StreamJson => observers.push(Box::new(StreamJson::new(
+            &session_id,
+            &setup.project_dir.to_string_lossy(),
+            &setup.permission_mode,
+            setup.tools.iter().map(|t| t.name().to_string()).collect(),
+        ))),
+    }
+    let dispatcher = Dispatcher::new(setup.settings, env);
+    let config = SessionConfig {
+        session_id: session_id.clone(),
+        project_dir: setup.project_dir.clone(),
+        transcript_path: transcript,
+        permission_mode: setup.permission_mode.clone(),
+        max_turns: args.max_turns,
+        stop_block_cap: stop_block_cap_from_env(),
+        session_end_budget: session_end_budget(&dispatcher),
+    };
+    let mut session = Session::new(
+        config,
+        Box::new(dispatcher),
+        setup.model,
+        setup.tools,
+        setup.gate,
+        ctx,
+        Box::new(observers),
+    );
+
+    let (mut sigint, mut sigterm) = match (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) {
+        (Ok(i), Ok(t)) => (i, t),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("rein: cannot install signal handlers: {e}");
+            return EXIT_ERROR;
+        }
+    };
+
+    let started = Instant::now();
+    let result = {
+        let work = async {
+            session.start().await;
+            match &prompt {
+                Some(p) => Some(session.run_prompt(p).await),
+                None => {
+                    interactive_loop(&mut session).await;
+                    None
+                }
+            }
+        };
+        tokio::select! {
+            out = work => Ok(out),
+            _ = sigint.recv() => Err(Interrupted::Signal(130)),
+            _ = sigterm.recv() => Err(Interrupted::Signal(143)),
+        }
+    };
+    match result {
+        Err(Interrupted::Signal(code)) => {
+            session.end("other").await;
+            code
+        }
+        Ok(None) => {
+            session.end("prompt_input_exit").await;
+            EXIT_OK
+        }
+        Ok(Some(outcome)) => {
+            session.end("other").await;
+            let duration_ms = started.elapsed().as_millis() as u64;
+            report(&outcome, format, &session_id, duration_ms, args.max_turns)
+        }
+    }
+}
+
+/// Prints the outcome of a headless run; returns the exit code.
+fn report(
+    outcome: &TurnOutcome,
+    format: OutputFormat,
+    session_id: &str,
+    duration_ms: u64,
+    max_turns: Option<u32>,
+) -> i32 {
+    let error = match &outcome.end {
+        TurnEnd::ModelFailed(e) => Some(format!("model request failed: {e}")),
+        TurnEnd::MaxTurns => Some(format!("Reached max turns ({})", max_turns.unwrap_or(0))),
+        TurnEnd::Completed
+        | TurnEnd::PromptBlocked { .. }
+        | TurnEnd::Stopped { .. }
+        | TurnEnd::Deferred => None,
+    };
+    let code = if error.is_some() { EXIT_ERROR } else { EXIT_OK };
+    let written = match format {
+        OutputFormat::Text => {
+            if let Some(e) = &error {
+                eprintln!("Error: {e}");
+            }
+            if let TurnEnd::Stopped { reason: Some(r) } = &outcome.end {
+                eprintln!("{r}");
+            }
+            if outcome.result.is_empty() {
+                Ok(())
+            } else {
+                write_stdout(&format!("{}\n", outcome.result))
+            }
+        }
+        OutputFormat::Json | OutputFormat::StreamJson => {
+            if let Some(e) = &error {
+                eprintln!("Error: {e}");
+            }
+            let value = result_json(outcome, session_id, duration_ms, error.as_deref());
+            write_stdout(&format!("{value}\n"))
+        }
+    };
+    match written {
+        Ok(()) => code,
+        // Why: `rein -p … | head -1` closing the pipe is not a failure.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => code,
+        Err(e) => {
+            eprintln!("rein: cannot write to stdout: {e}");
+            EXIT_ERROR
+        }
+    }
+}
+
+fn write_stdout(text: &str) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()
+}
+
+/// Reads prompts from the terminal until `/exit` or EOF.
+async fn interactive_loop(session: &mut Session) {
+    // Why a thread: tokio's stdin needs a feature rein does not build with, and a blocking
+    // read on a thread of its own never stalls the runtime.
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<String>(1);
+    std::thread::spawn(move || {
+        let stdin = std::io::stdin();
+        for line in stdin.lock().lines() {
+            let Ok(line) = line else { break };
+            if tx.blocking_send(line).is_err() {
+                break;
+            }
+        }
+    });
+    loop {
+        {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(b"> ");
+            let _ = out.flush();
+        }
+        let Some(line) = rx.recv().await else {
+            return;
+        };
+        let prompt = line.trim();
+        if prompt.is_empty() {
+            continue;
+        }
+        if prompt == "/exit" || prompt == "/quit" {
+            return;
+        }
+        let outcome = session.run_prompt(prompt).await;
+        match &outcome.end {
+            TurnEnd::PromptBlocked { text } => eprintln!("{text}"),
+            TurnEnd::ModelFailed(e) => eprintln!("Error: model request failed: {e}"),
+            TurnEnd::MaxTurns => eprintln!("Error: reached max turns"),
+            TurnEnd::Stopped { reason } => {
+                if let Some(r) = reason {
+                    eprintln!("{r}");
+                }
+            }
+            TurnEnd::Completed | TurnEnd::Deferred => {}
+        }
+    }
+}
+
+/// A setup failure with its exit code.
+#[derive(Debug)]
+struct SetupError {
+    message: String,
+    code: i32,
+}
+
+impl std::fmt::Display for SetupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+fn setup_error(message: impl Into<String>, code: i32) -> SetupError {
+    SetupError {
+        message: message.into(),
+        code,
+    }
+}
+
+fn build(args: &RunArgs) -> Result<Setup, SetupError> {
+    let project_dir = resolve_project_dir(args.cwd.as_deref())?;
+    let settings = load_settings(args, &project_dir)?;
+    for diagnostic in &settings.diagnostics {
+        eprintln!("{diagnostic}");
+    }
+    let permission_mode = if args.dangerously_skip_permissions {
+        "bypassPermissions".to_string()
+    } else if let Some(mode) = &args.permission_mode {
+        mode.clone()
+    } else if let Some((mode, _)) = &settings.permissions.default_mode {
+        mode.clone()
+    } else {
+        "default".to_string()
+    };
+    let allowed = split_tool_list(&args.allowed_tools);
+    let disallowed = split_tool_list(&args.disallowed_tools);
+    let model = build_model(args)?;
+    let tools = build_tools();
+    let gate = build_gate(
+        &settings,
+        &permission_mode,
+        &allowed,
+        &disallowed,
+        &project_dir,
+    );
+    Ok(Setup {
+        project_dir,
+        permission_mode,
+        settings,
+        model,
+        tools,
+        gate,
+    })
+}
+
+fn resolve_project_dir(cwd: Option<&Path>) -> Result<PathBuf, SetupError> {
+    let dir = match cwd {
+        Some(d) => d.to_path_buf(),
+        None => std::env::current_dir()
+            .map_err(|e| setup_error(format!("cannot read the current directory: {e}"), 1))?,
+    };
+    std::fs::canonicalize(&dir).map_err(|e| {
+        setup_error(
+            format!("project directory {}: {e}", dir.display()),
+            EXIT_USAGE,
+        )
+    })
+}
+
+/// Settings from the files and `--settings` (diagnostics are printed by the caller).
+fn load_settings(args: &RunArgs, project_dir: &Path) -> Result<Settings, SetupError> {
+    let mut opts = LoadOptions::from_env(
+        project_dir.to_path_buf(),
+        project_dir.to_path_buf(),
+        args.settings.clone(),
+    );
+    if let Some(sources) = &args.setting_sources {
+        opts.setting_sources = Some(
+            parse_setting_sources(sources)
+                .map_err(|e| setup_error(format!("--setting-sources: {e}"), EXIT_USAGE))?,
+        );
+    }
+    Ok(crate::settings::load(&opts))
+}
+
+/// The model behind `--provider`/`--model`/`--mock-script`.
+fn build_model(args: &RunArgs) -> Result<Arc<dyn Model>, SetupError> {
+    let cfg = ProviderConfig::from_env(
+        args.provider.as_deref(),
+        args.model.as_deref(),
+        args.mock_script.clone(),
+    )
+    .map_err(|e| setup_error(e.to_string(), EXIT_USAGE))?;
+    let model = from_config(&cfg).map_err(|e| setup_error(e.to_string(), EXIT_ERROR))?;
+    Ok(Arc::from(model))
+}
+
+/// The built-in tools.
+fn build_tools() -> Vec<Arc<dyn Tool>> {
+    builtin_tools()
+}
+
+/// The permission step for the mode and rules.
+///
+/// SEAM: until the permission policy lands, everything is allowed (hook `ask` still asks).
+fn build_gate(
+    _settings: &Settings,
+    _mode: &str,
+    _allowed: &[String],
+    _disallowed: &[String],
+    _project_dir: &Path,
+) -> Box<dyn PermissionGate> {
+    Box::new(AllowAllGate)
+}
+
+fn init_logging(debug: Option<&str>) {
+    let filter = match debug {
+        Some(_) => "rein=debug",
+        None => "rein=warn",
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("REIN_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(filter)),
+        )
+        .with_writer(std::io::stderr)
+        .try_init();
+}

@@ -1,0 +1,550 @@
+//! The Grep tool: ripgrep-style search with `grep-searcher`, `grep-regex` and `ignore`
+//! (spec §7, `GrepOutput`).
+//!
+//! Rules:
+//! - The walk is ripgrep's: `.gitignore`/`.ignore`/`.rgignore` honoured (also outside a git
+//!   repository), binary files and version-control directories ([`VCS_DIRS`]) skipped, hidden
+//!   files searched (Claude Code passes `--hidden`), `glob` as ripgrep's `--glob` (several globs
+//!   split on whitespace, `!` negates), `type` as ripgrep's `--type`.
+//! - `files_with_matches` (default) lists files newest first, like Claude Code; `content` and
+//!   `count` list files in path order. Paths are relative to the session cwd when inside it.
+//! - `content` lines are `path:N:text` for matches and `path-N-text` for context, `--` between
+//!   groups; `-n` defaults to true in content mode, as in Claude Code. `-o` prints each match.
+//! - `head_limit` (default 250, 0 = unlimited) and `offset` page the lines (content), files
+//!   (files_with_matches) or count lines (count). `appliedLimit` appears only when the limit cut
+//!   something, `appliedOffset` only when the offset is non-zero.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use grep_matcher::Matcher;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
+use serde_json::{Map, Value, json};
+
+use super::input::{self, Field, FieldKind};
+use super::{BoxFuture, Tool, ToolContext, ToolOutcome};
+
+/// Characters of a content line shown; longer lines are replaced by a note, as ripgrep's
+/// `--max-columns 500` that Claude Code passes (minified files would flood the context).
+pub const MAX_COLUMNS: usize = 500;
+/// Version-control directories never searched. Hidden files are otherwise searched, as Claude
+/// Code runs ripgrep with `--hidden` and these exclusions (`.github/`, `.env.example` are code).
+pub const VCS_DIRS: &[&str] = &[".git", ".svn", ".hg", ".bzr", ".jj", ".sl"];
+/// Lines/files/entries returned when the model gives no `head_limit`.
+pub const DEFAULT_HEAD_LIMIT: usize = 250;
+
+const MODES: &[&str] = &["content", "files_with_matches", "count"];
+
+const FIELDS: &[Field] = &[
+    Field::required("pattern", FieldKind::String),
+    Field::optional("path", FieldKind::String),
+    Field::optional("glob", FieldKind::String),
+    Field::optional("output_mode", FieldKind::Enum(MODES)),
+    Field::optional("-B", FieldKind::Integer),
+    Field::optional("-A", FieldKind::Integer),
+    Field::optional("-C", FieldKind::Integer),
+    Field::optional("context", FieldKind::Integer),
+    Field::optional("-n", FieldKind::Boolean),
+    Field::optional("-i", FieldKind::Boolean),
+    Field::optional("-o", FieldKind::Boolean),
+    Field::optional("type", FieldKind::String),
+    Field::optional("head_limit", FieldKind::Integer),
+    Field::optional("offset", FieldKind::Integer),
+    Field::optional("multiline", FieldKind::Boolean),
+];
+
+const DESCRIPTION: &str = "A powerful search tool built on ripgrep's libraries.\n\
+- Supports full regex syntax (e.g. \"log.*Error\", \"function\\\\s+\\\\w+\")\n\
+- Filter files with `glob` (e.g. \"*.js\", \"**/*.tsx\") or `type` (e.g. \"js\", \"py\", \"rust\")\n\
+- Output modes: \"content\" shows matching lines, \"files_with_matches\" shows only file paths \
+(default), \"count\" shows match counts\n\
+- Use `multiline: true` for patterns that span lines";
+
+/// The Grep tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GrepTool;
+
+impl Tool for GrepTool {
+    fn name(&self) -> &str {
+        "Grep"
+    }
+
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "description": "The regular expression pattern to search for in file contents"},
+                "path": {"type": "string", "description": "File or directory to search in. Defaults to the current working directory."},
+                "glob": {"type": "string", "description": "Glob pattern to filter files (e.g. \"*.js\", \"*.{ts,tsx}\") - maps to rg --glob"},
+                "output_mode": {"type": "string", "enum": MODES, "description": "Output mode: \"content\", \"files_with_matches\" (default) or \"count\""},
+                "-B": {"type": "number", "description": "Number of lines to show before each match. Requires output_mode: \"content\""},
+                "-A": {"type": "number", "description": "Number of lines to show after each match. Requires output_mode: \"content\""},
+                "-C": {"type": "number", "description": "Number of lines to show before and after each match. Requires output_mode: \"content\""},
+                "context": {"type": "number", "description": "Alias of -C"},
+                "-n": {"type": "boolean", "description": "Show line numbers in output. Requires output_mode: \"content\". Defaults to true."},
+                "-i": {"type": "boolean", "description": "Case insensitive search"},
+                "-o": {"type": "boolean", "description": "Print only the matched parts of lines. Requires output_mode: \"content\""},
+                "type": {"type": "string", "description": "File type to search (rg --type), e.g. js, py, rust"},
+                "head_limit": {"type": "number", "description": "Limit output to the first N lines/entries. Defaults to 250; 0 means unlimited."},
+                "offset": {"type": "number", "description": "Skip the first N lines/entries before applying head_limit. Defaults to 0."},
+                "multiline": {"type": "boolean", "description": "Enable multiline mode where . matches newlines and patterns can span lines. Default: false."}
+            },
+            "required": ["pattern"],
+            "additionalProperties": false,
+            "$schema": "http://json-schema.org/draft-07/schema#"
+        })
+    }
+
+    fn prepare(&self, input: Value, ctx: &ToolContext) -> Result<Value, String> {
+        let mut map = input::normalise(self.name(), input, FIELDS)?;
+        input::absolutise_key(&mut map, "path", &ctx.current_dir());
+        for key in ["-B", "-A", "-C", "context", "head_limit", "offset"] {
+            if map.get(key).and_then(Value::as_i64).is_some_and(|n| n < 0) {
+                return Err(input::validation_error(
+                    self.name(),
+                    &[format!("The parameter `{key}` must not be negative")],
+                ));
+            }
+        }
+        Ok(Value::Object(map))
+    }
+
+    fn execute<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutcome> {
+        Box::pin(async move {
+            let cwd = ctx.current_dir();
+            let outcome = tokio::task::spawn_blocking(move || grep(&input, &cwd)).await;
+            match outcome {
+                Ok(Ok(response)) => {
+                    let content = GrepTool.render(&response).unwrap_or_default();
+                    ToolOutcome::Success { response, content }
+                }
+                Ok(Err(error)) => ToolOutcome::Failure {
+                    error,
+                    is_interrupt: false,
+                },
+                Err(e) => ToolOutcome::Failure {
+                    error: format!("Grep failed: {e}"),
+                    is_interrupt: false,
+                },
+            }
+        })
+    }
+
+    fn render(&self, response: &Value) -> Option<String> {
+        let mode = response.get("mode")?.as_str()?;
+        let num_files = response.get("numFiles")?.as_u64()?;
+        let pagination = pagination_note(response);
+        match mode {
+            "files_with_matches" => {
+                let names: Vec<&str> = response
+                    .get("filenames")?
+                    .as_array()?
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect();
+                if names.is_empty() {
+                    return Some("No files found".to_string());
+                }
+                let noun = if num_files == 1 { "file" } else { "files" };
+                let head = match pagination {
+                    Some(note) => format!("Found {num_files} {noun} {note}"),
+                    None => format!("Found {num_files} {noun}"),
+                };
+                Some(format!("{head}\n{}", names.join("\n")))
+            }
+            "content" => {
+                let content = response.get("content")?.as_str()?;
+                let mut text = if content.is_empty() {
+                    "No matches found".to_string()
+                } else {
+                    content.to_string()
+                };
+                if let Some(note) = pagination {
+                    text.push_str("\n\n");
+                    text.push_str(&note);
+                }
+                Some(text)
+            }
+            "count" => {
+                let content = response.get("content")?.as_str()?;
+                if content.is_empty() {
+                    return Some("No matches found".to_string());
+                }
+                let matches = response.get("numMatches")?.as_u64()?;
+                let occ = if matches == 1 {
+                    "occurrence"
+                } else {
+                    "occurrences"
+                };
+                let noun = if num_files == 1 { "file" } else { "files" };
+                let mut text =
+                    format!("{content}\n\nFound {matches} total {occ} across {num_files} {noun}.");
+                if let Some(note) = pagination {
+                    text.push(' ');
+                    text.push_str(&note);
+                }
+                Some(text)
+            }
+            _ => None,
+        }
+    }
+}
+
+fn pagination_note(response: &Value) -> Option<String> {
+    let limit = response.get("appliedLimit").and_then(Value::as_u64);
+    let offset = response.get("appliedOffset").and_then(Value::as_u64);
+    let parts: Vec<String> = [
+        limit.map(|l| format!("limit: {l}")),
+        offset.map(|o| format!("offset: {o}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if parts.is_empty() {
+        None
+    } else {
+        Some(format!(
+            "[Showing results with pagination = {}]",
+            parts.join(", ")
+        ))
+    }
+}
+
+/// The three output modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Content,
+    FilesWithMatches,
+    Count,
+}
+
+/// The parsed options of one search.
+struct Options {
+    mode: Mode,
+    line_numbers: bool,
+    only_matching: bool,
+}
+
+/// What one file produced.
+#[derive(Default)]
+struct FileResult {
+    lines: Vec<String>,
+    matched_lines: u64,
+    binary: bool,
+}
+
+struct CollectSink<'a> {
+    matcher: &'a RegexMatcher,
+    options: &'a Options,
+    shown: &'a str,
+    out: FileResult,
+}
+
+impl CollectSink<'_> {
+    fn push(&mut self, sep: char, line_number: Option<u64>, text: &[u8]) {
+        let text = String::from_utf8_lossy(text);
+        let text = text.trim_end_matches(['\n', '\r']);
+        let omitted;
+        let text = if text.chars().nth(MAX_COLUMNS).is_none() {
+            text
+        } else if sep == ':' {
+            omitted = format!(
+                "[Omitted long line with {} matches]",
+                count_matches(self.matcher, text.as_bytes())
+            );
+            &omitted
+        } else {
+            "[Omitted long context line]"
+        };
+        let line = match (self.options.line_numbers, line_number) {
+            (true, Some(n)) => format!("{}{sep}{n}{sep}{text}", self.shown),
+            _ => format!("{}{sep}{text}", self.shown),
+        };
+        self.out.lines.push(line);
+    }
+}
+
+impl Sink for CollectSink<'_> {
+    type Error = std::io::Error;
+
+    fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, Self::Error> {
+        self.out.matched_lines += 1;
+        match self.options.mode {
+            Mode::FilesWithMatches => return Ok(false),
+            Mode::Count => return Ok(true),
+            Mode::Content => {}
+        }
+        let first = mat.line_number();
+        if self.options.only_matching {
+            let bytes = mat.bytes();
+            let mut found = Vec::new();
+            let _ = self.matcher.find_iter(bytes, |m| {
+                found.push((m.start(), m.end()));
+                true
+            });
+            for (start, end) in found {
+                let line = first
+                    .map(|n| n + bytes[..start].iter().filter(|&&b| b == b'\n').count() as u64);
+                self.push(':', line, &bytes[start..end]);
+            }
+        } else {
+            for (i, line) in mat.lines().enumerate() {
+                self.push(':', first.map(|n| n + i as u64), line);
+            }
+        }
+        Ok(true)
+    }
+
+    fn context(&mut self, _: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, Self::Error> {
+        if self.options.mode == Mode::Content {
+            self.push('-', ctx.line_number(), ctx.bytes());
+        }
+        Ok(true)
+    }
+
+    fn context_break(&mut self, _: &Searcher) -> Result<bool, Self::Error> {
+        if self.options.mode == Mode::Content {
+            self.out.lines.push("--".to_string());
+        }
+        Ok(true)
+    }
+
+    fn binary_data(&mut self, _: &Searcher, _: u64) -> Result<bool, Self::Error> {
+        self.out.binary = true;
+        Ok(false)
+    }
+}
+
+fn count_matches(matcher: &RegexMatcher, bytes: &[u8]) -> usize {
+    let mut n = 0;
+    let _ = matcher.find_iter(bytes, |_| {
+        n += 1;
+        true
+    });
+    n
+}
+
+fn get_usize(input: &Value, key: &str) -> Option<usize> {
+    input.get(key).and_then(Value::as_u64).map(|n| n as usize)
+}
+
+fn get_bool(input: &Value, key: &str) -> Option<bool> {
+    input.get(key).and_then(Value::as_bool)
+}
+
+/// The files to search under `base`, in path order.
+fn files(input: &Value, base: &Path) -> Result<Vec<PathBuf>, String> {
+    if base.is_file() {
+        return Ok(vec![base.to_path_buf()]);
+    }
+    let mut builder = ignore::WalkBuilder::new(base);
+    builder
+        .require_git(false)
+        .hidden(false)
+        .filter_entry(|entry| {
+            !(entry.file_type().is_some_and(|t| t.is_dir())
+                && VCS_DIRS.contains(&entry.file_name().to_string_lossy().as_ref()))
+        })
+        .sort_by_file_name(|a, b| a.cmp(b));
+    if let Some(globs) = input.get("glob").and_then(Value::as_str) {
+        let mut overrides = ignore::overrides::OverrideBuilder::new(base);
+        for glob in split_globs(globs) {
+            overrides
+                .add(glob)
+                .map_err(|e| format!("Invalid glob `{glob}`: {e}"))?;
+        }
+        builder.overrides(overrides.build().map_err(|e| e.to_string())?);
+    }
+    if let Some(name) = input.get("type").and_then(Value::as_str) {
+        let mut types = ignore::types::TypesBuilder::new();
+        types.add_defaults();
+        types.select(name);
+        builder.types(types.build().map_err(|e| e.to_string())?);
+    }
+    Ok(builder
+        .build()
+        .flatten()
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .map(ignore::DirEntry::into_path)
+        .collect())
+}
+
+/// The globs of the `glob` parameter: split on whitespace, and on commas outside braces
+/// (`"*.ts,*.tsx"` is two globs, `"*.{ts,tsx}"` one), as Claude Code does.
+fn split_globs(globs: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for token in globs.split_whitespace() {
+        if token.contains('{') {
+            out.push(token);
+        } else {
+            out.extend(token.split(',').filter(|g| !g.is_empty()));
+        }
+    }
+    out
+}
+
+/// `items[offset..]` cut to `limit`; returns the applied limit/offset for the response.
+fn page<T>(items: Vec<T>, limit: usize, offset: usize) -> (Vec<T>, Option<usize>, Option<usize>) {
+    let rest: Vec<T> = items.into_iter().skip(offset).collect();
+    let applied_offset = (offset > 0).then_some(offset);
+    if limit > 0 && rest.len() > limit {
+        let mut rest = rest;
+        rest.truncate(limit);
+        (rest, Some(limit), applied_offset)
+    } else {
+        (rest, None, applied_offset)
+    }
+}
+
+fn grep(input: &Value, cwd: &Path) -> Result<Value, String> {
+    let pattern = input
+        .get("pattern")
+        .and_then(Value::as_str)
+        .ok_or_else(|| {
+            input::validation_error(
+                "Grep",
+                &["The required parameter `pattern` is missing".into()],
+            )
+        })?;
+    let mode = match input.get("output_mode").and_then(Value::as_str) {
+        Some("content") => Mode::Content,
+        Some("count") => Mode::Count,
+        _ => Mode::FilesWithMatches,
+    };
+    let multiline = get_bool(input, "multiline").unwrap_or(false);
+    let options = Options {
+        mode,
+        line_numbers: get_bool(input, "-n").unwrap_or(true),
+        only_matching: get_bool(input, "-o").unwrap_or(false),
+    };
+    let mut matcher = RegexMatcherBuilder::new();
+    matcher.case_insensitive(get_bool(input, "-i").unwrap_or(false));
+    if multiline {
+        matcher.multi_line(true).dot_matches_new_line(true);
+    } else {
+        matcher.line_terminator(Some(b'\n'));
+    }
+    let matcher = matcher
+        .build(pattern)
+        .map_err(|e| format!("Invalid regex pattern `{pattern}`: {e}"))?;
+    let around = get_usize(input, "context")
+        .or(get_usize(input, "-C"))
+        .unwrap_or(0);
+    let (before, after) = match mode {
+        Mode::Content => (
+            get_usize(input, "-B").unwrap_or(around),
+            get_usize(input, "-A").unwrap_or(around),
+        ),
+        Mode::FilesWithMatches | Mode::Count => (0, 0),
+    };
+    let mut searcher = SearcherBuilder::new()
+        .line_number(true)
+        .multi_line(multiline)
+        .before_context(before)
+        .after_context(after)
+        .binary_detection(BinaryDetection::quit(0))
+        .build();
+
+    let base = input
+        .get("path")
+        .and_then(Value::as_str)
+        .map_or_else(|| cwd.to_path_buf(), PathBuf::from);
+    if !base.exists() {
+        return Err(format!(
+            "Path does not exist: {}. Note: your current working directory is {}.",
+            base.display(),
+            cwd.display()
+        ));
+    }
+    let mut hits: Vec<(PathBuf, String, FileResult)> = Vec::new();
+    for path in files(input, &base)? {
+        let shown = input::display_path(&path, cwd);
+        let mut sink = CollectSink {
+            matcher: &matcher,
+            options: &options,
+            shown: &shown,
+            out: FileResult::default(),
+        };
+        // An unreadable file is skipped, as ripgrep does (it reports on stderr).
+        if searcher.search_path(&matcher, &path, &mut sink).is_err() {
+            continue;
+        }
+        let out = sink.out;
+        if out.matched_lines > 0 && !out.binary {
+            hits.push((path, shown, out));
+        }
+    }
+
+    let limit = get_usize(input, "head_limit").unwrap_or(DEFAULT_HEAD_LIMIT);
+    let offset = get_usize(input, "offset").unwrap_or(0);
+    let mut map = Map::new();
+    let mode_name = match mode {
+        Mode::Content => "content",
+        Mode::FilesWithMatches => "files_with_matches",
+        Mode::Count => "count",
+    };
+    map.insert("mode".into(), Value::from(mode_name));
+    let (applied_limit, applied_offset) = match mode {
+        Mode::FilesWithMatches => {
+            let mut by_time: Vec<(SystemTime, String)> = hits
+                .into_iter()
+                .map(|(path, shown, _)| {
+                    let mtime = std::fs::metadata(&path)
+                        .and_then(|m| m.modified())
+                        .unwrap_or(SystemTime::UNIX_EPOCH);
+                    (mtime, shown)
+                })
+                .collect();
+            by_time.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+            let names = by_time.into_iter().map(|(_, s)| s).collect();
+            let (names, lim, off) = page(names, limit, offset);
+            map.insert("numFiles".into(), Value::from(names.len()));
+            map.insert(
+                "filenames".into(),
+                Value::Array(names.into_iter().map(Value::from).collect()),
+            );
+            (lim, off)
+        }
+        Mode::Content => {
+            let mut lines: Vec<String> = Vec::new();
+            for (_, _, out) in hits {
+                if (before > 0 || after > 0) && !lines.is_empty() {
+                    lines.push("--".to_string());
+                }
+                lines.extend(out.lines);
+            }
+            let (lines, lim, off) = page(lines, limit, offset);
+            map.insert("numFiles".into(), Value::from(0));
+            map.insert("filenames".into(), Value::Array(Vec::new()));
+            map.insert("content".into(), Value::from(lines.join("\n")));
+            map.insert("numLines".into(), Value::from(lines.len()));
+            (lim, off)
+        }
+        Mode::Count => {
+            let entries: Vec<(String, u64)> = hits
+                .into_iter()
+                .map(|(_, shown, out)| (shown, out.matched_lines))
+                .collect();
+            let (entries, lim, off) = page(entries, limit, offset);
+            let total: u64 = entries.iter().map(|(_, n)| n).sum();
+            let content: Vec<String> = entries.iter().map(|(s, n)| format!("{s}:{n}")).collect();
+            map.insert("numFiles".into(), Value::from(entries.len()));
+            map.insert("filenames".into(), Value::Array(Vec::new()));
+            map.insert("content".into(), Value::from(content.join("\n")));
+            map.insert("numMatches".into(), Value::from(total));
+            (lim, off)
+        }
+    };
+    if let Some(limit) = applied_limit {
+        map.insert("appliedLimit".into(), Value::from(limit));
+    }
+    if let Some(offset) = applied_offset {
+        map.insert("appliedOffset".into(), Value::from(offset));
+    }
+    Ok(Value::Object(map))
+}

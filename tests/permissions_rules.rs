@@ -1,0 +1,1215 @@
+//! Pins the permission rule grammar (spec §6.2, §3.4), the mode × tier table (§6.3) and the
+//! hook × rule precedence (§6.4).
+
+use std::path::{Path, PathBuf};
+
+use rein::hooks::decision::PermissionDecision;
+use rein::permissions::mode::{PermissionMode, resolve_mode};
+use rein::permissions::policy::{
+    AskCause, PermissionPolicy, PolicyPaths, Verdict, headless_denial, split_tool_list,
+};
+use rein::permissions::rule::{Rule, RuleContext, RulePurpose};
+use rein::settings::schema::{Location, PermissionSettings, RuleEntry, SourceKind};
+use serde_json::{Value, json};
+
+const CWD: &str = "/proj/app";
+const PROJECT: &str = "/proj";
+const HOME: &str = "/home/u";
+
+fn ctx() -> RuleContext<'static> {
+    RuleContext {
+        cwd: Path::new(CWD),
+        project_dir: Path::new(PROJECT),
+        home: Path::new(HOME),
+    }
+}
+
+fn bash(cmd: &str) -> Value {
+    json!({ "command": cmd })
+}
+
+fn file(path: &str) -> Value {
+    json!({ "file_path": path })
+}
+
+use RulePurpose::{Allow, Ask, Condition, Deny};
+
+/// (rule, tool, input, purpose, expected)
+fn rule_table() -> Vec<(&'static str, &'static str, Value, RulePurpose, bool)> {
+    vec![
+        // Whole-tool forms.
+        ("Bash", "Bash", bash("anything at all"), Condition, true),
+        ("Bash()", "Bash", bash("rm -rf /"), Deny, true),
+        ("Bash(*)", "Bash", bash("ls"), Allow, true),
+        ("Read", "Read", file("/x"), Condition, true),
+        ("Read", "Grep", json!({"pattern": "x"}), Condition, false),
+        // Bash `*` matches any text, spaces included.
+        ("Bash(echo *)", "Bash", bash("echo hi there"), Allow, true),
+        (
+            "Bash(git * --force)",
+            "Bash",
+            bash("git push origin main --force"),
+            Deny,
+            true,
+        ),
+        ("Bash(npm test)", "Bash", bash("npm test"), Allow, true),
+        (
+            "Bash(npm test)",
+            "Bash",
+            bash("npm test --watch"),
+            Allow,
+            false,
+        ),
+        // Legacy `prefix:*` with a word boundary.
+        (
+            "Bash(npm run test:*)",
+            "Bash",
+            bash("npm run test"),
+            Allow,
+            true,
+        ),
+        (
+            "Bash(npm run test:*)",
+            "Bash",
+            bash("npm run test --coverage"),
+            Allow,
+            true,
+        ),
+        (
+            "Bash(npm run test:*)",
+            "Bash",
+            bash("npm run testx"),
+            Allow,
+            false,
+        ),
+        ("Bash(npm:*)", "Bash", bash("npmx install"), Allow, false),
+        // Trailing ` *` is optional.
+        ("Bash(ls *)", "Bash", bash("ls"), Allow, true),
+        ("Bash(ls *)", "Bash", bash("ls -la"), Allow, true),
+        ("Bash(ls *)", "Bash", bash("lsof"), Allow, false),
+        // Compound commands: any part for deny/ask/if, every part for allow.
+        (
+            "Bash(git push*)",
+            "Bash",
+            bash("ls && git push"),
+            Condition,
+            true,
+        ),
+        (
+            "Bash(git push*)",
+            "Bash",
+            bash("ls && git push"),
+            Deny,
+            true,
+        ),
+        (
+            "Bash(git push*)",
+            "Bash",
+            bash("ls && git push"),
+            Allow,
+            false,
+        ),
+        (
+            "Bash(echo *)",
+            "Bash",
+            bash("echo hi && echo there"),
+            Condition,
+            true,
+        ),
+        (
+            "Bash(echo *)",
+            "Bash",
+            bash("echo hi && echo there"),
+            Allow,
+            true,
+        ),
+        (
+            "Bash(git *)",
+            "Bash",
+            bash("echo hi && echo there"),
+            Condition,
+            false,
+        ),
+        (
+            "Bash(git *)",
+            "Bash",
+            bash("cd . && git status"),
+            Condition,
+            true,
+        ),
+        ("Bash(rm *)", "Bash", bash("ls; rm -rf x"), Deny, true),
+        ("Bash(rm *)", "Bash", bash("ls || rm -rf x"), Deny, true),
+        ("Bash(rm *)", "Bash", bash("ls | rm -rf x"), Deny, true),
+        ("Bash(rm *)", "Bash", bash("sleep 1 & rm -rf x"), Deny, true),
+        ("Bash(rm *)", "Bash", bash("ls\nrm -rf x"), Deny, true),
+        (
+            "Bash(rm *)",
+            "Bash",
+            bash("(cd /tmp && rm -rf x)"),
+            Deny,
+            true,
+        ),
+        // Quotes are respected: a `;` inside quotes does not split.
+        (
+            "Bash(rm *)",
+            "Bash",
+            bash("echo 'a; rm -rf x'"),
+            Deny,
+            false,
+        ),
+        (
+            "Bash(rm *)",
+            "Bash",
+            bash("echo \"a && rm -rf x\""),
+            Deny,
+            false,
+        ),
+        (
+            "Bash(echo *)",
+            "Bash",
+            bash("echo 'a; rm -rf x'"),
+            Allow,
+            true,
+        ),
+        // Env-var prefixes are skipped.
+        (
+            "Bash(npm test)",
+            "Bash",
+            bash("NODE_ENV=test npm test"),
+            Allow,
+            true,
+        ),
+        (
+            "Bash(rm *)",
+            "Bash",
+            bash("FOO=1 BAR=2 rm -rf x"),
+            Deny,
+            true,
+        ),
+        // Wrappers are decomposed; deny rules see through every wrapper.
+        ("Bash(rm *)", "Bash", bash("sudo rm -rf /"), Deny, true),
+        ("Bash(rm *)", "Bash", bash("timeout 5 rm -rf x"), Deny, true),
+        ("Bash(rm *)", "Bash", bash("nice -n 10 rm x"), Deny, true),
+        ("Bash(rm *)", "Bash", bash("nohup rm x"), Deny, true),
+        ("Bash(rm *)", "Bash", bash("env -i FOO=1 rm x"), Deny, true),
+        ("Bash(rm *)", "Bash", bash("time rm x"), Deny, true),
+        ("Bash(rm *)", "Bash", bash("watch -n 1 rm x"), Deny, true),
+        ("Bash(rm *)", "Bash", bash("setsid rm x"), Deny, true),
+        ("Bash(rm *)", "Bash", bash("ionice -c 3 rm x"), Deny, true),
+        ("Bash(rm *)", "Bash", bash("stdbuf -oL rm x"), Deny, true),
+        (
+            "Bash(rm *)",
+            "Bash",
+            bash("find . -name '*.o' | xargs -0 rm"),
+            Deny,
+            true,
+        ),
+        (
+            "Bash(rm *)",
+            "Bash",
+            bash("bash -c 'ls; rm -rf x'"),
+            Deny,
+            true,
+        ),
+        (
+            "Bash(rm *)",
+            "Bash",
+            bash("sudo -u root timeout 3 nice rm x"),
+            Deny,
+            true,
+        ),
+        // Safe wrappers are transparent for allow; sudo is not.
+        (
+            "Bash(npm test)",
+            "Bash",
+            bash("timeout 60 npm test"),
+            Allow,
+            true,
+        ),
+        ("Bash(rm *)", "Bash", bash("sudo rm -rf /"), Allow, false),
+        ("Bash(sudo rm *)", "Bash", bash("sudo rm x"), Allow, true),
+        // `$()` and backticks are checked.
+        ("Bash(rm *)", "Bash", bash("echo $(rm -rf x)"), Deny, true),
+        ("Bash(rm *)", "Bash", bash("echo `rm -rf x`"), Deny, true),
+        (
+            "Bash(rm *)",
+            "Bash",
+            bash("echo \"$(rm -rf x)\""),
+            Condition,
+            true,
+        ),
+        (
+            "Bash(echo *)",
+            "Bash",
+            bash("echo $(rm -rf x)"),
+            Allow,
+            false,
+        ),
+        ("Bash(echo *)", "Bash", bash("echo $(date)"), Allow, false),
+        // Unresolvable variables in command position, eval, unbalanced quotes: never allowed.
+        ("Bash(*)", "Bash", bash("$CMD arg"), Allow, true),
+        ("Bash(echo *)", "Bash", bash("$CMD arg"), Allow, false),
+        (
+            "Bash(echo *)",
+            "Bash",
+            bash("echo ok && ${X} arg"),
+            Allow,
+            false,
+        ),
+        ("Bash(eval *)", "Bash", bash("eval echo hi"), Allow, false),
+        (
+            "Bash(echo *)",
+            "Bash",
+            bash("echo 'unterminated"),
+            Allow,
+            false,
+        ),
+        (
+            "Bash(echo *)",
+            "Bash",
+            bash("echo 'unterminated"),
+            Deny,
+            true,
+        ),
+        ("Bash(echo *)", "Bash", bash("echo $HOME"), Allow, true),
+        // `find -exec` / `-delete` are not auto-allowed by `find:*`.
+        ("Bash(find:*)", "Bash", bash("find . -name x"), Allow, true),
+        (
+            "Bash(find:*)",
+            "Bash",
+            bash("find . -name x -delete"),
+            Allow,
+            false,
+        ),
+        (
+            "Bash(find:*)",
+            "Bash",
+            bash("find . -exec rm {} \\;"),
+            Allow,
+            false,
+        ),
+        (
+            "Bash(rm *)",
+            "Bash",
+            bash("find . -exec rm {} \\;"),
+            Deny,
+            true,
+        ),
+        // Output redirections are writes: a Bash allow rule alone does not cover them.
+        (
+            "Bash(echo *)",
+            "Bash",
+            bash("echo hi > out.txt"),
+            Allow,
+            false,
+        ),
+        (
+            "Bash(echo *)",
+            "Bash",
+            bash("echo hi > /dev/null 2>&1"),
+            Allow,
+            true,
+        ),
+        // File anchors.
+        (
+            "Read(//etc/passwd)",
+            "Read",
+            file("/etc/passwd"),
+            Deny,
+            true,
+        ),
+        (
+            "Read(//etc/*)",
+            "Read",
+            file("/etc/ssh/sshd_config"),
+            Allow,
+            false,
+        ),
+        // A deny pattern that names a directory covers what is inside it.
+        (
+            "Read(//etc/*)",
+            "Read",
+            file("/etc/ssh/sshd_config"),
+            Deny,
+            true,
+        ),
+        (
+            "Read(//etc/**)",
+            "Read",
+            file("/etc/ssh/sshd_config"),
+            Deny,
+            true,
+        ),
+        (
+            "Read(~/.ssh/**)",
+            "Read",
+            file("/home/u/.ssh/id_ed25519"),
+            Deny,
+            true,
+        ),
+        (
+            "Read(~/.ssh/**)",
+            "Read",
+            file("/proj/app/.ssh/id_ed25519"),
+            Deny,
+            false,
+        ),
+        (
+            "Edit(/src/**)",
+            "Edit",
+            file("/proj/src/main.rs"),
+            Allow,
+            true,
+        ),
+        (
+            "Edit(/src/**)",
+            "Edit",
+            file("/proj/app/src/main.rs"),
+            Allow,
+            false,
+        ),
+        (
+            "Edit(/proj/app/src/*)",
+            "Edit",
+            file("/proj/app/src/a.txt"),
+            Condition,
+            false,
+        ),
+        ("Read(./.env)", "Read", file("/proj/app/.env"), Deny, true),
+        (
+            "Read(./.env)",
+            "Read",
+            file("/proj/app/sub/.env"),
+            Deny,
+            false,
+        ),
+        (
+            "Read(docs/*.md)",
+            "Read",
+            file("/proj/app/docs/a.md"),
+            Allow,
+            true,
+        ),
+        (
+            "Read(docs/*.md)",
+            "Read",
+            file("/proj/app/docs/x/a.md"),
+            Allow,
+            false,
+        ),
+        (
+            "Read(docs/**)",
+            "Read",
+            file("/proj/app/docs/x/a.md"),
+            Allow,
+            true,
+        ),
+        // A pattern without `/` matches at any depth (gitignore).
+        (
+            "Read(.env)",
+            "Read",
+            file("/proj/app/.env"),
+            Condition,
+            true,
+        ),
+        ("Read(.env)", "Read", file("/proj/app/a/b/.env"), Deny, true),
+        ("Read(.env)", "Read", file("/proj/other/.env"), Deny, false),
+        (
+            "Write(*.md)",
+            "Write",
+            file("/proj/app/a/b/README.md"),
+            Condition,
+            true,
+        ),
+        (
+            "Read(secrets)",
+            "Read",
+            file("/proj/app/x/secrets/key.pem"),
+            Deny,
+            true,
+        ),
+        // `Edit(src/**)` vs `Edit(**/src/**)`.
+        (
+            "Edit(src/**)",
+            "Edit",
+            file("/proj/app/src/a.txt"),
+            Condition,
+            true,
+        ),
+        (
+            "Edit(**/src/**)",
+            "Edit",
+            file("/proj/app/src/a.txt"),
+            Condition,
+            true,
+        ),
+        (
+            "Edit(**/src/**)",
+            "Edit",
+            file("/proj/app/lib/src/a.txt"),
+            Condition,
+            true,
+        ),
+        // Single-segment `dir/**`: cwd-only in `if`/allow, any depth for deny/ask.
+        (
+            "Edit(src/**)",
+            "Edit",
+            file("/proj/app/lib/src/a.txt"),
+            Condition,
+            false,
+        ),
+        (
+            "Edit(src/**)",
+            "Edit",
+            file("/proj/app/lib/src/a.txt"),
+            Allow,
+            false,
+        ),
+        (
+            "Edit(src/**)",
+            "Edit",
+            file("/proj/app/lib/src/a.txt"),
+            Deny,
+            true,
+        ),
+        (
+            "Edit(src/**)",
+            "Edit",
+            file("/proj/app/lib/src/a.txt"),
+            Ask,
+            true,
+        ),
+        // Paths are normalised before matching.
+        (
+            "Read(./.env)",
+            "Read",
+            file("/proj/app/x/../.env"),
+            Deny,
+            true,
+        ),
+        (
+            "Edit(/src/**)",
+            "Edit",
+            file("/proj/app/../src/./a.rs"),
+            Allow,
+            true,
+        ),
+        // Tool families: Edit governs Write/NotebookEdit; Read governs Grep/Glob (permission rules only).
+        (
+            "Edit(src/**)",
+            "Write",
+            file("/proj/app/src/new.rs"),
+            Allow,
+            true,
+        ),
+        (
+            "Edit(src/**)",
+            "NotebookEdit",
+            json!({"notebook_path": "/proj/app/src/n.ipynb"}),
+            Deny,
+            true,
+        ),
+        (
+            "Edit(src/**)",
+            "Write",
+            file("/proj/app/src/new.rs"),
+            Condition,
+            false,
+        ),
+        (
+            "Read(secrets/**)",
+            "Grep",
+            json!({"pattern": "k", "path": "/proj/app/secrets"}),
+            Deny,
+            true,
+        ),
+        (
+            "Read(secrets/**)",
+            "Glob",
+            json!({"pattern": "*", "path": "/proj/app/secrets/x"}),
+            Deny,
+            true,
+        ),
+        (
+            "Read(secrets/**)",
+            "Glob",
+            json!({"pattern": "secrets/**/*.pem"}),
+            Deny,
+            true,
+        ),
+        (
+            "Read(//etc/**)",
+            "Glob",
+            json!({"pattern": "/etc/**/*.conf"}),
+            Deny,
+            true,
+        ),
+        (
+            "Read(//etc/**)",
+            "Glob",
+            json!({"pattern": "**/*.conf"}),
+            Deny,
+            false,
+        ),
+        // WebFetch domains.
+        (
+            "WebFetch(domain:example.com)",
+            "WebFetch",
+            json!({"url": "https://example.com/a?b"}),
+            Allow,
+            true,
+        ),
+        (
+            "WebFetch(domain:example.com)",
+            "WebFetch",
+            json!({"url": "https://EXAMPLE.com:8443/"}),
+            Allow,
+            true,
+        ),
+        (
+            "WebFetch(domain:example.com)",
+            "WebFetch",
+            json!({"url": "https://example.com.evil.io/"}),
+            Allow,
+            false,
+        ),
+        (
+            "WebFetch(domain:example.com)",
+            "WebFetch",
+            json!({"url": "https://example.com@evil.io/"}),
+            Allow,
+            false,
+        ),
+        (
+            "WebFetch(domain:example.com)",
+            "WebFetch",
+            json!({"url": "https://api.example.com/"}),
+            Allow,
+            false,
+        ),
+        (
+            "WebFetch(domain:example.com)",
+            "WebFetch",
+            json!({"url": "https://api.example.com/"}),
+            Deny,
+            true,
+        ),
+        (
+            "WebFetch(domain:*.example.com)",
+            "WebFetch",
+            json!({"url": "https://api.example.com/"}),
+            Allow,
+            true,
+        ),
+        // MCP forms.
+        (
+            "mcp__github",
+            "mcp__github__create_issue",
+            json!({}),
+            Allow,
+            true,
+        ),
+        (
+            "mcp__github",
+            "mcp__githubx__create_issue",
+            json!({}),
+            Allow,
+            false,
+        ),
+        ("mcp__github__*", "mcp__github__list", json!({}), Deny, true),
+        (
+            "mcp__github__create_issue",
+            "mcp__github__create_issue",
+            json!({}),
+            Allow,
+            true,
+        ),
+        (
+            "mcp__github__create_issue",
+            "mcp__github__delete_repo",
+            json!({}),
+            Allow,
+            false,
+        ),
+        // Aliases: former names in rules and in calls.
+        (
+            "Task",
+            "Agent",
+            json!({"subagent_type": "Explore"}),
+            Condition,
+            true,
+        ),
+        ("Agent", "Task", json!({}), Allow, true),
+        (
+            "Task(Explore)",
+            "Agent",
+            json!({"subagent_type": "Explore"}),
+            Allow,
+            true,
+        ),
+        (
+            "Agent(Explore)",
+            "Agent",
+            json!({"subagent_type": "Plan"}),
+            Allow,
+            false,
+        ),
+        ("KillShell", "TaskStop", json!({}), Deny, true),
+        // Escaped parentheses in content.
+        (
+            "Bash(echo \\(hi\\))",
+            "Bash",
+            bash("echo (hi)"),
+            Condition,
+            true,
+        ),
+        (
+            "Bash(echo \\(hi\\))",
+            "Bash",
+            bash("echo hi"),
+            Condition,
+            false,
+        ),
+    ]
+}
+
+#[test]
+fn rule_examples() {
+    let mut failures = Vec::new();
+    for (i, (rule, tool, input, purpose, expected)) in rule_table().into_iter().enumerate() {
+        let parsed = Rule::parse(rule).unwrap_or_else(|e| panic!("row {i}: {e}"));
+        let got = parsed.matches(tool, &input, &ctx(), purpose);
+        if got != expected {
+            failures.push(format!(
+                "row {i}: {rule} on {tool} {input} as {purpose:?}: got {got}, want {expected}"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn rule_parsing() {
+    let r = Rule::parse("Task(Explore)").unwrap();
+    assert_eq!(
+        (r.tool.as_str(), r.content.as_deref()),
+        ("Agent", Some("Explore"))
+    );
+    for whole in ["Bash", "Bash()", "Bash(*)", " Bash "] {
+        assert_eq!(Rule::parse(whole).unwrap().content, None, "{whole}");
+    }
+    assert_eq!(
+        Rule::parse("Bash(echo \\(x\\))")
+            .unwrap()
+            .content
+            .as_deref(),
+        Some("echo (x)")
+    );
+    for bad in [
+        "",
+        "Bash(ls",
+        "(ls)",
+        "Bash(ls) extra",
+        "Ba sh",
+        "Bash*",
+        "WebFetch(https://x)",
+        "mcp__s(x)",
+    ] {
+        let err = Rule::parse(bad).expect_err(bad);
+        assert_eq!(err.rule, bad.trim(), "{err}");
+        assert!(
+            err.to_string().contains(&format!("`{}`", bad.trim())),
+            "{err}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Policy.
+
+fn paths() -> PolicyPaths {
+    PolicyPaths {
+        cwd: PathBuf::from(CWD),
+        project_dir: PathBuf::from(PROJECT),
+        home: PathBuf::from(HOME),
+        additional_dirs: Vec::new(),
+    }
+}
+
+fn entries(texts: &[&str]) -> Vec<RuleEntry> {
+    texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| RuleEntry {
+            text: t.to_string(),
+            source: SourceKind::User,
+            location: Location {
+                file: "/home/u/.claude/settings.json".into(),
+                line: i as u32 + 3,
+                col: 7,
+            },
+        })
+        .collect()
+}
+
+fn policy(
+    mode: PermissionMode,
+    allow: &[&str],
+    ask: &[&str],
+    deny: &[&str],
+) -> (PermissionPolicy, Vec<String>) {
+    let settings = PermissionSettings {
+        allow: entries(allow),
+        ask: entries(ask),
+        deny: entries(deny),
+        ..PermissionSettings::default()
+    };
+    PermissionPolicy::from_settings(&settings, mode, &[], &[], paths())
+}
+
+/// The outcome kind, for table comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum K {
+    Allow,
+    Ask,
+    Deny,
+}
+
+fn kind(v: &Verdict) -> K {
+    match v {
+        Verdict::Allow => K::Allow,
+        Verdict::Ask { .. } => K::Ask,
+        Verdict::Deny { .. } => K::Deny,
+        Verdict::Defer { .. } => panic!("unexpected defer"),
+    }
+}
+
+#[test]
+fn mode_by_tier() {
+    let calls: [(&str, Value); 6] = [
+        ("Read", file("/proj/app/a.txt")),
+        ("Write", file("/proj/app/a.txt")),
+        ("Edit", file("/proj/app/a.txt")),
+        ("Bash", bash("ls")),
+        ("Grep", json!({"pattern": "x"})),
+        ("mcp__srv__tool", json!({})),
+    ];
+    use K::{Allow as A, Ask as Q, Deny as D};
+    // Columns: Read, Write, Edit, Bash, Grep, unknown.
+    let table = [
+        (PermissionMode::Default, [A, Q, Q, Q, A, Q]),
+        (PermissionMode::AcceptEdits, [A, A, A, Q, A, Q]),
+        (PermissionMode::Plan, [A, D, D, D, A, D]),
+        (PermissionMode::BypassPermissions, [A, A, A, A, A, A]),
+        (PermissionMode::DontAsk, [A, D, D, D, A, D]),
+    ];
+    let mut failures = Vec::new();
+    for (mode, want) in table {
+        let (p, warnings) = policy(mode, &[], &[], &[]);
+        assert!(warnings.is_empty());
+        for ((tool, input), want) in calls.iter().zip(want) {
+            let got = kind(&p.evaluate(tool, input, None));
+            if got != want {
+                failures.push(format!("{mode:?} × {tool}: got {got:?}, want {want:?}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn deny_wins_in_every_mode_and_allow_rules_pass() {
+    for mode in [
+        PermissionMode::Default,
+        PermissionMode::AcceptEdits,
+        PermissionMode::Plan,
+        PermissionMode::BypassPermissions,
+        PermissionMode::DontAsk,
+    ] {
+        let (p, _) = policy(
+            mode,
+            &["Bash(echo *)", "Read"],
+            &[],
+            &["Bash(echo hi)", "Read(./.env)"],
+        );
+        assert_eq!(
+            p.evaluate("Bash", &bash("echo hi"), None),
+            Verdict::Deny {
+                message: "Permission to use Bash with command echo hi has been denied.".into()
+            },
+            "{mode:?}"
+        );
+        assert_eq!(
+            p.evaluate("Read", &file("/proj/app/.env"), None),
+            Verdict::Deny {
+                message: "File is in a directory that is denied by your permission settings."
+                    .into()
+            },
+            "{mode:?}"
+        );
+    }
+    let (p, _) = policy(
+        PermissionMode::Default,
+        &["Bash(echo *)", "Edit(src/**)"],
+        &[],
+        &[],
+    );
+    assert_eq!(
+        p.evaluate("Bash", &bash("echo a && echo b"), None),
+        Verdict::Allow
+    );
+    assert_eq!(
+        p.evaluate("Write", &file("/proj/app/src/x.rs"), None),
+        Verdict::Allow
+    );
+    assert_eq!(
+        kind(&p.evaluate("Write", &file("/proj/app/lib/x.rs"), None)),
+        K::Ask
+    );
+    assert_eq!(
+        kind(&p.evaluate("Bash", &bash("echo a && rm b"), None)),
+        K::Ask
+    );
+}
+
+fn hook_allow() -> PermissionDecision {
+    PermissionDecision::Allow { reason: None }
+}
+
+#[test]
+fn hooks_and_rules() {
+    let ask_hook = PermissionDecision::Ask {
+        reason: Some("HOOK-ASK-REASON".into()),
+    };
+    // Deny rule beats a hook allow.
+    let (p, _) = policy(PermissionMode::Default, &[], &[], &["Bash(echo hi)"]);
+    assert_eq!(
+        p.evaluate("Bash", &bash("echo hi"), Some(&hook_allow())),
+        Verdict::Deny {
+            message: "Permission to use Bash with command echo hi has been denied.".into()
+        }
+    );
+    // Ask rule + hook allow → Ask (also in bypassPermissions).
+    for mode in [PermissionMode::Default, PermissionMode::BypassPermissions] {
+        let (p, _) = policy(mode, &[], &["Bash(git push:*)"], &[]);
+        let v = p.evaluate("Bash", &bash("git push origin"), Some(&hook_allow()));
+        assert_eq!(
+            v,
+            Verdict::Ask {
+                reason: "The permission rule `Bash(git push:*)` requires approval for this call"
+                    .into(),
+                cause: AskCause::AskRule("Bash(git push:*)".into()),
+            }
+        );
+    }
+    // Hook ask + allow rule → Ask, with the hook's reason; headless shows the reason verbatim.
+    let (p, _) = policy(PermissionMode::Default, &["Bash(ls)"], &[], &[]);
+    let v = p.evaluate("Bash", &bash("ls"), Some(&ask_hook));
+    let Verdict::Ask { reason, cause } = &v else {
+        panic!("{v:?}")
+    };
+    assert_eq!(
+        (reason.as_str(), cause),
+        ("HOOK-ASK-REASON", &AskCause::Hook)
+    );
+    assert_eq!(headless_denial("Bash", reason, cause), "HOOK-ASK-REASON");
+    // Hook ask in bypassPermissions still asks.
+    let (p, _) = policy(PermissionMode::BypassPermissions, &[], &[], &[]);
+    assert_eq!(
+        kind(&p.evaluate("Bash", &bash("ls"), Some(&ask_hook))),
+        K::Ask
+    );
+    // Hook allow + no rule on Bash → Allow (it satisfies the would-prompt case).
+    let (p, _) = policy(PermissionMode::Default, &[], &[], &[]);
+    assert_eq!(
+        p.evaluate("Bash", &bash("make"), Some(&hook_allow())),
+        Verdict::Allow
+    );
+    assert_eq!(
+        p.evaluate("Bash", &bash("$CMD"), Some(&hook_allow())),
+        Verdict::Allow
+    );
+    // Hook deny and defer.
+    let deny = PermissionDecision::Deny {
+        reason: "r".into(),
+        text: "PreToolUse:Bash hook error: r".into(),
+    };
+    assert_eq!(
+        p.evaluate("Bash", &bash("ls"), Some(&deny)),
+        Verdict::Deny {
+            message: "PreToolUse:Bash hook error: r".into()
+        }
+    );
+    let defer = PermissionDecision::Defer { reason: None };
+    assert_eq!(
+        p.evaluate("Bash", &bash("ls"), Some(&defer)),
+        Verdict::Defer { reason: None }
+    );
+    // dontAsk turns a hook ask into a denial.
+    let (p, _) = policy(PermissionMode::DontAsk, &[], &[], &[]);
+    assert_eq!(
+        kind(&p.evaluate("Bash", &bash("ls"), Some(&ask_hook))),
+        K::Deny
+    );
+}
+
+#[test]
+fn updated_input_is_rechecked_against_deny_rules() {
+    let (p, _) = policy(
+        PermissionMode::Default,
+        &["Bash"],
+        &[],
+        &["Bash(rm *)", "Edit(.env)"],
+    );
+    assert_eq!(p.check_deny("Bash", &bash("ls")), None);
+    assert_eq!(
+        p.check_deny("Bash", &bash("ls && sudo rm -rf /")),
+        Some("Permission to use Bash with command ls && sudo rm -rf / has been denied.".into())
+    );
+    assert_eq!(
+        p.check_deny("Write", &file("/proj/app/conf/.env")),
+        Some("File is in a directory that is denied by your permission settings.".into())
+    );
+    // A Bash redirection into a denied file is a denied edit.
+    assert_eq!(
+        p.check_deny("Bash", &bash("echo X=1 >> .env")),
+        Some("File is in a directory that is denied by your permission settings.".into())
+    );
+}
+
+#[test]
+fn unchecked_bash_is_asked_with_the_reason() {
+    let (p, _) = policy(PermissionMode::Default, &["Bash(echo *)"], &[], &[]);
+    let v = p.evaluate("Bash", &bash("echo $(date) && $RUN"), None);
+    assert_eq!(
+        v,
+        Verdict::Ask {
+            reason: "A variable in this command can't be checked before it runs".into(),
+            cause: AskCause::Unchecked,
+        }
+    );
+    let Verdict::Ask { reason, cause } = &v else {
+        unreachable!()
+    };
+    assert!(headless_denial("Bash", reason, cause).starts_with(
+        "Permission to use Bash was not granted: A variable in this command can't be checked before it runs."
+    ));
+    // bypassPermissions runs it (no prompts), dontAsk refuses it.
+    let (p, _) = policy(PermissionMode::BypassPermissions, &[], &[], &[]);
+    assert_eq!(p.evaluate("Bash", &bash("$RUN"), None), Verdict::Allow);
+    let (p, _) = policy(PermissionMode::DontAsk, &["Bash(echo *)"], &[], &[]);
+    assert_eq!(kind(&p.evaluate("Bash", &bash("$RUN"), None)), K::Deny);
+    // Dangerous env prefixes are not skipped silently.
+    let (p, _) = policy(PermissionMode::Default, &["Bash(npm test)"], &[], &[]);
+    assert_eq!(
+        p.evaluate("Bash", &bash("NODE_ENV=ci npm test"), None),
+        Verdict::Allow
+    );
+    assert_eq!(
+        kind(&p.evaluate("Bash", &bash("LD_PRELOAD=/tmp/x.so npm test"), None)),
+        K::Ask
+    );
+}
+
+#[test]
+fn redirections_need_edit_permission() {
+    let (p, _) = policy(PermissionMode::Default, &["Bash(echo *)"], &[], &[]);
+    assert_eq!(
+        kind(&p.evaluate("Bash", &bash("echo hi > out.txt"), None)),
+        K::Ask
+    );
+    let (p, _) = policy(
+        PermissionMode::Default,
+        &["Bash(echo *)", "Edit(out.txt)"],
+        &[],
+        &[],
+    );
+    assert_eq!(
+        p.evaluate("Bash", &bash("echo hi > out.txt"), None),
+        Verdict::Allow
+    );
+    let (p, _) = policy(PermissionMode::AcceptEdits, &["Bash(echo *)"], &[], &[]);
+    assert_eq!(
+        p.evaluate("Bash", &bash("echo hi > out.txt"), None),
+        Verdict::Allow
+    );
+    assert_eq!(
+        kind(&p.evaluate("Bash", &bash("echo hi > /etc/motd"), None)),
+        K::Ask
+    );
+}
+
+#[test]
+fn accept_edits_stays_inside_working_dirs() {
+    let (p, _) = policy(PermissionMode::AcceptEdits, &[], &[], &[]);
+    assert_eq!(
+        p.evaluate("Edit", &file("/proj/lib/a.rs"), None),
+        Verdict::Allow
+    );
+    let v = p.evaluate("Write", &file("/etc/cron.d/x"), None);
+    assert_eq!(kind(&v), K::Ask, "{v:?}");
+    let settings = PermissionSettings {
+        additional_directories: vec!["~/shared".into()],
+        ..PermissionSettings::default()
+    };
+    let (p, _) =
+        PermissionPolicy::from_settings(&settings, PermissionMode::AcceptEdits, &[], &[], paths());
+    assert_eq!(
+        p.evaluate("Write", &file("/home/u/shared/n.txt"), None),
+        Verdict::Allow
+    );
+}
+
+#[test]
+fn unparsable_rules_fail_closed() {
+    let (p, warnings) = policy(
+        PermissionMode::BypassPermissions,
+        &["Bash(ls"],
+        &["Read(x"],
+        &["Bash(rm -rf"],
+    );
+    assert_eq!(warnings.len(), 3, "{warnings:?}");
+    assert!(warnings[2].starts_with(
+        "/home/u/.claude/settings.json:3:7: warning: invalid permission rule `Bash(rm -rf`"
+    ));
+    assert!(
+        warnings[2].ends_with("rein denies every Bash call instead"),
+        "{}",
+        warnings[2]
+    );
+    let v = p.evaluate("Bash", &bash("ls"), Some(&hook_allow()));
+    let Verdict::Deny { message } = v else {
+        panic!("{v:?}")
+    };
+    assert!(message.contains("`Bash(rm -rf`"), "{message}");
+    assert_eq!(
+        kind(&p.evaluate("Read", &file("/proj/app/a"), None)),
+        K::Ask
+    );
+    // Other tools are unaffected.
+    assert_eq!(
+        p.evaluate("Write", &file("/proj/app/a"), None),
+        Verdict::Allow
+    );
+    // A rule whose tool part cannot be read covers every tool.
+    let (p, _) = policy(PermissionMode::BypassPermissions, &[], &[], &["(oops"]);
+    assert_eq!(
+        kind(&p.evaluate("Write", &file("/proj/app/a"), None)),
+        K::Deny
+    );
+    // An unparsable allow rule allows nothing.
+    let (p, _) = policy(PermissionMode::Default, &["Bash(ls"], &[], &[]);
+    assert_eq!(kind(&p.evaluate("Bash", &bash("ls"), None)), K::Ask);
+}
+
+#[test]
+fn cli_rule_lists() {
+    assert_eq!(
+        split_tool_list("Bash(git log:*) Read,Edit(src/**),  WebFetch(domain:a.b)"),
+        vec![
+            "Bash(git log:*)",
+            "Read",
+            "Edit(src/**)",
+            "WebFetch(domain:a.b)"
+        ]
+    );
+    let (p, _) = PermissionPolicy::from_settings(
+        &PermissionSettings::default(),
+        PermissionMode::Default,
+        &["Bash(echo *)".to_string()],
+        &["Bash(echo secret*)".to_string()],
+        paths(),
+    );
+    assert_eq!(
+        p.evaluate("Bash", &bash("echo hi && echo there"), None),
+        Verdict::Allow
+    );
+    assert_eq!(
+        kind(&p.evaluate("Bash", &bash("echo secret"), None)),
+        K::Deny
+    );
+}
+
+#[test]
+fn session_approvals() {
+    let (mut p, _) = policy(PermissionMode::Default, &[], &[], &["Bash(rm *)"]);
+    assert_eq!(
+        kind(&p.evaluate("Bash", &bash("make test && make *lint"), None)),
+        K::Ask
+    );
+    p.remember_session_allow("Bash", &bash("make test && make *lint"));
+    assert_eq!(
+        p.evaluate("Bash", &bash("make test && make *lint"), None),
+        Verdict::Allow
+    );
+    assert_eq!(p.evaluate("Bash", &bash("make test"), None), Verdict::Allow);
+    // The remembered `*` is literal, not a wildcard.
+    assert_eq!(kind(&p.evaluate("Bash", &bash("make xlint"), None)), K::Ask);
+    // Deny rules still win over a remembered approval.
+    p.remember_session_allow("Bash", &bash("rm -rf build"));
+    assert_eq!(
+        kind(&p.evaluate("Bash", &bash("rm -rf build"), None)),
+        K::Deny
+    );
+    // Files: exactly that file.
+    p.remember_session_allow("Write", &file("/proj/app/[a].txt"));
+    assert_eq!(
+        p.evaluate("Edit", &file("/proj/app/[a].txt"), None),
+        Verdict::Allow
+    );
+    assert_eq!(
+        kind(&p.evaluate("Edit", &file("/proj/app/a.txt"), None)),
+        K::Ask
+    );
+    // Other tools: the whole tool.
+    p.remember_session_allow("WebFetch", &json!({"url": "https://a.b/"}));
+    assert_eq!(
+        p.evaluate("WebFetch", &json!({"url": "https://c.d/"}), None),
+        Verdict::Allow
+    );
+}
+
+#[test]
+fn mode_resolution() {
+    let with_mode = |m: &str, s: SourceKind| PermissionSettings {
+        default_mode: Some((m.to_string(), s)),
+        ..PermissionSettings::default()
+    };
+    let none = PermissionSettings::default();
+    assert_eq!(
+        resolve_mode(true, Some("plan"), &none).unwrap().0,
+        PermissionMode::BypassPermissions
+    );
+    assert_eq!(
+        resolve_mode(false, Some("manual"), &none).unwrap().0,
+        PermissionMode::Default
+    );
+    assert!(resolve_mode(false, Some("yolo"), &none).is_err());
+    let (m, w) = resolve_mode(false, Some("auto"), &none).unwrap();
+    assert_eq!(m, PermissionMode::Default);
+    assert_eq!(w.len(), 1);
+    assert_eq!(
+        resolve_mode(false, None, &with_mode("plan", SourceKind::Project))
+            .unwrap()
+            .0,
+        PermissionMode::Plan
+    );
+    for escalating in ["bypassPermissions", "acceptEdits", "auto"] {
+        let (m, w) =
+            resolve_mode(false, None, &with_mode(escalating, SourceKind::Project)).unwrap();
+        assert_eq!(m, PermissionMode::Default, "{escalating}");
+        assert!(w[0].contains("ignoring permissions.defaultMode"), "{w:?}");
+    }
+    assert_eq!(
+        resolve_mode(false, None, &with_mode("acceptEdits", SourceKind::Local))
+            .unwrap()
+            .0,
+        PermissionMode::AcceptEdits
+    );
+    let (m, w) = resolve_mode(false, None, &with_mode("nonsense", SourceKind::User)).unwrap();
+    assert_eq!((m, w.len()), (PermissionMode::Default, 1));
+    assert_eq!(
+        resolve_mode(false, None, &none).unwrap().0,
+        PermissionMode::Default
+    );
+}
