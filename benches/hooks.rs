@@ -45,14 +45,19 @@ const SESSION: &str = "0b3c2d1e-4f5a-4b6c-8d7e-9f0a1b2c3d4e";
 /// The python hook: reads all of stdin, prints a PreToolUse allow.
 const PY_CODE: &str = "import sys,json;sys.stdin.read();print(json.dumps({\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"allow\",\"permissionDecisionReason\":\"bench\"}}))";
 
-/// Iteration counts per section, derived from one knob.
+/// Iteration counts per section, derived from one knob (`REIN_BENCH_ITERS`, default 200), so
+/// the whole run stays within a few minutes on a loaded 2-core machine.
 struct Plan {
-    one_hook: usize,
+    sh: usize,
+    py_real: usize,
+    py_shim: usize,
     fan_sh: usize,
     fan_py: usize,
     selection: usize,
     startup: usize,
     session: usize,
+    /// Sections to run (`REIN_BENCH_ONLY=one,fan,selection,session`); all when unset.
+    only: Option<Vec<String>>,
 }
 
 impl Plan {
@@ -63,13 +68,24 @@ impl Plan {
             .filter(|n| *n > 0)
             .unwrap_or(200);
         Plan {
-            one_hook: n,
+            sh: n,
+            py_real: (n / 2).max(3),
+            py_shim: (n / 4).max(3),
             fan_sh: n,
-            fan_py: (n / 4).max(5),
+            fan_py: (n / 10).max(3),
             selection: n * 25,
-            startup: n / 2 + 1,
+            startup: (n / 2).max(3),
             session: (n / 10).max(3),
+            only: std::env::var("REIN_BENCH_ONLY")
+                .ok()
+                .map(|v| v.split(',').map(|s| s.trim().to_string()).collect()),
         }
+    }
+
+    fn runs(&self, section: &str) -> bool {
+        self.only
+            .as_ref()
+            .is_none_or(|only| only.iter().any(|s| s == section))
     }
 }
 
@@ -356,34 +372,85 @@ async fn fire(dispatcher: &Dispatcher, input: &HookInput, expect: Expect) -> Dur
 // ---------------------------------------------------------------------------------------------
 // Child processes with their resource usage (sessions, start-up)
 
-struct ProcRun {
-    wall: Duration,
-    /// Peak resident set of the child, KiB (`ru_maxrss` on Linux).
-    maxrss_kib: i64,
+/// Spawns `cmd` and waits for it; the wall time from spawn to reaped.
+fn run_child(cmd: &mut std::process::Command) -> Duration {
+    let started = Instant::now();
+    let status = cmd.status().expect("spawn child");
+    let wall = started.elapsed();
+    assert!(status.success(), "child {cmd:?} ended with {status}");
+    wall
 }
 
-/// Spawns `cmd` and reaps it with `wait4`, which gives the rusage of exactly that child.
-fn run_child(cmd: &mut std::process::Command) -> ProcRun {
-    let started = Instant::now();
-    let child = cmd.spawn().expect("spawn child");
-    let pid = libc::pid_t::try_from(child.id()).expect("pid fits pid_t");
+/// Argument that turns the bench binary into [`rss_helper`].
+const RSS_HELPER: &str = "--rss-helper";
+
+/// Peak RSS of `program args…` in KiB, measured by a fresh copy of this binary
+/// ([`rss_helper`]).
+///
+/// Why not `wait4` on a child of the bench itself: Linux records the RSS high-water mark of the
+/// address space a process `exec`s *from* in its `maxrss`, and `std` spawns with
+/// `vfork`/`posix_spawn`, whose pre-exec address space is the parent's — every child would
+/// report at least the bench's own RSS. A small fresh process that `fork`s (its own small
+/// image is copied) and `exec`s gives the child's figure; `/bin/true` measured the same way
+/// shows what is left of the helper in it.
+fn peak_rss_kib(program: &Path, args: &[String], base: &std::process::Command) -> i64 {
+    let exe = std::env::current_exe().expect("current exe");
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg(RSS_HELPER).arg(program).args(args);
+    if let Some(dir) = base.get_current_dir() {
+        cmd.current_dir(dir);
+    }
+    for (key, value) in base.get_envs() {
+        match value {
+            Some(value) => cmd.env(key, value),
+            None => cmd.env_remove(key),
+        };
+    }
+    let out = cmd.stdin(Stdio::null()).output().expect("rss helper");
+    assert!(out.status.success(), "rss helper failed: {out:?}");
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .expect("rss helper prints KiB")
+}
+
+/// `hooks --rss-helper PROGRAM ARGS…`: fork, exec PROGRAM with stdout/stderr on /dev/null,
+/// `wait4` it, print its `ru_maxrss` (KiB) and exit with 0 if it succeeded.
+fn rss_helper(argv: &[String]) -> ! {
+    use std::ffi::CString;
+    let args: Vec<CString> = argv
+        .iter()
+        .map(|a| CString::new(a.as_bytes()).expect("no NUL in args"))
+        .collect();
+    let mut ptrs: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
+    ptrs.push(std::ptr::null());
+    let devnull = CString::new("/dev/null").expect("literal");
+    // SAFETY: fork in a single-threaded process (this helper starts no threads); the child
+    // only calls async-signal-safe functions (open, dup2, execv, _exit) on data prepared
+    // before the fork.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        // SAFETY: see above.
+        unsafe {
+            let fd = libc::open(devnull.as_ptr(), libc::O_WRONLY);
+            if fd >= 0 {
+                libc::dup2(fd, 1);
+                libc::dup2(fd, 2);
+            }
+            libc::execv(ptrs[0], ptrs.as_ptr());
+            libc::_exit(127);
+        }
+    }
+    assert!(pid > 0, "fork failed");
     let mut status: libc::c_int = 0;
     // SAFETY: rusage is a plain C struct for which all-zero bytes are a valid value.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: valid pointers to locals; pid is our own unreaped child.
     let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    let wall = started.elapsed();
     assert_eq!(reaped, pid, "wait4 failed");
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "child {cmd:?} ended with status {status}"
-    );
-    // `child` was reaped above; dropping a std Child neither waits nor kills.
-    drop(child);
-    ProcRun {
-        wall,
-        maxrss_kib: usage.ru_maxrss,
-    }
+    println!("{}", usage.ru_maxrss);
+    let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+    std::process::exit(if ok { 0 } else { 1 });
 }
 
 struct ReinRunner {
@@ -453,65 +520,90 @@ fn which(program: &str) -> String {
         .unwrap_or_else(|| format!("{program} (not on PATH)"))
 }
 
-fn main() {
-    // `cargo bench` passes `--bench`; `cargo test --benches` does not: then only check that it
-    // built, instead of spending minutes measuring inside a test run.
-    if !std::env::args().any(|a| a == "--bench") {
-        println!("hooks bench: run it with `cargo bench --bench hooks`");
-        return;
+/// Everything the sections share.
+struct Ctx {
+    plan: Plan,
+    rt: tokio::runtime::Runtime,
+    fx: Fixture,
+    input: HookInput,
+    stdin: Vec<u8>,
+    sh_cmd: String,
+    py_shim_cmd: String,
+    py_real_cmd: String,
+    /// Bare medians of the sh hook at N = 1, 2, 4, 8 (fan-out), for the session's floor.
+    sh_bare: [Duration; 4],
+}
+
+/// One row of the single-hook table.
+struct OneRow {
+    label: &'static str,
+    floor: Vec<Duration>,
+    rein: Vec<Duration>,
+}
+
+impl OneRow {
+    fn print(&self) {
+        let f = stats(&self.floor);
+        let r = stats(&self.rein);
+        // Rounds are interleaved, so floor[i] and rein[i] ran back to back: the median of the
+        // pairwise differences is less sensitive to load drifting during the run.
+        let mut paired: Vec<f64> = self
+            .floor
+            .iter()
+            .zip(&self.rein)
+            .map(|(f, r)| r.as_secs_f64() - f.as_secs_f64())
+            .collect();
+        paired.sort_unstable_by(f64::total_cmp);
+        let paired = paired.get(paired.len() / 2).copied().unwrap_or(0.0);
+        let paired = if paired >= 0.0 {
+            format!("+{}", ms(Duration::from_secs_f64(paired)))
+        } else {
+            format!("−{}", ms(Duration::from_secs_f64(-paired)))
+        };
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            self.label,
+            f.n,
+            ms(f.median),
+            ms(f.p95),
+            ms(r.median),
+            ms(r.p95),
+            signed_ms(r.median, f.median),
+            paired,
+            ratio(r.median, f.median)
+        );
     }
-    let plan = Plan::from_env();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
-    let fx = Fixture::new();
-    let started = Instant::now();
+}
 
-    let py_real = real_python();
-    let sh_cmd = "cat >/dev/null".to_string();
-    let py_shim_cmd = format!("python3 -c '{PY_CODE}'");
-    let py_real_cmd = format!("{py_real} -c '{PY_CODE}'");
-
-    let input = fx.bash_input("ls -la");
-    let stdin = input.to_stdin_bytes();
-
-    println!("# rein hook benchmarks\n");
-    println!(
-        "python3 on PATH: `{}`; real interpreter: `{py_real}`; stdin: {} bytes (PreToolUse Bash).\n",
-        which("python3"),
-        stdin.len()
-    );
-
-    // -- 1 + 2: one hook, floor vs rein ------------------------------------------------------
-    struct Case {
-        label: &'static str,
-        command: String,
-        json: bool,
-        dispatcher: Dispatcher,
+fn expect_for(json: bool, n: usize) -> Expect {
+    if json {
+        Expect::Allowed(n)
+    } else {
+        Expect::Ran(n)
     }
-    let cases: Vec<Case> = [
-        ("sh `cat >/dev/null`", sh_cmd.clone(), false),
-        ("python3 (pyenv shim)", py_shim_cmd.clone(), true),
-        ("python3 (real path)", py_real_cmd.clone(), true),
-    ]
-    .into_iter()
-    .map(|(label, command, json)| Case {
-        label,
-        dispatcher: fx.dispatcher(vec![handler(HookEvent::PreToolUse, Some("Bash"), &command)]),
-        command,
-        json,
-    })
-    .collect();
-    // rein's runner alone, for the sh hook: the spec shape the dispatcher builds (process
-    // group, env additions and removals, cwd), so "dispatcher − runner" isolates selection,
-    // serialization, parse, merge and the run log.
-    let mut runner_spec = CommandSpec::new(
-        CommandForm::Shell(sh_cmd.clone()),
+}
+
+/// Sections 1 + 2: one hook, bare vs. rein; the sh hook also through `command::run` alone.
+fn section_one_hook(ctx: &Ctx) {
+    let Ctx {
+        rt,
+        fx,
+        input,
+        stdin,
+        ..
+    } = ctx;
+    let one =
+        |command: &str| fx.dispatcher(vec![handler(HookEvent::PreToolUse, Some("Bash"), command)]);
+
+    // rein's runner alone: the spec shape the dispatcher builds (process group, env additions
+    // and removals, cwd), so "dispatcher − runner" isolates selection, serialization, output
+    // parsing, merge and the run log.
+    let mut spec = CommandSpec::new(
+        CommandForm::Shell(ctx.sh_cmd.clone()),
         fx.project.clone(),
         Duration::from_secs(600),
     );
-    runner_spec.env = vec![
+    spec.env = vec![
         (
             "CLAUDE_PROJECT_DIR".into(),
             fx.project.display().to_string(),
@@ -521,129 +613,140 @@ fn main() {
         ("CLAUDE_CODE_SESSION_ATTENDED".into(), "0".into()),
         ("CLAUDE_PID".into(), std::process::id().to_string()),
     ];
-    runner_spec.env_remove = vec!["CLAUDECODE".into(), "CLAUDE_ENV_FILE".into()];
-
-    // Variants: per case floor then rein (0..6), then the sh runner (6).
-    let one = interleave(cases.len() * 2 + 1, 5, plan.one_hook, |v| {
+    spec.env_remove = vec!["CLAUDECODE".into(), "CLAUDE_ENV_FILE".into()];
+    let sh = one(&ctx.sh_cmd);
+    let mut sh_samples = interleave(3, 10, ctx.plan.sh, |v| {
         rt.block_on(async {
-            if v == cases.len() * 2 {
-                return runner(&runner_spec, &stdin).await;
-            }
-            let case = &cases[v / 2];
-            if v % 2 == 0 {
-                floor(&case.command, &stdin, 1, case.json).await
-            } else {
-                let expect = if case.json {
-                    Expect::Allowed(1)
-                } else {
-                    Expect::Ran(1)
-                };
-                fire(&case.dispatcher, &input, expect).await
+            match v {
+                0 => floor(&ctx.sh_cmd, stdin, 1, false).await,
+                1 => runner(&spec, stdin).await,
+                _ => fire(&sh, input, Expect::Ran(1)).await,
             }
         })
     });
-    println!("## One hook: bare spawn (floor) vs. rein\n");
-    println!(
-        "| hook | floor median | floor p95 | rein median | rein p95 | overhead (median) | rein / floor |"
-    );
-    println!("|---|---|---|---|---|---|---|");
-    for (i, case) in cases.iter().enumerate() {
-        let f = stats(&one[i * 2]);
-        let r = stats(&one[i * 2 + 1]);
-        println!(
-            "| {} | {} | {} | {} | {} | {} | {} |",
-            case.label,
-            ms(f.median),
-            ms(f.p95),
-            ms(r.median),
-            ms(r.p95),
-            signed_ms(r.median, f.median),
-            ratio(r.median, f.median)
-        );
-    }
-    let f_sh = stats(&one[0]);
-    let r_sh = stats(&one[1]);
-    let run_sh = stats(&one[cases.len() * 2]);
-    println!(
-        "\nsh hook split: floor {} → `command::run` {} ({}) → `Dispatcher::fire` {} ({}); n = {} each.\n",
-        ms(f_sh.median),
-        ms(run_sh.median),
-        signed_ms(run_sh.median, f_sh.median),
-        ms(r_sh.median),
-        signed_ms(r_sh.median, run_sh.median),
-        f_sh.n
-    );
+    let sh_fire = sh_samples.pop().unwrap_or_default();
+    let sh_runner = sh_samples.pop().unwrap_or_default();
+    let sh_floor = sh_samples.pop().unwrap_or_default();
 
-    // -- 3: fan-out ----------------------------------------------------------------------------
-    println!("## Fan-out: N matching hooks on one PreToolUse (run concurrently)\n");
-    println!(
-        "| hook | N | bare N concurrent (median) | rein median | rein p95 | rein N / rein 1 | rein / bare |"
-    );
-    println!("|---|---|---|---|---|---|---|");
-    let fans = [1usize, 2, 4, 8];
-    // Bare medians of the sh hook per N, for the session's per-call floor below.
-    let mut sh_bare = [Duration::ZERO; 4];
-    for (label, command, json, iters) in [
-        ("sh `cat >/dev/null`", &sh_cmd, false, plan.fan_sh),
-        ("python3 (real path)", &py_real_cmd, true, plan.fan_py),
+    let mut rows = Vec::new();
+    for (label, command, iters) in [
+        ("python3 (pyenv shim)", &ctx.py_shim_cmd, ctx.plan.py_shim),
+        ("python3 (real path)", &ctx.py_real_cmd, ctx.plan.py_real),
     ] {
+        let d = one(command);
+        let mut s = interleave(2, 3, iters, |v| {
+            rt.block_on(async {
+                if v == 0 {
+                    floor(command, stdin, 1, true).await
+                } else {
+                    fire(&d, input, Expect::Allowed(1)).await
+                }
+            })
+        });
+        let rein = s.pop().unwrap_or_default();
+        let floor = s.pop().unwrap_or_default();
+        rows.push(OneRow { label, floor, rein });
+    }
+
+    println!("## One hook: bare spawn (floor) vs. rein `Dispatcher::fire`\n");
+    println!(
+        "| hook | n | floor median | floor p95 | rein median | rein p95 | overhead (Δ medians) | overhead (paired median) | rein / floor |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    OneRow {
+        label: "sh `cat >/dev/null`, `command::run` only",
+        floor: sh_floor.clone(),
+        rein: sh_runner.clone(),
+    }
+    .print();
+    OneRow {
+        label: "sh `cat >/dev/null`",
+        floor: sh_floor,
+        rein: sh_fire,
+    }
+    .print();
+    for row in &rows {
+        row.print();
+    }
+    println!();
+}
+
+/// Section 3: N matching hooks on one event, rein and bare.
+fn section_fan_out(ctx: &mut Ctx) {
+    println!("## Fan-out: N matching hooks on one PreToolUse (they run concurrently)\n");
+    println!(
+        "| hook | N | n | bare N concurrent (median) | rein median | rein p95 | rein N / rein 1 | bare N / bare 1 | rein / bare |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    let fans = [1usize, 2, 4, 8];
+    let cases = [
+        (
+            "sh `cat >/dev/null`",
+            ctx.sh_cmd.clone(),
+            false,
+            ctx.plan.fan_sh,
+        ),
+        (
+            "python3 (real path)",
+            ctx.py_real_cmd.clone(),
+            true,
+            ctx.plan.fan_py,
+        ),
+    ];
+    for (label, command, json, iters) in cases {
         let dispatchers: Vec<Dispatcher> = fans
             .iter()
-            .map(|&n| fx.dispatcher(fan(command, n)))
+            .map(|&n| ctx.fx.dispatcher(fan(&command, n)))
             .collect();
         let samples = interleave(fans.len() * 2, 3, iters, |v| {
             let n = fans[v / 2];
-            rt.block_on(async {
-                if v % 2 == 0 {
-                    floor(command, &stdin, n, json).await
+            ctx.rt.block_on(async {
+                if v.is_multiple_of(2) {
+                    floor(&command, &ctx.stdin, n, json).await
                 } else {
-                    let expect = if json {
-                        Expect::Allowed(n)
-                    } else {
-                        Expect::Ran(n)
-                    };
-                    fire(&dispatchers[v / 2], &input, expect).await
+                    fire(&dispatchers[v / 2], &ctx.input, expect_for(json, n)).await
                 }
             })
         });
         let rein_one = stats(&samples[1]).median;
+        let bare_one = stats(&samples[0]).median;
         for (k, n) in fans.iter().enumerate() {
             let b = stats(&samples[k * 2]);
             let r = stats(&samples[k * 2 + 1]);
             if !json {
-                sh_bare[k] = b.median;
+                ctx.sh_bare[k] = b.median;
             }
             println!(
-                "| {label} | {n} | {} | {} | {} | {} | {} |",
+                "| {label} | {n} | {} | {} | {} | {} | {} | {} | {} |",
+                r.n,
                 ms(b.median),
                 ms(r.median),
                 ms(r.p95),
                 ratio(r.median, rein_one),
+                ratio(b.median, bare_one),
                 ratio(r.median, b.median)
             );
         }
     }
     println!();
+}
 
-    // -- 4: selection -------------------------------------------------------------------------
+/// Section 4: 500 handlers, none matching.
+fn section_selection(ctx: &Ctx) {
+    let fx = &ctx.fx;
     let marker = fx.project.join("selection-ran.flag");
     let touch = format!("touch '{}'", marker.display());
-    let mut many = Vec::with_capacity(500);
-    for i in 0..250 {
-        // Regex matchers that do not accept Bash (the common MCP pattern, and an alternation).
-        let m = if i % 2 == 0 {
+    // Regex matchers that do not accept Bash (the common MCP pattern, and an alternation).
+    let regex_miss = |i: usize| {
+        let m = if i.is_multiple_of(2) {
             format!("mcp__server{i}__.*")
         } else {
             format!("^(Write|Edit|Notebook{i})$")
         };
-        many.push(handler(
-            HookEvent::PreToolUse,
-            Some(&m),
-            &format!("{touch} # {i}"),
-        ));
-    }
-    for i in 250..500 {
-        // Matchers that do accept Bash, with an `if` that does not hold for `ls -la`.
+        handler(HookEvent::PreToolUse, Some(&m), &format!("{touch} # {i}"))
+    };
+    // Matchers that do accept Bash, with an `if` that does not hold for `ls -la`.
+    let if_miss = |i: usize| {
         let mut h = handler(
             HookEvent::PreToolUse,
             Some("^(Bash|Shell)$"),
@@ -652,43 +755,63 @@ fn main() {
         let rule = format!("Bash(git push --force origin branch-{i}*)");
         h.if_condition = Some(IfCondition::parse(&rule).expect("if rule"));
         h.if_text = Some(rule);
-        many.push(h);
-    }
-    let selection_dispatcher = fx.dispatcher(many);
-    let empty_dispatcher = fx.dispatcher(Vec::new());
-    let sel = interleave(2, 100, plan.selection, |v| {
-        rt.block_on(async {
-            if v == 0 {
-                fire(&selection_dispatcher, &input, Expect::Nothing).await
-            } else {
-                fire(&empty_dispatcher, &input, Expect::Nothing).await
-            }
-        })
+        h
+    };
+    let mixed: Vec<ConfiguredHandler> = (0..500)
+        .map(|i| if i < 250 { regex_miss(i) } else { if_miss(i) })
+        .collect();
+    let variants = [
+        (
+            "500: 250 regex matchers not matching + 250 matching with a failing `if`",
+            fx.dispatcher(mixed),
+        ),
+        (
+            "500 regex matchers, none matching",
+            fx.dispatcher((0..500).map(regex_miss).collect()),
+        ),
+        (
+            "500 matching matchers, each with a failing `if`",
+            fx.dispatcher((0..500).map(if_miss).collect()),
+        ),
+        ("no handlers", fx.dispatcher(Vec::new())),
+    ];
+    let samples = interleave(variants.len(), 100, ctx.plan.selection, |v| {
+        ctx.rt
+            .block_on(fire(&variants[v].1, &ctx.input, Expect::Nothing))
     });
-    assert!(
-        selection_dispatcher.select(&input).is_empty() && !marker.exists(),
-        "a handler ran although none should match"
+    for (_, d) in &variants {
+        assert!(d.select(&ctx.input).is_empty(), "a handler was selected");
+    }
+    assert!(!marker.exists(), "a handler ran although none matches");
+    let empty = stats(&samples[variants.len() - 1]).median;
+    println!(
+        "## Selection: 500 handlers, none matching (`Dispatcher::fire`, no process spawned)\n"
     );
-    let s500 = stats(&sel[0]);
-    let s0 = stats(&sel[1]);
-    println!("## Selection: 500 handlers, none matching (no process spawned)\n");
-    println!("| settings | n | median | p95 | per handler (median) |");
+    println!("| settings | n | median | p95 | per handler (median − empty) |");
     println!("|---|---|---|---|---|");
-    println!(
-        "| 500 handlers (250 regex matchers not matching, 250 matching with a failing `if`) | {} | {} | {} | {:.0} ns |",
-        s500.n,
-        ms(s500.median),
-        ms(s500.p95),
-        s500.median.saturating_sub(s0.median).as_secs_f64() * 1e9 / 500.0
-    );
-    println!(
-        "| no handlers | {} | {} | {} | – |\n",
-        s0.n,
-        ms(s0.median),
-        ms(s0.p95)
-    );
+    for ((label, _), s) in variants.iter().zip(&samples) {
+        let s = stats(s);
+        let per = if *label == "no handlers" {
+            "–".to_string()
+        } else {
+            format!(
+                "{:.0} ns",
+                s.median.saturating_sub(empty).as_secs_f64() * 1e9 / 500.0
+            )
+        };
+        println!(
+            "| {label} | {} | {} | {} | {per} |",
+            s.n,
+            ms(s.median),
+            ms(s.p95)
+        );
+    }
+    println!();
+}
 
-    // -- 5: sessions and start-up -----------------------------------------------------------------
+/// Section 5: `rein -p` sessions and start-up, with peak RSS.
+fn section_sessions(ctx: &Ctx) {
+    let fx = &ctx.fx;
     let rein = ReinRunner {
         bin: PathBuf::from(env!("CARGO_BIN_EXE_rein")),
         project: fx.project.clone(),
@@ -717,66 +840,80 @@ fn main() {
             "PostToolUse": [{"matcher": "Bash", "hooks": [hook("cat >/dev/null # log")]}]
         }}),
     );
-    let session_args = |settings: &Path| {
-        vec![
-            "-p".to_string(),
-            "run the scripted session".to_string(),
-            "--mock-script".to_string(),
-            session_script.display().to_string(),
-            "--settings".to_string(),
-            settings.display().to_string(),
-            "--max-turns".to_string(),
-            "1000".to_string(),
-            "--dangerously-skip-permissions".to_string(),
+    let path = |p: &Path| p.display().to_string();
+    let session_args = |settings: &Path| -> Vec<String> {
+        [
+            "-p",
+            "run the scripted session",
+            "--mock-script",
+            &path(&session_script),
+            "--settings",
+            &path(settings),
+            "--max-turns",
+            "1000",
+            "--dangerously-skip-permissions",
         ]
+        .map(str::to_string)
+        .to_vec()
     };
     let args_none = session_args(&no_hooks);
     let args_hooks = session_args(&three_hooks);
+    let args_startup: Vec<String> = [
+        "-p",
+        "hi",
+        "--mock-script",
+        &path(&trivial_script),
+        "--settings",
+        &path(&no_hooks),
+    ]
+    .map(str::to_string)
+    .to_vec();
 
     // Check once that the hooked session really runs 3 hooks per call, and the other none.
     let before = run_log_lines(&fx.home);
     run_child(&mut rein.cmd(&args_hooks));
-    let hooked_runs = run_log_lines(&fx.home) - before;
-    assert_eq!(hooked_runs, calls * 3, "hook runs in one hooked session");
+    assert_eq!(
+        run_log_lines(&fx.home) - before,
+        calls * 3,
+        "hook runs in one hooked session"
+    );
     let before = run_log_lines(&fx.home);
     run_child(&mut rein.cmd(&args_none));
     assert_eq!(run_log_lines(&fx.home), before, "hook runs without hooks");
 
-    let mut rss = [0i64; 4];
-    let startup_args = [
-        "-p",
-        "hi",
-        "--mock-script",
-        &trivial_script.display().to_string(),
-        "--settings",
-        &no_hooks.display().to_string(),
-    ]
-    .map(str::to_string);
-    let startup = interleave(2, 5, plan.startup, |v| {
-        let run = if v == 0 {
+    let startup = interleave(2, 5, ctx.plan.startup, |v| {
+        if v == 0 {
             run_child(
                 std::process::Command::new("/bin/true")
                     .stdin(Stdio::null())
                     .stdout(Stdio::null()),
             )
         } else {
-            run_child(&mut rein.cmd(&startup_args))
-        };
-        rss[v] = rss[v].max(run.maxrss_kib);
-        run.wall
+            run_child(&mut rein.cmd(&args_startup))
+        }
     });
-    let sessions = interleave(2, 1, plan.session, |v| {
-        let args = if v == 0 { &args_none } else { &args_hooks };
-        let run = run_child(&mut rein.cmd(args));
-        rss[2 + v] = rss[2 + v].max(run.maxrss_kib);
-        run.wall
+    let sessions = interleave(2, 1, ctx.plan.session, |v| {
+        run_child(&mut rein.cmd(if v == 0 { &args_none } else { &args_hooks }))
     });
+    // Peak RSS: a few runs each, the largest.
+    let rss = |program: &Path, args: &[String], base: &std::process::Command| {
+        (0..3)
+            .map(|_| peak_rss_kib(program, args, base))
+            .max()
+            .unwrap_or(0)
+    };
+    let plain = std::process::Command::new("/bin/true");
+    let rss_true = rss(Path::new("/bin/true"), &[], &plain);
+    let rss_startup = rss(&rein.bin, &args_startup, &rein.cmd(&[]));
+    let rss_none = rss(&rein.bin, &args_none, &rein.cmd(&[]));
+    let rss_hooks = rss(&rein.bin, &args_hooks, &rein.cmd(&[]));
+
     let t_true = stats(&startup[0]);
     let t_rein = stats(&startup[1]);
     let s_none = stats(&sessions[0]);
     let s_hooks = stats(&sessions[1]);
-    println!("## `rein -p` with the mock model\n");
-    println!("| run | n | median | p95 | peak RSS (max) |");
+    println!("## `rein -p` with the mock model (the real binary, release build)\n");
+    println!("| run | n | median | p95 | peak RSS |");
     println!("|---|---|---|---|---|");
     let row = |label: &str, s: &Stats, kib: i64| {
         println!(
@@ -787,31 +924,88 @@ fn main() {
             kib as f64 / 1024.0
         );
     };
-    row("`/bin/true`", &t_true, rss[0]);
-    row("`rein -p hi`, no hooks (start-up)", &t_rein, rss[1]);
+    row("`/bin/true`", &t_true, rss_true);
+    row("`rein -p hi`, no hooks (start-up)", &t_rein, rss_startup);
     row(
         &format!("session: {calls} Bash calls, no hooks"),
         &s_none,
-        rss[2],
+        rss_none,
     );
     row(
         &format!("session: {calls} Bash calls, 3 hooks per call (2 Pre + 1 Post)"),
         &s_hooks,
-        rss[3],
+        rss_hooks,
     );
     let added = s_hooks.median.saturating_sub(s_none.median);
     let per_call = added / u32::try_from(calls).unwrap_or(1);
-    let call_floor = sh_bare[1] + sh_bare[0];
     println!(
-        "\nStart-up: rein − `/bin/true` = {}. Hooks add {} per session = {} per tool call \
-         (one PreToolUse phase of 2 concurrent hooks + one PostToolUse phase of 1 hook); the \
-         bare floor of those two phases (fan-out table: 2 concurrent + 1) is {} → {}.\n",
+        "\nStart-up: rein − `/bin/true` = {} (medians). Hooks add {} per session = {} per tool \
+         call (one PreToolUse phase of 2 concurrent hooks + one PostToolUse phase of 1 hook).",
         signed_ms(t_rein.median, t_true.median),
         ms(added),
         ms(per_call),
-        ms(call_floor),
-        ratio(per_call, call_floor),
     );
+    if ctx.sh_bare[0] > Duration::ZERO {
+        let call_floor = ctx.sh_bare[1] + ctx.sh_bare[0];
+        println!(
+            "Bare floor of those two phases (fan-out table, bare 2 concurrent + bare 1): {} → \
+             per-call hook cost / floor = {}.",
+            ms(call_floor),
+            ratio(per_call, call_floor),
+        );
+    }
+    println!();
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some(RSS_HELPER) {
+        rss_helper(&args[2..]);
+    }
+    // `cargo bench` passes `--bench`; `cargo test --benches` does not: then only say how to
+    // run it, instead of spending minutes measuring inside a test run.
+    if !args.iter().any(|a| a == "--bench") {
+        println!("hooks bench: run it with `cargo bench --bench hooks`");
+        return;
+    }
+    let started = Instant::now();
+    let fx = Fixture::new();
+    let py_real = real_python();
+    let input = fx.bash_input("ls -la");
+    let mut ctx = Ctx {
+        plan: Plan::from_env(),
+        rt: tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .expect("tokio runtime"),
+        stdin: input.to_stdin_bytes(),
+        input,
+        fx,
+        sh_cmd: "cat >/dev/null".to_string(),
+        py_shim_cmd: format!("python3 -c '{PY_CODE}'"),
+        py_real_cmd: format!("{py_real} -c '{PY_CODE}'"),
+        sh_bare: [Duration::ZERO; 4],
+    };
+
+    println!("# rein hook benchmarks\n");
+    println!(
+        "Hooks are `/bin/sh -c <command>` in both columns. `python3` on PATH: `{}`; real \
+         interpreter: `{py_real}`. Hook input: {} bytes (PreToolUse, Bash `ls -la`).\n",
+        which("python3"),
+        ctx.stdin.len()
+    );
+    if ctx.plan.runs("one") {
+        section_one_hook(&ctx);
+    }
+    if ctx.plan.runs("fan") {
+        section_fan_out(&mut ctx);
+    }
+    if ctx.plan.runs("selection") {
+        section_selection(&ctx);
+    }
+    if ctx.plan.runs("session") {
+        section_sessions(&ctx);
+    }
     println!(
         "Total bench time: {:.1} s.",
         started.elapsed().as_secs_f64()
