@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use rein::hooks::command::{self, CommandForm, CommandSpec};
 use rein::hooks::decision::{Decision, PermissionDecision, RunStatus};
 use rein::hooks::dispatch::{Dispatcher, HookEnvironment};
-use rein::hooks::event::{BaseInput, HookEvent, HookInput, PreToolUseInput};
+use rein::hooks::event::{BaseInput, HookEvent, HookInput, PostToolUseInput, PreToolUseInput};
 use rein::hooks::matcher::{IfCondition, Matcher};
 use rein::settings::schema::{
     CommandHandler, ConfiguredHandler, HandlerKind, HandlerOrigin, Location, OnFailure, Settings,
@@ -56,7 +56,7 @@ struct Plan {
     selection: usize,
     startup: usize,
     session: usize,
-    /// Sections to run (`REIN_BENCH_ONLY=one,fan,selection,session`); all when unset.
+    /// Sections to run (`REIN_BENCH_ONLY=one,fan,call,selection,session`); all when unset.
     only: Option<Vec<String>>,
 }
 
@@ -228,6 +228,29 @@ impl Fixture {
                 "description": "List files in the project directory"
             }),
             tool_use_id: "toolu_01A2b3C4d5E6f7G8h9I0j1K2".into(),
+        })
+    }
+}
+
+impl Fixture {
+    /// The PostToolUse of [`Fixture::bash_input`]'s call.
+    fn post_bash_input(&self) -> HookInput {
+        let HookInput::PreToolUse(pre) = self.bash_input("ls -la") else {
+            unreachable!("bash_input is a PreToolUse");
+        };
+        HookInput::PostToolUse(PostToolUseInput {
+            base: pre.base,
+            hook_event_name: HookEvent::PostToolUse,
+            tool_name: pre.tool_name,
+            tool_input: pre.tool_input,
+            tool_response: json!({
+                "stdout": "total 8\ndrwxr-xr-x 2 user user 4096 Dec  2 12:00 .\n",
+                "stderr": "",
+                "interrupted": false,
+                "isImage": false
+            }),
+            tool_use_id: pre.tool_use_id,
+            duration_ms: 3,
         })
     }
 }
@@ -731,6 +754,97 @@ fn section_fan_out(ctx: &mut Ctx) {
     println!();
 }
 
+/// The tool itself in the call sequence: `/bin/bash -c true`, as the Bash tool spawns it.
+async fn bash_true() {
+    let status = tokio::process::Command::new("/bin/bash")
+        .args(["-c", "true"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .await
+        .expect("spawn /bin/bash");
+    assert!(status.status.success(), "bash -c true failed");
+}
+
+/// Section 3b: one tool call's hook phases in-process, shaped like the session below: a
+/// PreToolUse phase of 2 concurrent hooks, the tool, a PostToolUse phase of 1 hook.
+fn section_call(ctx: &Ctx) {
+    let fx = &ctx.fx;
+    let sh = &ctx.sh_cmd;
+    let pre = fx.dispatcher(vec![
+        handler(
+            HookEvent::PreToolUse,
+            Some("Bash"),
+            &format!("{sh} # guard"),
+        ),
+        handler(
+            HookEvent::PreToolUse,
+            Some("Bash"),
+            &format!("{sh} # audit"),
+        ),
+    ]);
+    let post = fx.dispatcher(vec![handler(
+        HookEvent::PostToolUse,
+        Some("Bash"),
+        &format!("{sh} # log"),
+    )]);
+    let post_input = fx.post_bash_input();
+    let post_stdin = post_input.to_stdin_bytes();
+    let samples = interleave(3, 5, ctx.plan.fan_sh, |v| {
+        ctx.rt.block_on(async {
+            let started = Instant::now();
+            match v {
+                0 => bash_true().await,
+                1 => {
+                    floor(sh, &ctx.stdin, 2, false).await;
+                    bash_true().await;
+                    floor(sh, &post_stdin, 1, false).await;
+                }
+                _ => {
+                    check(&pre.fire(&ctx.input).await, Expect::Ran(2));
+                    bash_true().await;
+                    check(&post.fire(&post_input).await, Expect::Ran(1));
+                }
+            }
+            started.elapsed()
+        })
+    });
+    let tool = stats(&samples[0]);
+    let bare = stats(&samples[1]);
+    let rein = stats(&samples[2]);
+    println!("## One tool call in-process: Pre (2 hooks) → `bash -c true` → Post (1 hook)\n");
+    println!("| sequence | n | median | p95 | hooks' share (median − tool alone) |");
+    println!("|---|---|---|---|---|");
+    println!(
+        "| tool alone (`/bin/bash -c true`) | {} | {} | {} | – |",
+        tool.n,
+        ms(tool.median),
+        ms(tool.p95)
+    );
+    println!(
+        "| bare spawns around the tool | {} | {} | {} | {} |",
+        bare.n,
+        ms(bare.median),
+        ms(bare.p95),
+        ms(bare.median.saturating_sub(tool.median))
+    );
+    println!(
+        "| rein `fire` around the tool | {} | {} | {} | {} |",
+        rein.n,
+        ms(rein.median),
+        ms(rein.p95),
+        ms(rein.median.saturating_sub(tool.median))
+    );
+    println!(
+        "\nrein / bare for the hook share: {}.\n",
+        ratio(
+            rein.median.saturating_sub(tool.median),
+            bare.median.saturating_sub(tool.median)
+        )
+    );
+}
+
 /// Section 4: 500 handlers, none matching.
 fn section_selection(ctx: &Ctx) {
     let fx = &ctx.fx;
@@ -999,6 +1113,9 @@ fn main() {
     }
     if ctx.plan.runs("fan") {
         section_fan_out(&mut ctx);
+    }
+    if ctx.plan.runs("call") {
+        section_call(&ctx);
     }
     if ctx.plan.runs("selection") {
         section_selection(&ctx);
