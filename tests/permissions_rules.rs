@@ -218,6 +218,12 @@ fn rule_table() -> Vec<(&'static str, &'static str, Value, RulePurpose, bool)> {
             Deny,
             true,
         ),
+        // Quoting or a path does not hide the command from deny rules (but does not allow it).
+        ("Bash(rm *)", "Bash", bash("'rm' -rf x"), Deny, true),
+        ("Bash(rm *)", "Bash", bash("\\rm -rf x"), Deny, true),
+        ("Bash(rm *)", "Bash", bash("r\"\"m -rf x"), Deny, true),
+        ("Bash(rm *)", "Bash", bash("/bin/rm -rf x"), Deny, true),
+        ("Bash(rm *)", "Bash", bash("'rm' -rf x"), Allow, false),
         // Safe wrappers are transparent for allow; sudo is not.
         (
             "Bash(npm test)",
@@ -1212,4 +1218,94 @@ fn mode_resolution() {
         resolve_mode(false, None, &none).unwrap().0,
         PermissionMode::Default
     );
+}
+
+#[test]
+fn accept_edits_runs_simple_filesystem_commands_inside_working_dirs() {
+    let (p, _) = policy(PermissionMode::AcceptEdits, &[], &[], &[]);
+    assert_eq!(
+        p.evaluate("Bash", &bash("mkdir -p out && touch out/c.txt"), None),
+        Verdict::Allow
+    );
+    for outside in [
+        "rm -rf /",
+        "touch ~/x",
+        "cp a ../../etc/x",
+        "touch $F",
+        "mv a b && ls",
+        "touch a > /etc/x",
+    ] {
+        assert_eq!(
+            kind(&p.evaluate("Bash", &bash(outside), None)),
+            K::Ask,
+            "{outside}"
+        );
+    }
+    let (p, _) = policy(PermissionMode::Default, &[], &[], &[]);
+    assert_eq!(
+        kind(&p.evaluate("Bash", &bash("touch c.txt"), None)),
+        K::Ask
+    );
+}
+
+#[test]
+fn permission_suggestions_and_updates() {
+    let (mut p, _) = policy(PermissionMode::Default, &["Bash(ls *)"], &[], &[]);
+    // Claude Code's suggestion for `touch c.txt` (golden stdin-PermissionRequest-Bash.json).
+    assert_eq!(
+        Value::Array(p.permission_suggestions("Bash", &bash("touch c.txt"))),
+        json!([
+            {"type": "addDirectories", "directories": [CWD], "destination": "session"},
+            {"type": "setMode", "mode": "acceptEdits", "destination": "session"}
+        ])
+    );
+    assert_eq!(
+        Value::Array(p.permission_suggestions("Bash", &bash("ls && npm test"))),
+        json!([{"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "npm test"}],
+                "behavior": "allow", "destination": "localSettings"}])
+    );
+    assert!(p.permission_suggestions("Bash", &bash("$X")).is_empty());
+    // Applying updates (PermissionRequest `updatedPermissions`).
+    p.apply_update(
+        &json!({"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "npm test"}],
+                           "behavior": "allow", "destination": "session"}),
+    )
+    .unwrap();
+    assert_eq!(
+        p.evaluate("Bash", &bash("ls && npm test"), None),
+        Verdict::Allow
+    );
+    p.apply_update(
+        &json!({"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "npm *"}],
+                           "behavior": "deny", "destination": "session"}),
+    )
+    .unwrap();
+    assert_eq!(kind(&p.evaluate("Bash", &bash("npm test"), None)), K::Deny);
+    p.apply_update(
+        &json!({"type": "removeRules", "rules": [{"toolName": "Bash", "ruleContent": "npm *"}],
+                           "behavior": "deny", "destination": "session"}),
+    )
+    .unwrap();
+    assert_eq!(p.evaluate("Bash", &bash("npm test"), None), Verdict::Allow);
+    p.apply_update(&json!({"type": "setMode", "mode": "acceptEdits", "destination": "session"}))
+        .unwrap();
+    assert_eq!(p.mode(), PermissionMode::AcceptEdits);
+    p.apply_update(
+        &json!({"type": "addDirectories", "directories": ["/srv/data"], "destination": "session"}),
+    )
+    .unwrap();
+    assert_eq!(
+        p.evaluate("Write", &file("/srv/data/x"), None),
+        Verdict::Allow
+    );
+    for bad in [
+        json!({"type": "setMode", "mode": "yolo"}),
+        json!({"type": "addRules", "rules": [{"toolName": "Bash(", "ruleContent": "x"}], "behavior": "allow"}),
+        json!({"type": "addRules", "rules": [], "behavior": "maybe"}),
+        json!({"type": "explode"}),
+        json!("addRules"),
+    ] {
+        assert!(p.apply_update(&bad).is_err(), "{bad}");
+    }
+    assert_eq!(p.mode(), PermissionMode::AcceptEdits);
 }

@@ -100,6 +100,9 @@ pub struct PermissionPolicy {
     paths: PolicyPaths,
 }
 
+/// Commands acceptEdits runs without a prompt when they stay inside the working directories.
+const FS_COMMANDS: &[&str] = &["mkdir", "touch", "rm", "rmdir", "mv", "cp"];
+
 const FILE_DENIED: &str = "File is in a directory that is denied by your permission settings.";
 
 impl PermissionPolicy {
@@ -340,6 +343,11 @@ impl PermissionPolicy {
                     .get("command")
                     .and_then(Value::as_str)
                     .unwrap_or_default();
+                if self.mode == PermissionMode::AcceptEdits
+                    && self.is_working_dir_fs_command(command)
+                {
+                    return Verdict::Allow;
+                }
                 match self.bash_allowance(command) {
                     BashAllowance::Allowed => Verdict::Allow,
                     _ if bypass => Verdict::Allow,
@@ -388,6 +396,15 @@ impl PermissionPolicy {
     /// The deny-rule check alone, for an input rewritten after the decision (PermissionRequest
     /// `updatedInput`, spec §6.4 step 4): the model-facing denial, if a deny rule covers it.
     pub fn check_deny(&self, tool_name: &str, input: &Value) -> Option<String> {
+        match catch_unwind(AssertUnwindSafe(|| self.check_deny_inner(tool_name, input))) {
+            Ok(v) => v,
+            Err(_) => Some(format!(
+                "Permission to use {tool_name} has been denied: rein's permission check failed internally."
+            )),
+        }
+    }
+
+    fn check_deny_inner(&self, tool_name: &str, input: &Value) -> Option<String> {
         let tool = canonical_tool_name(tool_name);
         if let Some(b) = self
             .broken_deny
@@ -401,8 +418,16 @@ impl PermissionPolicy {
             ));
         }
         let ctx = self.ctx();
+        let bash_line = bash_line(tool, input);
         for e in &self.deny {
-            if e.rule.matches(tool, input, &ctx, RulePurpose::Deny) {
+            let hit = match &bash_line {
+                Some((command, parsed)) => {
+                    e.rule
+                        .matches_bash_parsed(parsed, command, RulePurpose::Deny)
+                }
+                None => e.rule.matches(tool, input, &ctx, RulePurpose::Deny),
+            };
+            if hit {
                 return Some(deny_message(tool, input, &e.rule));
             }
         }
@@ -433,9 +458,16 @@ impl PermissionPolicy {
             return Some(b.text.clone());
         }
         let ctx = self.ctx();
+        let bash_line = bash_line(tool, input);
         self.ask
             .iter()
-            .find(|e| e.rule.matches(tool, input, &ctx, RulePurpose::Ask))
+            .find(|e| match &bash_line {
+                Some((command, parsed)) => {
+                    e.rule
+                        .matches_bash_parsed(parsed, command, RulePurpose::Ask)
+                }
+                None => e.rule.matches(tool, input, &ctx, RulePurpose::Ask),
+            })
             .map(|e| e.text.clone())
     }
 
@@ -485,6 +517,48 @@ impl PermissionPolicy {
             }
         }
         BashAllowance::Allowed
+    }
+
+    /// acceptEdits' "simple filesystem Bash": every simple command is one of
+    /// [`FS_COMMANDS`], fully checked, without expansions, and every operand (and redirection
+    /// target) lies inside the working directories. `~` counts as the home directory.
+    fn is_working_dir_fs_command(&self, command: &str) -> bool {
+        let parsed = bash::parse(command);
+        if parsed.unchecked.is_some() || parsed.parts.is_empty() {
+            return false;
+        }
+        parsed.parts.iter().all(|part| {
+            let Some((name, args)) = part.argv.split_first() else {
+                return false;
+            };
+            let inside = |arg: &str| {
+                let expanded = match arg.strip_prefix('~') {
+                    Some("") => self.paths.home.clone(),
+                    Some(rest) if rest.starts_with('/') => self.paths.home.join(&rest[1..]),
+                    Some(_) => return false,
+                    None => PathBuf::from(arg),
+                };
+                let target = normalize(&expanded, &self.paths.cwd);
+                // Strictly inside: `rm -rf .` on a working directory itself still asks.
+                self.in_working_dirs(&target) && !self.is_working_dir_root(&target)
+            };
+            FS_COMMANDS.contains(&name.as_str())
+                && !part.argv_expanded
+                && part.deny_views.len() == 1
+                && args
+                    .iter()
+                    .filter(|a| !a.starts_with('-'))
+                    .all(|a| inside(a))
+                && part.writes.iter().all(|w| inside(w))
+        })
+    }
+
+    fn is_working_dir_root(&self, path: &Path) -> bool {
+        let p = &self.paths;
+        std::iter::once(&p.cwd)
+            .chain(std::iter::once(&p.project_dir))
+            .chain(p.additional_dirs.iter())
+            .any(|d| path == normalize(d, Path::new("/")))
     }
 
     fn in_working_dirs(&self, path: &Path) -> bool {
@@ -538,11 +612,179 @@ impl PermissionPolicy {
     }
 }
 
+impl PermissionPolicy {
+    /// `permission_suggestions` for a PermissionRequest about this call (SDK `PermissionUpdate`
+    /// objects): for edits and filesystem-only Bash lines, working in acceptEdits (plus the
+    /// directory, when outside the working directories), as Claude Code suggests for
+    /// `touch c.txt`; for other Bash lines, an allow rule per simple command not yet allowed; for
+    /// other tools, an allow rule for the tool.
+    pub fn permission_suggestions(&self, tool_name: &str, input: &Value) -> Vec<Value> {
+        let tool = canonical_tool_name(tool_name);
+        let accept_edits = |dir: &Path| {
+            vec![
+                json!({"type": "addDirectories", "directories": [dir.to_string_lossy()], "destination": "session"}),
+                json!({"type": "setMode", "mode": "acceptEdits", "destination": "session"}),
+            ]
+        };
+        match ToolTier::of(tool) {
+            ToolTier::ReadOnly => Vec::new(),
+            ToolTier::Edit => match input_path(tool, input, &self.paths.cwd) {
+                Some(p) if !self.in_working_dirs(&p) => {
+                    accept_edits(p.parent().unwrap_or(Path::new("/")))
+                }
+                _ => vec![
+                    json!({"type": "setMode", "mode": "acceptEdits", "destination": "session"}),
+                ],
+            },
+            ToolTier::Command if tool == "Bash" => {
+                let command = input
+                    .get("command")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let parsed = bash::parse(command);
+                let fs_only = parsed.unchecked.is_none()
+                    && !parsed.parts.is_empty()
+                    && parsed.parts.iter().all(|p| {
+                        p.argv
+                            .first()
+                            .is_some_and(|n| FS_COMMANDS.contains(&n.as_str()))
+                    });
+                if fs_only {
+                    return accept_edits(&self.paths.cwd);
+                }
+                if parsed.unchecked.is_some() {
+                    return Vec::new();
+                }
+                let patterns: Vec<_> = self
+                    .allow
+                    .iter()
+                    .filter_map(|e| e.rule.bash_pattern())
+                    .collect();
+                let rules: Vec<Value> = parsed
+                    .parts
+                    .iter()
+                    .filter(|p| !patterns.iter().any(|pat| pat.allows_part(p)))
+                    .filter_map(|p| p.allow_views.first())
+                    .map(|v| json!({"toolName": "Bash", "ruleContent": v}))
+                    .collect();
+                if rules.is_empty() {
+                    return Vec::new();
+                }
+                vec![
+                    json!({"type": "addRules", "rules": rules, "behavior": "allow", "destination": "localSettings"}),
+                ]
+            }
+            ToolTier::Command => vec![json!({
+                "type": "addRules",
+                "rules": [{"toolName": tool}],
+                "behavior": "allow",
+                "destination": "localSettings"
+            })],
+        }
+    }
+
+    /// Applies one `PermissionUpdate` (from a PermissionRequest hook's `updatedPermissions` or a
+    /// chosen suggestion) to this session: `addRules`, `replaceRules`, `removeRules`, `setMode`,
+    /// `addDirectories`, `removeDirectories`. rein never writes settings files here: every
+    /// destination takes effect for the session only. A malformed update changes nothing and
+    /// returns what is wrong with it.
+    pub fn apply_update(&mut self, update: &Value) -> Result<(), String> {
+        let kind = update
+            .get("type")
+            .and_then(Value::as_str)
+            .ok_or("update without a `type`")?;
+        match kind {
+            "addRules" | "replaceRules" | "removeRules" => {
+                let behavior = update
+                    .get("behavior")
+                    .and_then(Value::as_str)
+                    .ok_or("rules update without `behavior`")?;
+                let list = update
+                    .get("rules")
+                    .and_then(Value::as_array)
+                    .ok_or("rules update without `rules`")?;
+                let mut rules = Vec::new();
+                for r in list {
+                    let tool = r
+                        .get("toolName")
+                        .and_then(Value::as_str)
+                        .ok_or("rule without `toolName`")?;
+                    if tool.contains(['(', ')']) || Rule::parse(tool).is_err() {
+                        return Err(format!("`{tool}` is not a tool name"));
+                    }
+                    let text = match r.get("ruleContent").and_then(Value::as_str) {
+                        Some(c) => format!("{tool}({})", c.replace('(', "\\(").replace(')', "\\)")),
+                        None => tool.to_string(),
+                    };
+                    let rule = Rule::parse(&text).map_err(|e| e.to_string())?;
+                    rules.push(Entry { rule, text });
+                }
+                let target = match behavior {
+                    "allow" => &mut self.allow,
+                    "ask" => &mut self.ask,
+                    "deny" => &mut self.deny,
+                    other => return Err(format!("unknown rule behavior `{other}`")),
+                };
+                match kind {
+                    "addRules" => target.extend(rules),
+                    "replaceRules" => *target = rules,
+                    _ => target.retain(|e| !rules.iter().any(|r| r.rule == e.rule)),
+                }
+                Ok(())
+            }
+            "setMode" => {
+                let mode = update
+                    .get("mode")
+                    .and_then(Value::as_str)
+                    .ok_or("setMode without `mode`")?;
+                let (mode, _) = PermissionMode::parse(mode).map_err(|e| e.to_string())?;
+                self.mode = mode;
+                Ok(())
+            }
+            "addDirectories" | "removeDirectories" => {
+                let dirs = update
+                    .get("directories")
+                    .and_then(Value::as_array)
+                    .ok_or("directories update without `directories`")?;
+                let dirs: Vec<PathBuf> = dirs
+                    .iter()
+                    .map(|d| {
+                        d.as_str()
+                            .map(|d| normalize(Path::new(d), &self.paths.cwd))
+                            .ok_or("a directory that is not a string")
+                    })
+                    .collect::<Result<_, _>>()?;
+                if kind == "addDirectories" {
+                    for d in dirs {
+                        if !self.paths.additional_dirs.contains(&d) {
+                            self.paths.additional_dirs.push(d);
+                        }
+                    }
+                } else {
+                    self.paths.additional_dirs.retain(|d| !dirs.contains(d));
+                }
+                Ok(())
+            }
+            other => Err(format!("unknown permission update type `{other}`")),
+        }
+    }
+}
+
 enum BashAllowance {
     Allowed,
     NotCovered,
     Unchecked(String),
     Writes(PathBuf),
+}
+
+/// A Bash call's command line and its decomposition; `None` for other tools and for a Bash
+/// input without a `command` string (rules then fail closed on their own).
+fn bash_line<'a>(tool: &str, input: &'a Value) -> Option<(&'a str, bash::ParsedCommand)> {
+    if tool != "Bash" {
+        return None;
+    }
+    let command = input.get("command").and_then(Value::as_str)?;
+    Some((command, bash::parse(command)))
 }
 
 /// The model-facing text for a call a deny rule refused (Claude Code's wording).

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use regex::Regex;
 use serde_json::Value;
 
-use crate::permissions::bash::{self, SimpleCommand};
+use crate::permissions::bash::{self, ParsedCommand, SimpleCommand};
 use crate::permissions::path::PathPattern;
 
 /// A rule that could not be parsed; `Display` names the rule text.
@@ -278,6 +278,26 @@ impl Rule {
         }
     }
 
+    /// [`Rule::matches`] for a Bash call whose line the caller already decomposed (the policy
+    /// parses once per call, not once per rule).
+    pub(crate) fn matches_bash_parsed(
+        &self,
+        parsed: &ParsedCommand,
+        command: &str,
+        purpose: RulePurpose,
+    ) -> bool {
+        if !self.covers_tool("Bash", purpose) {
+            return false;
+        }
+        match self.compiled.as_ref() {
+            Compiled::Whole => true,
+            Compiled::Bash(pattern) => bash_matches_parsed(pattern, parsed, command, purpose),
+            Compiled::Opaque | Compiled::Path(_) | Compiled::Domain(_) | Compiled::Field { .. } => {
+                matches!(purpose, RulePurpose::Deny | RulePurpose::Ask)
+            }
+        }
+    }
+
     /// Whether the rule has a path pattern (a file rule).
     pub(crate) fn is_path_rule(&self) -> bool {
         matches!(self.compiled.as_ref(), Compiled::Path(_))
@@ -357,7 +377,15 @@ impl Rule {
 }
 
 fn bash_matches(pattern: &BashPattern, command: &str, purpose: RulePurpose) -> bool {
-    let parsed = bash::parse(command);
+    bash_matches_parsed(pattern, &bash::parse(command), command, purpose)
+}
+
+fn bash_matches_parsed(
+    pattern: &BashPattern,
+    parsed: &ParsedCommand,
+    command: &str,
+    purpose: RulePurpose,
+) -> bool {
     match purpose {
         RulePurpose::Allow => {
             parsed.unchecked.is_none()
