@@ -29,11 +29,15 @@ use crate::agent::progress::{Observer, Progress};
 use crate::hooks::decision::{Decision, PermissionDecision, PermissionRequestDecision};
 use crate::hooks::dispatch::Dispatcher;
 use crate::hooks::event::{
-    BaseInput, BatchToolCall, HookEvent, HookInput, PermissionDeniedInput, PermissionRequestInput,
-    PostToolBatchInput, PostToolUseFailureInput, PostToolUseInput, PreToolUseInput,
+    BaseInput, BatchToolCall, HookEvent, HookInput, NotificationInput, PermissionDeniedInput,
+    PermissionRequestInput, PostToolBatchInput, PostToolUseFailureInput, PostToolUseInput,
+    PreToolUseInput,
 };
+use crate::permissions::policy::{PermissionPolicy, Verdict, headless_denial};
+use crate::permissions::prompt::{self, Prompter};
 use crate::tools::{BoxFuture, Tool, ToolContext, ToolOutcome};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 /// The hook engine as the pipeline and the session use it. [`Dispatcher`] is the real one;
 /// the seam exists so the loop's rules can be tested against scripted decisions.
@@ -74,10 +78,11 @@ pub enum GateVerdict {
     Deny {
         message: String,
     },
-    /// A person would have to approve; `reason` is shown to them (and is the headless denial
-    /// text when present).
+    /// A person would have to approve. `reason` is shown to them; `denial` is the model-facing
+    /// text when nobody can (headless, no PermissionRequest hook answer).
     Ask {
-        reason: Option<String>,
+        reason: String,
+        denial: String,
     },
 }
 
@@ -85,6 +90,8 @@ pub enum GateVerdict {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PromptAnswer {
     Allow,
+    /// Allow, and remember the approval for the rest of the session.
+    AllowAlways,
     Deny,
     /// No one can be asked (headless): the call is denied.
     Unavailable,
@@ -98,13 +105,20 @@ pub trait PermissionGate: Send + Sync {
     -> GateVerdict;
     /// Deny rules only: `Some(message)` if one matches.
     fn check_deny(&self, tool: &str, input: &Value) -> Option<String>;
-    /// Asks a person, if one is attending.
+    /// Asks a person, if one is attending. An `AllowAlways` answer is remembered by the gate.
     fn prompt<'a>(
         &'a self,
         tool: &'a str,
         input: &'a Value,
-        reason: Option<&'a str>,
+        reason: &'a str,
     ) -> BoxFuture<'a, PromptAnswer>;
+    /// The session's working directory changed (relative rules resolve against it).
+    fn follow_cwd(&self, _cwd: &Path) {}
+    /// Whether [`PermissionGate::prompt`] can reach a person (then a `permission_prompt`
+    /// Notification fires before it).
+    fn can_prompt(&self) -> bool {
+        false
+    }
 }
 
 /// The gate used until rules are configured: every call is allowed unless a PreToolUse hook
@@ -115,13 +129,14 @@ pub struct AllowAllGate;
 impl PermissionGate for AllowAllGate {
     fn evaluate(
         &self,
-        _tool: &str,
+        tool: &str,
         _input: &Value,
         hook: Option<&PermissionDecision>,
     ) -> GateVerdict {
         match hook {
             Some(PermissionDecision::Ask { reason }) => GateVerdict::Ask {
-                reason: reason.clone(),
+                reason: reason.clone().unwrap_or_default(),
+                denial: reason.clone().unwrap_or_else(|| headless_denial_text(tool)),
             },
             Some(PermissionDecision::Allow { .. })
             | Some(PermissionDecision::Defer { .. })
@@ -138,9 +153,89 @@ impl PermissionGate for AllowAllGate {
         &'a self,
         _tool: &'a str,
         _input: &'a Value,
-        _reason: Option<&'a str>,
+        _reason: &'a str,
     ) -> BoxFuture<'a, PromptAnswer> {
         Box::pin(async { PromptAnswer::Unavailable })
+    }
+}
+
+/// The permission step over rein's [`PermissionPolicy`]: rules, mode and tiers; the prompt
+/// through a [`Prompter`] when a person is attending (`None`: headless, asks are denied).
+pub struct PolicyGate {
+    policy: Mutex<PermissionPolicy>,
+    prompter: Option<Arc<dyn Prompter>>,
+}
+
+impl PolicyGate {
+    pub fn new(policy: PermissionPolicy, prompter: Option<Arc<dyn Prompter>>) -> PolicyGate {
+        PolicyGate {
+            policy: Mutex::new(policy),
+            prompter,
+        }
+    }
+
+    fn with_policy<T>(&self, f: impl FnOnce(&mut PermissionPolicy) -> T) -> T {
+        let mut guard = self.policy.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut guard)
+    }
+}
+
+impl PermissionGate for PolicyGate {
+    fn evaluate(
+        &self,
+        tool: &str,
+        input: &Value,
+        hook: Option<&PermissionDecision>,
+    ) -> GateVerdict {
+        match self.with_policy(|p| p.evaluate(tool, input, hook)) {
+            Verdict::Allow => GateVerdict::Allow,
+            Verdict::Deny { message } => GateVerdict::Deny { message },
+            Verdict::Ask { reason, cause } => GateVerdict::Ask {
+                denial: headless_denial(tool, &reason, &cause),
+                reason,
+            },
+            // The pipeline ends the call on a PreToolUse `defer` before asking the gate; if a
+            // defer still arrives here, refusing is the safe reading.
+            Verdict::Defer { reason } => GateVerdict::Deny {
+                message: reason.unwrap_or_else(|| "Tool call deferred by a hook".to_string()),
+            },
+        }
+    }
+
+    fn check_deny(&self, tool: &str, input: &Value) -> Option<String> {
+        self.with_policy(|p| p.check_deny(tool, input))
+    }
+
+    fn prompt<'a>(
+        &'a self,
+        tool: &'a str,
+        input: &'a Value,
+        reason: &'a str,
+    ) -> BoxFuture<'a, PromptAnswer> {
+        Box::pin(async move {
+            let Some(prompter) = self.prompter.clone() else {
+                return PromptAnswer::Unavailable;
+            };
+            // Why block_in_place: the prompter reads the terminal synchronously; the runtime
+            // keeps serving background hooks on its other threads meanwhile.
+            let answer = tokio::task::block_in_place(|| prompter.ask(tool, input, reason));
+            match answer {
+                prompt::PromptAnswer::AllowOnce => PromptAnswer::Allow,
+                prompt::PromptAnswer::AllowAlways => {
+                    self.with_policy(|p| p.remember_session_allow(tool, input));
+                    PromptAnswer::AllowAlways
+                }
+                prompt::PromptAnswer::Deny => PromptAnswer::Deny,
+            }
+        })
+    }
+
+    fn follow_cwd(&self, cwd: &Path) {
+        self.with_policy(|p| p.set_cwd(cwd.to_path_buf()));
+    }
+
+    fn can_prompt(&self) -> bool {
+        self.prompter.is_some()
     }
 }
 
@@ -339,9 +434,9 @@ impl<'a> ToolPipeline<'a> {
             GateVerdict::Deny { message } => {
                 return self.refuse(report, base, &input, message).await;
             }
-            GateVerdict::Ask { reason } => {
+            GateVerdict::Ask { reason, denial } => {
                 match self
-                    .permission_request(&tool, call, base, &mut input, reason.as_deref())
+                    .permission_request(&tool, call, base, &mut input, &reason, denial)
                     .await
                 {
                     Approval::Approved => report.input = input.clone(),
@@ -365,7 +460,8 @@ impl<'a> ToolPipeline<'a> {
         call: &ToolCall,
         base: &BaseInput,
         input: &mut Value,
-        reason: Option<&str>,
+        reason: &str,
+        denial: String,
     ) -> Approval {
         let decision = self
             .fire(
@@ -408,18 +504,40 @@ impl<'a> ToolPipeline<'a> {
                 text: message,
                 interrupt,
             },
-            None => match self.gate.prompt(&call.name, input, reason).await {
-                PromptAnswer::Allow => Approval::Approved,
-                PromptAnswer::Deny => Approval::Refused {
-                    text: USER_REJECTED_TEXT.to_string(),
-                    interrupt: false,
-                },
-                PromptAnswer::Unavailable => Approval::Refused {
-                    text: reason
-                        .map(str::to_string)
-                        .unwrap_or_else(|| headless_denial_text(&call.name)),
-                    interrupt: false,
-                },
+            None if self.gate.can_prompt() => {
+                self.fire(
+                    &HookInput::Notification(NotificationInput {
+                        base: notification_base(base),
+                        hook_event_name: HookEvent::Notification,
+                        message: format!("rein needs your permission to use {}", call.name),
+                        title: None,
+                        notification_type: "permission_prompt".to_string(),
+                    }),
+                    None,
+                )
+                .await;
+                self.ask_person(call, input, reason, denial).await
+            }
+            None => self.ask_person(call, input, reason, denial).await,
+        }
+    }
+
+    async fn ask_person(
+        &self,
+        call: &ToolCall,
+        input: &Value,
+        reason: &str,
+        denial: String,
+    ) -> Approval {
+        match self.gate.prompt(&call.name, input, reason).await {
+            PromptAnswer::Allow | PromptAnswer::AllowAlways => Approval::Approved,
+            PromptAnswer::Deny => Approval::Refused {
+                text: USER_REJECTED_TEXT.to_string(),
+                interrupt: false,
+            },
+            PromptAnswer::Unavailable => Approval::Refused {
+                text: denial,
+                interrupt: false,
             },
         }
     }
@@ -559,6 +677,16 @@ impl<'a> ToolPipeline<'a> {
             stop_loop: decision.stop_loop || decision.block.is_some(),
             stop_reason: decision.stop_reason.clone().or(decision.block.clone()),
         }
+    }
+}
+
+/// Notification carries no `permission_mode` or `effort` (Claude Code fires it outside the
+/// tool loop's context).
+fn notification_base(base: &BaseInput) -> BaseInput {
+    BaseInput {
+        permission_mode: None,
+        effort: None,
+        ..base.clone()
     }
 }
 

@@ -91,6 +91,8 @@ impl Env {
             .env_remove("CLAUDE_CONFIG_DIR")
             .env_remove("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP")
             .env("REIN_MANAGED_SETTINGS_DIR", self.home.join("no-managed"))
+            // The suite may run as root, where bypassPermissions needs a declared sandbox.
+            .env("IS_SANDBOX", "1")
             .stdin(Stdio::null());
         c
     }
@@ -108,10 +110,11 @@ impl Env {
         }
     }
 
-    /// `rein -p PROMPT --mock-script <steps>` plus extra args.
+    /// `rein -p PROMPT --mock-script <steps> --allowedTools Bash` plus extra args (Bash is
+    /// allowed by rule so hooks, not the default mode's headless denial, decide).
     fn run_mock(&self, steps: Value, extra: &[&str]) -> Out {
         let script = self.mock(steps);
-        let mut args = vec!["-p", "go", "--mock-script"];
+        let mut args = vec!["-p", "go", "--allowedTools", "Bash", "--mock-script"];
         let script = script.display().to_string();
         args.push(&script);
         args.extend_from_slice(extra);
@@ -278,6 +281,7 @@ impl Env {
             .env("OPENAI_API_KEY", "test-key")
             .env("REIN_MAX_RETRIES", "0")
             .args(["-p", "go", "--provider", "openai", "--model", "loop-model"])
+            .args(["--allowedTools", "Bash"])
             .args(extra);
         self.run_cmd(&mut c)
     }
@@ -485,6 +489,21 @@ fn pre_tool_use_continue_false_runs_the_tool_then_stops_the_loop() {
 }
 
 #[test]
+fn system_message_goes_to_stderr_in_json_mode() {
+    let e = env();
+    let sm = e.script("sm.sh", r#"echo '{"systemMessage":"HELLO-JSON"}'"#);
+    e.hooks(json!({"PreToolUse": on("Bash", &sm)}));
+    let out = e.run_mock(
+        json!([bash("true"), say("ok")]),
+        &["--output-format", "json"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("HELLO-JSON"), "{}", out.stderr);
+    let v: Value = serde_json::from_str(out.stdout.trim()).unwrap();
+    assert_eq!(v["result"], "ok");
+}
+
+#[test]
 fn system_message_is_shown_on_stderr() {
     let e = env();
     let sm = e.script("sm.sh", r#"echo '{"systemMessage":"HELLO-USER"}'"#);
@@ -657,6 +676,70 @@ fn claude_env_file_exports_reach_later_bash_calls() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let got = std::fs::read_to_string(e.project.join("var.txt")).unwrap();
     assert_eq!(got.trim(), "var=from-env-file");
+}
+
+#[test]
+fn default_mode_headless_denies_an_unapproved_bash_call() {
+    let e = env();
+    let denied = e.dump("denied.log");
+    let note = e.dump("note.log");
+    e.hooks(json!({"PermissionDenied": on("Bash", &denied), "Notification": on("*", &note)}));
+    let script = e.mock(json!([bash("touch executed.flag"), say("ok")]));
+    let out = e.run_cmd(e.cmd().args(["-p", "go", "--mock-script"]).arg(&script));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!e.exists("executed.flag"));
+    let results = tool_results(&e.transcript());
+    let content = results[0]["content"].as_str().unwrap();
+    assert!(
+        content.contains("Permission to use Bash was not granted"),
+        "{content}"
+    );
+    assert_eq!(e.log("denied.log")[0]["reason"], content);
+    assert!(
+        e.log("note.log").is_empty(),
+        "no Notification for a headless denial"
+    );
+}
+
+#[test]
+fn deny_rule_beats_a_hook_allow() {
+    let e = env();
+    let allow = e.script(
+        "allow.sh",
+        r#"echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}'"#,
+    );
+    e.hooks(json!({"PreToolUse": on("Bash", &allow)}));
+    let out = e.run_mock(
+        json!([bash("touch executed.flag"), say("ok")]),
+        &["--disallowedTools", "Bash(touch *)"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!e.exists("executed.flag"));
+    assert_eq!(tool_results(&e.transcript())[0]["is_error"], true);
+}
+
+#[test]
+fn permission_request_allow_rewrite_is_rechecked_against_deny_rules() {
+    let e = env();
+    let ask = e.script(
+        "ask.sh",
+        r#"echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask"}}'"#,
+    );
+    let allow = e.script(
+        "allow.sh",
+        r#"echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow","updatedInput":{"command":"rm -f keep.txt"}}}}'"#,
+    );
+    std::fs::write(e.project.join("keep.txt"), "keep").unwrap();
+    e.hooks(json!({"PreToolUse": on("Bash", &ask), "PermissionRequest": on("Bash", &allow)}));
+    let out = e.run_mock(
+        json!([bash("echo harmless"), say("ok")]),
+        &["--disallowedTools", "Bash(rm *)"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        e.exists("keep.txt"),
+        "a PermissionRequest rewrite bypassed a deny rule"
+    );
 }
 
 // ---------- session ----------
@@ -874,7 +957,7 @@ fn signal_mid_tool_call(signal: i32, expected_code: i32) {
     let script = e.mock(json!([bash("touch started.flag; sleep 30"), say("never")]));
     let mut child = e
         .cmd()
-        .args(["-p", "go", "--mock-script"])
+        .args(["-p", "go", "--allowedTools", "Bash", "--mock-script"])
         .arg(&script)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -1193,4 +1276,121 @@ fn transcript_is_readable_by_a_hook_mid_session() {
         lines.last().unwrap()["message"]["content"][0]["type"],
         "tool_use"
     );
+}
+
+// ---------- interactive ----------
+
+/// Runs `rein ARGS` on a pseudo-terminal (util-linux `script`), typing `input` up front, and
+/// returns everything the terminal showed. rein reads a line only when it wants one, so the
+/// typed lines are consumed in order by the prompt and the permission dialogue.
+fn run_on_tty(e: &Env, args: &str, input: &str) -> (i32, String) {
+    let bin = assert_cmd::cargo::cargo_bin("rein");
+    let template = e.cmd();
+    let mut c = Command::new("script");
+    c.args(["-qec", &format!("{} {args}", bin.display()), "/dev/null"])
+        .current_dir(&e.project)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in template.get_envs() {
+        match v {
+            Some(v) => c.env(k, v),
+            None => c.env_remove(k),
+        };
+    }
+    let mut child = c
+        .spawn()
+        .expect("util-linux `script` is needed for tty tests");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "interactive rein hung"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    drop(stdin);
+    let mut shown = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut shown)
+        .unwrap();
+    (status.code().unwrap_or(-1), shown)
+}
+
+#[test]
+fn interactive_session_prompts_for_permission_and_ends_with_prompt_input_exit() {
+    let e = env();
+    let end = e.dump("end.log");
+    let note = e.dump("note.log");
+    e.hooks(json!({"SessionEnd": on("", &end), "Notification": on("permission_prompt", &note)}));
+    let script = e.mock(json!([
+        bash("touch approved.flag"),
+        say("interactive answer")
+    ]));
+    let (code, shown) = run_on_tty(
+        &e,
+        &format!("--mock-script {}", script.display()),
+        "go\ny\n/exit\n",
+    );
+    assert_eq!(code, 0, "{shown}");
+    assert!(e.exists("approved.flag"), "{shown}");
+    assert!(shown.contains("rein wants to use Bash"), "{shown}");
+    assert!(shown.contains("interactive answer"), "{shown}");
+    let ends = e.log("end.log");
+    assert_eq!(ends.len(), 1, "{shown}");
+    assert_eq!(ends[0]["reason"], "prompt_input_exit");
+    let notes = e.log("note.log");
+    assert_eq!(notes.len(), 1, "{shown}");
+    assert_eq!(notes[0]["notification_type"], "permission_prompt");
+    assert_eq!(
+        notes[0]["message"],
+        "rein needs your permission to use Bash"
+    );
+    assert!(notes[0].get("permission_mode").is_none());
+}
+
+#[test]
+fn interactive_permission_prompt_answered_no_refuses_the_call() {
+    let e = env();
+    let script = e.mock(json!([bash("touch refused.flag"), say("after refusal")]));
+    let (code, shown) = run_on_tty(
+        &e,
+        &format!("--mock-script {}", script.display()),
+        "go\nn\n/exit\n",
+    );
+    assert_eq!(code, 0, "{shown}");
+    assert!(!e.exists("refused.flag"), "{shown}");
+    let results = tool_results(&e.transcript());
+    assert!(
+        results[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("doesn't want to proceed"),
+        "{}",
+        results[0]
+    );
+}
+
+#[test]
+fn interactive_eof_ends_the_session() {
+    let e = env();
+    let end = e.dump("end.log");
+    e.hooks(json!({"SessionEnd": on("", &end)}));
+    let script = e.mock(json!([say("one")]));
+    // Ctrl-D on an empty line is EOF for the terminal.
+    let (code, shown) = run_on_tty(
+        &e,
+        &format!("--mock-script {}", script.display()),
+        "go\n\x04",
+    );
+    assert_eq!(code, 0, "{shown}");
+    assert_eq!(e.log("end.log")[0]["reason"], "prompt_input_exit");
 }

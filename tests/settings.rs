@@ -511,6 +511,7 @@ fn invalid_json_files_are_skipped_with_the_position() {
             "{name}: {rendered}"
         );
         assert!(rendered.contains(msg), "{name}: {rendered}");
+        assert!(s.has_errors(), "{name}");
         assert_eq!(active(&s), ["user-hook"], "{name}");
         let project = s
             .files
@@ -816,4 +817,41 @@ fn minified_one_line_file_with_ten_thousand_handlers() {
             .map(|h| h.chars().count() + 1)
             .sum::<usize>();
     assert_eq!(last.col as usize, expected + 1);
+}
+
+#[test]
+fn a_typical_real_world_file_loads_clean() {
+    let env = Env::new();
+    env.project(include_str!("fixtures/settings/real-world.json"));
+    let s = env.load();
+    assert_eq!(env.render(&s), "");
+    assert!(!s.has_errors());
+    assert_eq!(s.handlers.len(), 10);
+    assert!(s.handlers.iter().all(|h| h.inactive.is_none()));
+    let describe: Vec<String> = s.handlers.iter().map(|h| h.matcher.describe()).collect();
+    assert_eq!(
+        describe,
+        [
+            "exact [Bash]",
+            "exact [Bash]",
+            "exact [Edit, MultiEdit, Write]",
+            "regex /mcp__github__.*/",
+            "exact [Edit, Write]",
+            "all",
+            "exact [startup, resume]",
+            "exact [permission_prompt, idle_prompt]",
+            "all",
+            "all",
+        ]
+    );
+    let HandlerKind::Command(c) = &s.handlers[1].kind else {
+        panic!()
+    };
+    assert!(c.is_async);
+    assert_eq!(s.handlers[0].timeout, Some(10.0));
+    assert_eq!(s.handlers[5].timeout, Some(2.5));
+    assert_eq!(s.handlers[2].if_text.as_deref(), Some("Edit(src/**)"));
+    assert!(s.handlers[2].if_condition.is_some());
+    assert_eq!(s.permissions.deny.len(), 3);
+    assert_eq!(s.env, [("NODE_ENV".to_string(), "development".to_string())]);
 }

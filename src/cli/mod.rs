@@ -71,8 +71,8 @@ pub struct RunArgs {
     /// Which settings tiers to read: comma-separated `user,project,local`.
     #[arg(long = "setting-sources", value_name = "SOURCES")]
     pub setting_sources: Option<String>,
-    /// Permission mode.
-    #[arg(long = "permission-mode", value_parser = clap::builder::PossibleValuesParser::new(PERMISSION_MODES))]
+    /// Permission mode (`manual` is an alias of `default`).
+    #[arg(long = "permission-mode", value_parser = clap::builder::PossibleValuesParser::new(PERMISSION_MODES.iter().copied().chain(["manual"])))]
     pub permission_mode: Option<String>,
     /// Same as `--permission-mode bypassPermissions`.
     #[arg(long = "dangerously-skip-permissions")]
@@ -98,39 +98,6 @@ pub struct RunArgs {
     /// Project directory (default: the current directory).
     #[arg(long = "cwd", value_name = "DIR")]
     pub cwd: Option<PathBuf>,
-}
-
-/// Splits `--allowedTools "Bash(git *) Read,Edit"` into rules: commas and spaces separate,
-/// except inside parentheses.
-pub fn split_tool_list(values: &[String]) -> Vec<String> {
-    let mut out = Vec::new();
-    for value in values {
-        let mut depth = 0usize;
-        let mut current = String::new();
-        for c in value.chars() {
-            match c {
-                '(' => {
-                    depth += 1;
-                    current.push(c);
-                }
-                ')' => {
-                    depth = depth.saturating_sub(1);
-                    current.push(c);
-                }
-                ',' | ' ' | '\t' | '\n' if depth == 0 => {
-                    if !current.trim().is_empty() {
-                        out.push(current.trim().to_string());
-                    }
-                    current.clear();
-                }
-                _ => current.push(c),
-            }
-        }
-        if !current.trim().is_empty() {
-            out.push(current.trim().to_string());
-        }
-    }
-    out
 }
 
 /// Runs the CLI and returns the process exit code (0 done, 1 error, 2 usage).
@@ -171,12 +138,6 @@ pub fn main() -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tool_lists_split_on_commas_and_spaces_outside_parens() {
-        let got = split_tool_list(&["Bash(git *) Read,Edit".to_string(), "Write".to_string()]);
-        assert_eq!(got, vec!["Bash(git *)", "Read", "Edit", "Write"]);
-    }
 
     #[test]
     fn clap_definition_is_consistent() {

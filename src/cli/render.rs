@@ -114,6 +114,19 @@ impl Observer for TextRenderer {
     }
 }
 
+/// `--output-format json`: stdout holds only the result object, so user-facing notices
+/// (`systemMessage`, hook errors) go to stderr.
+#[derive(Debug, Default)]
+pub struct NoticesToStderr;
+
+impl Observer for NoticesToStderr {
+    fn observe(&self, progress: Progress<'_>) {
+        if let Progress::Notice { text } = progress {
+            let _ = writeln!(std::io::stderr().lock(), "{text}");
+        }
+    }
+}
+
 /// `--output-format stream-json`: one JSON object per line on stdout.
 #[derive(Debug)]
 pub struct StreamJson {

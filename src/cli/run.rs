@@ -16,10 +16,13 @@ use crate::agent::session::{
     Session, SessionConfig, TurnEnd, TurnOutcome, session_end_budget, stop_block_cap_from_env,
 };
 use crate::agent::transcript::{rein_home, transcript_path};
-use crate::cli::render::{Glyphs, StreamJson, TextRenderer, result_json};
-use crate::cli::{EXIT_ERROR, EXIT_OK, EXIT_USAGE, OutputFormat, RunArgs, split_tool_list};
+use crate::cli::render::{Glyphs, NoticesToStderr, StreamJson, TextRenderer, result_json};
+use crate::cli::{EXIT_ERROR, EXIT_OK, EXIT_USAGE, OutputFormat, RunArgs};
 use crate::hooks::dispatch::{Dispatcher, HookEnvironment};
-use crate::pipeline::{AllowAllGate, PermissionGate};
+use crate::permissions::mode::{PermissionMode, check_bypass_allowed, resolve_mode};
+use crate::permissions::policy::{PermissionPolicy, PolicyPaths};
+use crate::permissions::prompt::{Prompter, TtyPrompter};
+use crate::pipeline::{PermissionGate, PolicyGate};
 use crate::settings::schema::Settings;
 use crate::settings::{LoadOptions, parse_setting_sources};
 use crate::tools::{Tool, ToolContext, builtin_tools};
@@ -62,7 +65,7 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
     }
     init_logging(args.debug.as_deref());
 
-    let setup = match build(&args) {
+    let setup = match build(&args, interactive) {
         Ok(s) => s,
         Err(err) => {
             eprintln!("rein: {err}");
@@ -97,7 +100,7 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
             glyphs: Glyphs::detect(),
             interactive,
         })),
-        OutputFormat::Json => {}
+        OutputFormat::Json => observers.push(Box::new(NoticesToStderr)),
         OutputFormat::StreamJson => observers.push(Box::new(StreamJson::new(
             &session_id,
             &setup.project_dir.to_string_lossy(),
@@ -229,25 +232,14 @@ fn write_stdout(text: &str) -> std::io::Result<()> {
 
 /// Reads prompts from the terminal until `/exit` or EOF.
 async fn interactive_loop(session: &mut Session) {
-    // Why a thread: tokio's stdin needs a feature rein does not build with, and a blocking
-    // read on a thread of its own never stalls the runtime.
-    let (tx, mut rx) = tokio::sync::mpsc::channel::<String>(1);
-    std::thread::spawn(move || {
-        let stdin = std::io::stdin();
-        for line in stdin.lock().lines() {
-            let Ok(line) = line else { break };
-            if tx.blocking_send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let mut reader = LineReader::spawn();
     loop {
         {
             let mut out = std::io::stdout().lock();
             let _ = out.write_all(b"> ");
             let _ = out.flush();
         }
-        let Some(line) = rx.recv().await else {
+        let Some(line) = reader.next_line().await else {
             return;
         };
         let prompt = line.trim();
@@ -272,6 +264,45 @@ async fn interactive_loop(session: &mut Session) {
     }
 }
 
+/// Reads stdin one line at a time, only when asked.
+///
+/// Why on demand: while a turn runs, a permission prompt reads the same terminal through
+/// `/dev/tty`; a reader that is always waiting on stdin would steal the user's answer.
+/// Why a thread: tokio's stdin needs a feature rein does not build with, and a blocking read
+/// on a thread of its own never stalls the runtime.
+struct LineReader {
+    want: std::sync::mpsc::Sender<()>,
+    lines: tokio::sync::mpsc::Receiver<Option<String>>,
+}
+
+impl LineReader {
+    fn spawn() -> LineReader {
+        let (want, wanted) = std::sync::mpsc::channel::<()>();
+        let (tx, lines) = tokio::sync::mpsc::channel::<Option<String>>(1);
+        std::thread::spawn(move || {
+            let stdin = std::io::stdin();
+            while wanted.recv().is_ok() {
+                let mut line = String::new();
+                let got = match stdin.lock().read_line(&mut line) {
+                    Ok(0) | Err(_) => None,
+                    Ok(_) => Some(line),
+                };
+                let eof = got.is_none();
+                if tx.blocking_send(got).is_err() || eof {
+                    break;
+                }
+            }
+        });
+        LineReader { want, lines }
+    }
+
+    /// The next line, `None` at EOF.
+    async fn next_line(&mut self) -> Option<String> {
+        self.want.send(()).ok()?;
+        self.lines.recv().await.flatten()
+    }
+}
+
 /// A setup failure with its exit code.
 #[derive(Debug)]
 struct SetupError {
@@ -292,32 +323,55 @@ fn setup_error(message: impl Into<String>, code: i32) -> SetupError {
     }
 }
 
-fn build(args: &RunArgs) -> Result<Setup, SetupError> {
+fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
     let project_dir = resolve_project_dir(args.cwd.as_deref())?;
     let settings = load_settings(args, &project_dir)?;
     for diagnostic in &settings.diagnostics {
         eprintln!("{diagnostic}");
     }
-    let permission_mode = if args.dangerously_skip_permissions {
-        "bypassPermissions".to_string()
-    } else if let Some(mode) = &args.permission_mode {
-        mode.clone()
-    } else if let Some((mode, _)) = &settings.permissions.default_mode {
-        mode.clone()
-    } else {
-        "default".to_string()
-    };
-    let allowed = split_tool_list(&args.allowed_tools);
-    let disallowed = split_tool_list(&args.disallowed_tools);
+    let (mode, warnings) = resolve_mode(
+        args.dangerously_skip_permissions,
+        args.permission_mode.as_deref(),
+        &settings.permissions,
+    )
+    .map_err(|e| setup_error(e.to_string(), EXIT_USAGE))?;
+    if mode == PermissionMode::BypassPermissions {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let euid = unsafe { libc::geteuid() };
+        let sandboxed = std::env::var("IS_SANDBOX").is_ok_and(|v| v == "1");
+        check_bypass_allowed(euid, sandboxed)
+            .map_err(|e| setup_error(e.to_string(), EXIT_USAGE))?;
+    }
+    for warning in warnings {
+        eprintln!("rein: warning: {warning}");
+    }
     let model = build_model(args)?;
     let tools = build_tools();
-    let gate = build_gate(
-        &settings,
-        &permission_mode,
-        &allowed,
-        &disallowed,
-        &project_dir,
+    let paths = PolicyPaths {
+        cwd: project_dir.clone(),
+        project_dir: project_dir.clone(),
+        home: std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/")),
+        additional_dirs: Vec::new(),
+    };
+    let (policy, warnings) = PermissionPolicy::from_settings(
+        &settings.permissions,
+        mode,
+        &args.allowed_tools,
+        &args.disallowed_tools,
+        paths,
     );
+    for warning in warnings {
+        eprintln!("rein: warning: {warning}");
+    }
+    let prompter: Option<Arc<dyn Prompter>> = if interactive {
+        Some(Arc::new(TtyPrompter))
+    } else {
+        None
+    };
+    let gate: Box<dyn PermissionGate> = Box::new(PolicyGate::new(policy, prompter));
+    let permission_mode = mode.as_str().to_string();
     Ok(Setup {
         project_dir,
         permission_mode,
@@ -373,19 +427,6 @@ fn build_model(args: &RunArgs) -> Result<Arc<dyn Model>, SetupError> {
 /// The built-in tools.
 fn build_tools() -> Vec<Arc<dyn Tool>> {
     builtin_tools()
-}
-
-/// The permission step for the mode and rules.
-///
-/// SEAM: until the permission policy lands, everything is allowed (hook `ask` still asks).
-fn build_gate(
-    _settings: &Settings,
-    _mode: &str,
-    _allowed: &[String],
-    _disallowed: &[String],
-    _project_dir: &Path,
-) -> Box<dyn PermissionGate> {
-    Box::new(AllowAllGate)
 }
 
 fn init_logging(debug: Option<&str>) {

@@ -1392,6 +1392,8 @@ fn run_record(event: HookEvent, stdin_bytes: usize, answer: &Answer) -> Value {
 
 /// Appends one JSON line per run to the run log (`O_APPEND`, one write + flush per line, so
 /// concurrent runs never interleave inside a line) and echoes it to stderr under `debug`.
+/// A background (`async`) hook gets two lines: `"status": "backgrounded"` when the event
+/// proceeds, and its real end (exit, timeout, cancel at shutdown) when it finishes.
 fn log_run(env: &HookEnvironment, event: HookEvent, stdin_bytes: usize, answer: &Answer) {
     let record = run_record(event, stdin_bytes, answer);
     let line = format!("{record}\n");

@@ -406,6 +406,11 @@ mod tests {
             (r"[\d-z]", "-"),
             (r"a{2,3}", "aa"),
             (r"(Write|Edit)", "MultiEdit"),
+            (r"(?=\d)[^\D]\s?\b", "5"),
+            (r"(?<![\w-])Bash\b", "Bash"),
+            // JS `\b` is ASCII: `é` is not a word character, so both boundaries exist.
+            (r"\bBash\b", "éBashé"),
+            (r"(?=B)\bBash\b", "éBashé"),
         ];
         for (pat, value) in yes {
             let mm = m(HookEvent::PreToolUse, pat);
@@ -479,6 +484,27 @@ mod tests {
     }
 
     #[test]
+    fn deep_nesting_is_bounded() {
+        let ok = "(".repeat(60) + "a" + &")".repeat(60);
+        let deep = "(".repeat(10_000) + "a" + &")".repeat(10_000);
+        let handle = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || {
+                (
+                    Matcher::compile(Some(HookEvent::PreToolUse), Some(&ok)).matches("a"),
+                    Matcher::compile(Some(HookEvent::PreToolUse), Some(&deep)).describe(),
+                )
+            })
+            .unwrap();
+        let (ok_matches, deep_description) = handle.join().unwrap();
+        assert!(ok_matches);
+        assert!(
+            deep_description.contains("too deeply"),
+            "{deep_description}"
+        );
+    }
+
+    #[test]
     fn describe_forms() {
         assert_eq!(Matcher::compile(None, None).describe(), "all");
         assert_eq!(
@@ -512,5 +538,23 @@ mod tests {
             }
         }
         assert!(tool_aliases("Bash").is_empty());
+    }
+
+    proptest::proptest! {
+        /// Any matcher text compiles to something (never a panic), and running it is total.
+        #[test]
+        fn compile_and_match_are_total(text in r"[\\()\[\]{}<>?*+|^$.,:=!a-dk0-9_ -]{0,32}", value in "[a-d0-9_ ]{0,16}") {
+            for event in [HookEvent::PreToolUse, HookEvent::FileChanged, HookEvent::Stop] {
+                let m = Matcher::compile(Some(event), Some(&text));
+                let hit = m.matches(&value);
+                match &m {
+                    Matcher::All => proptest::prop_assert!(hit),
+                    Matcher::Exact(names) => proptest::prop_assert_eq!(hit, names.contains(&value)),
+                    Matcher::Regex(re) => proptest::prop_assert_eq!(re.as_str(), text.as_str()),
+                    Matcher::Invalid(_) => proptest::prop_assert!(!hit),
+                }
+                proptest::prop_assert!(!m.describe().is_empty());
+            }
+        }
     }
 }

@@ -1,12 +1,27 @@
 //! Settings discovery, merge order, schema and validation with file:line:col diagnostics.
 //!
-//! [`load`] reads every source Claude Code reads (spec §1.1), in its precedence order
-//! user → project → local → `--settings` → policy, and never fails: a file that cannot be read
-//! or parsed becomes a [`Diagnostic`](schema::Diagnostic) and the other files still apply.
-//! Merging (spec §1.2): handlers and permission rules concatenate in that order, `env` is
-//! merged higher-over-lower, scalars take the highest tier. `disableAllHooks` and
-//! `allowManagedHooksOnly` (spec §1.3) mark handlers inactive instead of dropping them, so
-//! `rein hooks list` can say why a hook does not run.
+//! [`load`] reads every source Claude Code reads (spec §1.1) and never fails: a file that
+//! cannot be read or parsed becomes a [`Diagnostic`](schema::Diagnostic) and the other files
+//! still apply. The rules, in the order they are applied:
+//!
+//! 1. Sources, lowest precedence first: user (`$CLAUDE_CONFIG_DIR` or `~/.claude`), project,
+//!    local (git root when we own it, then the legacy cwd copy, so the nearer file wins),
+//!    each `--settings` in command-line order, policy (`managed-settings.json`, then
+//!    `managed-settings.d/*.json` alphabetically). `--setting-sources` filters the first three.
+//! 2. A file is read as strict JSON. A BOM is stripped (warning), invalid UTF-8 is replaced
+//!    (warning), an empty file is `{}`, a duplicate key keeps the last value (warning), as
+//!    `JSON.parse` does. Anything else that is not JSON skips the whole file (error).
+//! 3. A malformed hook entry under PreToolUse/PermissionRequest voids its whole file: no hooks,
+//!    permissions, env or switches from it (spec §1.7); elsewhere only the entry is dropped.
+//! 4. Handlers concatenate in source order (file order within a file), inactive ones included.
+//!    Permission rules concatenate with their locations; `env` merges higher over lower.
+//! 5. Scalars take the highest tier that sets them — including `disableAllHooks`, so a local
+//!    `false` overrides a user `true`. An escalating `defaultMode` set by the committed project
+//!    file alone is refused (spec §6.1).
+//! 6. `disableAllHooks: true` from policy switches off every hook; from any other file, all but
+//!    managed hooks. `allowManagedHooksOnly` counts only in policy. Both mark handlers
+//!    [`Inactive::Disabled`](schema::Inactive::Disabled) rather than dropping them, so
+//!    `rein hooks list` can say why a hook does not run.
 
 pub mod discover;
 pub mod parse;

@@ -409,9 +409,19 @@ impl FileCx<'_> {
         };
         let hooks = match spanned::get(members, "hooks") {
             None => {
+                let hint = if spanned::get(members, "type").is_some()
+                    || spanned::get(members, "command").is_some()
+                {
+                    " (handler fields go inside it: {\"matcher\": …, \"hooks\": [{\"type\": …}]})"
+                } else {
+                    ""
+                };
                 return Err(malformed(
                     node.offset,
-                    format!("{}[{}] has no \"hooks\" array", path.event_key, path.group),
+                    format!(
+                        "{}[{}] has no \"hooks\" array{hint}",
+                        path.event_key, path.group
+                    ),
                 ));
             }
             Some(m) => match &m.value.value {
@@ -541,6 +551,13 @@ impl FileCx<'_> {
         };
         let known: Vec<&str> = COMMON_KEYS.iter().chain(extra_keys).copied().collect();
         self.typo_check(members, &known, &format!("{type_name} hook"));
+        if let Some(m) = spanned::get(members, "matcher") {
+            // A classic slip: Claude Code ignores it here, so the hook runs for everything.
+            self.warn(
+                m.key_offset,
+                "\"matcher\" belongs to the matcher group, not the handler; it is ignored here, so this hook runs for every match value",
+            );
+        }
         let if_member = f.string("if")?;
         let timeout = match spanned::get(members, "timeout") {
             None => None,
@@ -568,145 +585,27 @@ impl FileCx<'_> {
         let status_message = f.string("statusMessage")?.map(|(s, _)| s.to_string());
         let once = f.boolean("once")?;
         let on_failure_member = f.string("onFailure")?;
-        let mut on_failure = OnFailure::Continue;
-        let kind = match type_name {
-            "command" => {
-                on_failure = parse_on_failure(on_failure_member)?;
-                let Some((command, _)) = f.string("command")? else {
-                    return Err(malformed(node.offset, "command hook has no \"command\""));
-                };
-                let args = f.string_array("args")?;
-                if let Some(m) = spanned::get(members, "args")
-                    && command.chars().any(char::is_whitespace)
-                    && !command.contains(['/', '\\'])
-                {
-                    self.warn(
-                        m.key_offset,
-                        format!("with \"args\", \"command\" is one executable, but {command:?} contains whitespace; it will not be split"),
-                    );
-                }
-                let shell = match f.string("shell")? {
-                    None => None,
-                    Some((s @ ("bash" | "powershell"), _)) => Some(s.to_string()),
-                    Some((other, off)) => {
-                        return Err(malformed(
-                            off,
-                            format!(
-                                "\"shell\" must be \"bash\" or \"powershell\", found {other:?}"
-                            ),
-                        ));
-                    }
-                };
-                let is_async = f.boolean("async")?;
-                let async_rewake = f.boolean("asyncRewake")?;
-                for key in ["rewakeMessage", "rewakeSummary"] {
-                    if let Some(("", off)) = f.string(key)? {
-                        return Err(malformed(off, format!("\"{key}\" must not be empty")));
-                    }
-                }
-                f.string("cloud")?;
-                HandlerKind::Command(CommandHandler {
-                    command: command.to_string(),
-                    args,
-                    shell,
-                    // asyncRewake implies async (spec §1.6).
-                    is_async: is_async || async_rewake,
-                    async_rewake,
-                })
-            }
-            "http" => {
-                on_failure = parse_on_failure(on_failure_member)?;
-                let url = match f.string("url")? {
-                    None => return Err(malformed(node.offset, "http hook has no \"url\"")),
-                    Some((u, off)) => {
-                        if !looks_like_url(u) {
-                            return Err(malformed(
-                                off,
-                                format!("\"url\" is not a valid URL: {u:?}"),
-                            ));
-                        }
-                        u.to_string()
-                    }
-                };
-                let headers = match spanned::get(members, "headers") {
-                    None => Vec::new(),
-                    Some(m) => {
-                        let Some(hs) = m.value.value.as_object() else {
-                            return Err(malformed(
-                                m.value.offset,
-                                "\"headers\" must be an object of strings",
-                            ));
-                        };
-                        let mut out = Vec::new();
-                        for h in spanned::last_wins(hs) {
-                            match h.value.value.as_str() {
-                                Some(v) => out.push((h.key.clone(), v.to_string())),
-                                None => {
-                                    return Err(malformed(
-                                        h.value.offset,
-                                        format!("header \"{}\" must be a string", h.key),
-                                    ));
-                                }
-                            }
-                        }
-                        out
-                    }
-                };
-                f.string("cloud")?;
-                HandlerKind::Http(HttpHandler {
-                    url,
-                    headers,
-                    allowed_env_vars: f.string_array("allowedEnvVars")?.unwrap_or_default(),
-                })
-            }
-            "prompt" | "agent" => {
-                let Some((prompt, _)) = f.string("prompt")? else {
-                    return Err(malformed(
-                        node.offset,
-                        format!("{type_name} hook has no \"prompt\""),
-                    ));
-                };
-                let model = f.string("model")?.map(|(s, _)| s.to_string());
-                f.boolean("continueOnBlock")?;
-                let p = PromptHandler {
-                    prompt: prompt.to_string(),
-                    model,
-                };
-                if type_name == "prompt" {
-                    HandlerKind::Prompt(p)
-                } else {
-                    HandlerKind::Agent(p)
-                }
-            }
-            _ => {
-                // mcp_tool: any onFailure other than "continue" reads as "block" (spec §1.6).
-                on_failure = match on_failure_member {
+        let (kind, on_failure) = match type_name {
+            "command" => (
+                self.command_kind(&f, node.offset)?,
+                parse_on_failure(on_failure_member)?,
+            ),
+            "http" => (
+                http_kind(&f, node.offset)?,
+                parse_on_failure(on_failure_member)?,
+            ),
+            "prompt" | "agent" => (
+                prompt_kind(&f, type_name, node.offset)?,
+                OnFailure::Continue,
+            ),
+            // mcp_tool: any onFailure other than "continue" reads as "block" (spec §1.6).
+            _ => (
+                mcp_tool_kind(&f, node.offset)?,
+                match on_failure_member {
                     None | Some(("continue", _)) => OnFailure::Continue,
                     Some(_) => OnFailure::Block,
-                };
-                let server = f.string("server")?;
-                let tool = f.string("tool")?;
-                let (Some((server, _)), Some((tool, _))) = (server, tool) else {
-                    return Err(malformed(
-                        node.offset,
-                        "mcp_tool hook needs both \"server\" and \"tool\"",
-                    ));
-                };
-                let input = match spanned::get(members, "input") {
-                    None => None,
-                    Some(m) if m.value.value.as_object().is_some() => {
-                        Some(m.value.value.to_serde())
-                    }
-                    Some(m) => {
-                        return Err(malformed(m.value.offset, "\"input\" must be an object"));
-                    }
-                };
-                HandlerKind::McpTool(McpToolHandler {
-                    server: server.to_string(),
-                    tool: tool.to_string(),
-                    input,
-                })
-            }
+                },
+            ),
         };
         // Everything below is about whether the hook can run, not whether it is well-formed.
         let mut inactive: Option<Inactive> = None;
@@ -801,6 +700,53 @@ impl FileCx<'_> {
             },
             inactive,
         })
+    }
+
+    /// `type: "command"` fields (spec §1.6).
+    fn command_kind(
+        &mut self,
+        f: &Fields<'_>,
+        handler_offset: usize,
+    ) -> Result<HandlerKind, Malformed> {
+        let Some((command, _)) = f.string("command")? else {
+            return Err(malformed(handler_offset, "command hook has no \"command\""));
+        };
+        let args = f.string_array("args")?;
+        if let Some(m) = spanned::get(f.members, "args")
+            && command.chars().any(char::is_whitespace)
+            && !command.contains(['/', '\\'])
+        {
+            self.warn(
+                m.key_offset,
+                format!("with \"args\", \"command\" is one executable, but {command:?} contains whitespace; it will not be split"),
+            );
+        }
+        let shell = match f.string("shell")? {
+            None => None,
+            Some((s @ ("bash" | "powershell"), _)) => Some(s.to_string()),
+            Some((other, off)) => {
+                return Err(malformed(
+                    off,
+                    format!("\"shell\" must be \"bash\" or \"powershell\", found {other:?}"),
+                ));
+            }
+        };
+        let is_async = f.boolean("async")?;
+        let async_rewake = f.boolean("asyncRewake")?;
+        for key in ["rewakeMessage", "rewakeSummary"] {
+            if let Some(("", off)) = f.string(key)? {
+                return Err(malformed(off, format!("\"{key}\" must not be empty")));
+            }
+        }
+        f.string("cloud")?;
+        Ok(HandlerKind::Command(CommandHandler {
+            command: command.to_string(),
+            args,
+            shell,
+            // asyncRewake implies async (spec §1.6).
+            is_async: is_async || async_rewake,
+            async_rewake,
+        }))
     }
 
     fn permissions(&mut self, node: &Node) {
@@ -946,6 +892,98 @@ impl FileCx<'_> {
             }
         }
     }
+}
+
+/// `type: "http"` fields (spec §1.6).
+fn http_kind(f: &Fields<'_>, handler_offset: usize) -> Result<HandlerKind, Malformed> {
+    let url = match f.string("url")? {
+        None => return Err(malformed(handler_offset, "http hook has no \"url\"")),
+        Some((u, off)) => {
+            if !looks_like_url(u) {
+                return Err(malformed(off, format!("\"url\" is not a valid URL: {u:?}")));
+            }
+            u.to_string()
+        }
+    };
+    let headers = match spanned::get(f.members, "headers") {
+        None => Vec::new(),
+        Some(m) => {
+            let Some(hs) = m.value.value.as_object() else {
+                return Err(malformed(
+                    m.value.offset,
+                    "\"headers\" must be an object of strings",
+                ));
+            };
+            let mut out = Vec::new();
+            for h in spanned::last_wins(hs) {
+                match h.value.value.as_str() {
+                    Some(v) => out.push((h.key.clone(), v.to_string())),
+                    None => {
+                        return Err(malformed(
+                            h.value.offset,
+                            format!("header \"{}\" must be a string", h.key),
+                        ));
+                    }
+                }
+            }
+            out
+        }
+    };
+    f.string("cloud")?;
+    Ok(HandlerKind::Http(HttpHandler {
+        url,
+        headers,
+        allowed_env_vars: f.string_array("allowedEnvVars")?.unwrap_or_default(),
+    }))
+}
+
+/// `type: "prompt"` / `"agent"` fields (spec §1.6).
+fn prompt_kind(
+    f: &Fields<'_>,
+    type_name: &str,
+    handler_offset: usize,
+) -> Result<HandlerKind, Malformed> {
+    let Some((prompt, _)) = f.string("prompt")? else {
+        return Err(malformed(
+            handler_offset,
+            format!("{type_name} hook has no \"prompt\""),
+        ));
+    };
+    let model = f.string("model")?.map(|(s, _)| s.to_string());
+    f.boolean("continueOnBlock")?;
+    let p = PromptHandler {
+        prompt: prompt.to_string(),
+        model,
+    };
+    if type_name == "prompt" {
+        Ok(HandlerKind::Prompt(p))
+    } else {
+        Ok(HandlerKind::Agent(p))
+    }
+}
+
+/// `type: "mcp_tool"` fields (spec §1.6).
+fn mcp_tool_kind(f: &Fields<'_>, handler_offset: usize) -> Result<HandlerKind, Malformed> {
+    let server = f.string("server")?;
+    let tool = f.string("tool")?;
+    let (Some((server, _)), Some((tool, _))) = (server, tool) else {
+        return Err(malformed(
+            handler_offset,
+            "mcp_tool hook needs both \"server\" and \"tool\"",
+        ));
+    };
+    let input = match spanned::get(f.members, "input") {
+        None => None,
+        Some(m) if m.value.value.as_object().is_some() => Some(m.value.value.to_serde()),
+        Some(m) => {
+            return Err(malformed(m.value.offset, "\"input\" must be an object"));
+        }
+    };
+    Ok(HandlerKind::McpTool(McpToolHandler {
+        server: server.to_string(),
+        tool: tool.to_string(),
+        input,
+    }))
 }
 
 fn parse_on_failure(member: Option<(&str, usize)>) -> Result<OnFailure, Malformed> {

@@ -181,6 +181,22 @@ pub enum Inactive {
     UnsupportedType,
 }
 
+impl Inactive {
+    /// A short reason for `rein hooks list`, e.g. `never fires in rein`.
+    pub fn describe(&self) -> String {
+        match self {
+            Inactive::UnknownEvent => "unknown event".to_string(),
+            Inactive::EventNotFired => "never fires in rein".to_string(),
+            Inactive::IfOnNonToolEvent => "`if` on a non-tool event: never runs".to_string(),
+            Inactive::InvalidMatcher(msg) => format!("invalid matcher: {msg}"),
+            Inactive::InvalidIf(msg) => format!("invalid `if`: {msg}"),
+            Inactive::Disabled(file) => format!("switched off by {file}"),
+            Inactive::FileVoided(reason) => format!("file not applied: {reason}"),
+            Inactive::UnsupportedType => "handler type not run by rein yet".to_string(),
+        }
+    }
+}
+
 /// One handler as loaded: its event, compiled matcher and `if`, its fields and origin.
 #[derive(Debug, Clone)]
 pub struct ConfiguredHandler {
@@ -244,4 +260,13 @@ pub struct Settings {
     pub allow_managed_hooks_only: bool,
     pub files: Vec<LoadedFile>,
     pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Settings {
+    /// Whether any diagnostic is an error (what `rein hooks validate` fails on).
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Error)
+    }
 }

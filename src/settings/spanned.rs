@@ -115,9 +115,7 @@ impl JsonValue {
         match self {
             JsonValue::Null => Value::Null,
             JsonValue::Bool(b) => Value::Bool(*b),
-            JsonValue::Number(n) => serde_json::from_str::<serde_json::Number>(n)
-                .map(Value::Number)
-                .unwrap_or(Value::Null),
+            JsonValue::Number(n) => number_to_serde(n),
             JsonValue::String(s) => Value::String(s.clone()),
             JsonValue::Array(items) => {
                 Value::Array(items.iter().map(|n| n.value.to_serde()).collect())
@@ -130,6 +128,24 @@ impl JsonValue {
             ),
         }
     }
+}
+
+/// Integers stay integers; other numbers go through Rust's correctly rounded `f64` parse
+/// (serde_json's default float parser is not exact). Out of range (`1e400`) becomes `null`.
+fn number_to_serde(n: &str) -> serde_json::Value {
+    if !n.contains(['.', 'e', 'E']) {
+        if let Ok(i) = n.parse::<i64>() {
+            return serde_json::Value::from(i);
+        }
+        if let Ok(u) = n.parse::<u64>() {
+            return serde_json::Value::from(u);
+        }
+    }
+    n.parse::<f64>()
+        .ok()
+        .and_then(serde_json::Number::from_f64)
+        .map(serde_json::Value::Number)
+        .unwrap_or(serde_json::Value::Null)
 }
 
 /// The last member named `key` (JSON.parse semantics for duplicates).
@@ -212,7 +228,7 @@ pub fn parse(text: &str) -> Result<Document, SyntaxError> {
         duplicates: Vec::new(),
     };
     p.skip_ws()?;
-    let root = p.value(0)?;
+    let root = p.value()?;
     p.skip_ws()?;
     if p.pos < p.bytes.len() {
         return Err(p.error_here("unexpected content after the end of the JSON value"));
@@ -221,6 +237,21 @@ pub fn parse(text: &str) -> Result<Document, SyntaxError> {
         root,
         duplicates: p.duplicates,
     })
+}
+
+/// An open container while reading.
+enum Frame {
+    Array {
+        offset: usize,
+        items: Vec<Node>,
+    },
+    Object {
+        offset: usize,
+        members: Vec<Member>,
+        /// The key whose value is being read.
+        key: (String, usize),
+        seen: Option<std::collections::HashMap<String, usize>>,
+    },
 }
 
 struct Parser<'a> {
@@ -272,30 +303,199 @@ impl Parser<'_> {
         Ok(())
     }
 
-    fn value(&mut self, depth: usize) -> Result<Node, SyntaxError> {
-        let offset = self.pos;
-        let Some(&b) = self.bytes.get(self.pos) else {
-            return Err(self.eof("where a value was expected"));
-        };
-        let value = match b {
-            b'{' => self.object(depth)?,
-            b'[' => self.array(depth)?,
-            b'"' => JsonValue::String(self.string()?),
-            b'-' | b'0'..=b'9' => JsonValue::Number(self.number()?),
-            b't' => self.keyword("true", JsonValue::Bool(true))?,
-            b'f' => self.keyword("false", JsonValue::Bool(false))?,
-            b'n' => self.keyword("null", JsonValue::Null)?,
-            b'\'' => {
-                return Err(self.error_here("strings must use double quotes, not single quotes"));
+    /// Reads one value. Iterative — containers live on an explicit stack — so the nesting limit
+    /// is the only bound and no input can exhaust the thread's stack.
+    fn value(&mut self) -> Result<Node, SyntaxError> {
+        let mut stack: Vec<Frame> = Vec::new();
+        'value: loop {
+            self.skip_ws()?;
+            let offset = self.pos;
+            let Some(&b) = self.bytes.get(self.pos) else {
+                return Err(self.eof("where a value was expected"));
+            };
+            let mut node = match b {
+                b'{' | b'[' => {
+                    if stack.len() >= MAX_DEPTH {
+                        return Err(
+                            self.error_here(format!("JSON nests deeper than {MAX_DEPTH} levels"))
+                        );
+                    }
+                    self.pos += 1;
+                    self.skip_ws()?;
+                    let close = if b == b'{' { b'}' } else { b']' };
+                    if self.bytes.get(self.pos) == Some(&close) {
+                        self.pos += 1;
+                        let value = if b == b'{' {
+                            JsonValue::Object(Vec::new())
+                        } else {
+                            JsonValue::Array(Vec::new())
+                        };
+                        Node { offset, value }
+                    } else if b == b'{' {
+                        let key = self.key()?;
+                        stack.push(Frame::Object {
+                            offset,
+                            members: Vec::new(),
+                            key,
+                            seen: None,
+                        });
+                        continue 'value;
+                    } else {
+                        stack.push(Frame::Array {
+                            offset,
+                            items: Vec::new(),
+                        });
+                        continue 'value;
+                    }
+                }
+                b'"' => Node {
+                    offset,
+                    value: JsonValue::String(self.string()?),
+                },
+                b'-' | b'0'..=b'9' => Node {
+                    offset,
+                    value: JsonValue::Number(self.number()?),
+                },
+                b't' => Node {
+                    offset,
+                    value: self.keyword("true", JsonValue::Bool(true))?,
+                },
+                b'f' => Node {
+                    offset,
+                    value: self.keyword("false", JsonValue::Bool(false))?,
+                },
+                b'n' => Node {
+                    offset,
+                    value: self.keyword("null", JsonValue::Null)?,
+                },
+                b'\'' => {
+                    return Err(
+                        self.error_here("strings must use double quotes, not single quotes")
+                    );
+                }
+                _ => {
+                    return Err(self.error_here(format!(
+                        "expected a JSON value, found {}",
+                        self.describe_here()
+                    )));
+                }
+            };
+            // A value is complete: hand it to its container, closing containers as they end.
+            loop {
+                let Some(frame) = stack.last_mut() else {
+                    return Ok(node);
+                };
+                match frame {
+                    Frame::Array { items, .. } => {
+                        items.push(node);
+                        self.skip_ws()?;
+                        match self.bytes.get(self.pos) {
+                            Some(b',') => {
+                                let comma = self.pos;
+                                self.pos += 1;
+                                self.skip_ws()?;
+                                if self.bytes.get(self.pos) == Some(&b']') {
+                                    return Err(self.error(
+                                        comma,
+                                        "trailing comma before `]` is not allowed in JSON",
+                                    ));
+                                }
+                                continue 'value;
+                            }
+                            Some(b']') => self.pos += 1,
+                            None => return Err(self.eof("inside an array (missing `]`)")),
+                            Some(_) => {
+                                return Err(self.error_here(format!(
+                                    "expected `,` or `]` after an array element, found {}",
+                                    self.describe_here()
+                                )));
+                            }
+                        }
+                    }
+                    Frame::Object {
+                        members, key, seen, ..
+                    } => {
+                        let (k, key_offset) = std::mem::take(key);
+                        self.note_duplicate(members, seen, &k, key_offset);
+                        members.push(Member {
+                            key: k,
+                            key_offset,
+                            value: node,
+                        });
+                        self.skip_ws()?;
+                        match self.bytes.get(self.pos) {
+                            Some(b',') => {
+                                let comma = self.pos;
+                                self.pos += 1;
+                                self.skip_ws()?;
+                                if self.bytes.get(self.pos) == Some(&b'}') {
+                                    return Err(self.error(
+                                        comma,
+                                        "trailing comma before `}` is not allowed in JSON",
+                                    ));
+                                }
+                                *key = self.key()?;
+                                continue 'value;
+                            }
+                            Some(b'}') => self.pos += 1,
+                            None => return Err(self.eof("inside an object (missing `}`)")),
+                            Some(_) => {
+                                return Err(self.error_here(format!(
+                                    "expected `,` or `}}` after an object member, found {}",
+                                    self.describe_here()
+                                )));
+                            }
+                        }
+                    }
+                }
+                node = match stack.pop() {
+                    Some(Frame::Array { offset, items }) => Node {
+                        offset,
+                        value: JsonValue::Array(items),
+                    },
+                    Some(Frame::Object {
+                        offset, members, ..
+                    }) => Node {
+                        offset,
+                        value: JsonValue::Object(members),
+                    },
+                    // `last_mut` just saw this frame; kept total rather than panicking.
+                    None => return Err(self.error_here("internal error: no open container")),
+                };
             }
-            _ => {
+        }
+    }
+
+    /// `"key":` at the cursor (after whitespace); returns the key and where it starts.
+    fn key(&mut self) -> Result<(String, usize), SyntaxError> {
+        self.skip_ws()?;
+        let key_offset = self.pos;
+        match self.bytes.get(self.pos) {
+            Some(b'"') => {}
+            None => return Err(self.eof("inside an object")),
+            Some(b'\'') => {
+                return Err(self.error_here("keys must use double quotes, not single quotes"));
+            }
+            Some(_) => {
                 return Err(self.error_here(format!(
-                    "expected a JSON value, found {}",
+                    "expected a key in double quotes, found {}",
                     self.describe_here()
                 )));
             }
-        };
-        Ok(Node { offset, value })
+        }
+        let key = self.string()?;
+        self.skip_ws()?;
+        match self.bytes.get(self.pos) {
+            Some(b':') => self.pos += 1,
+            None => return Err(self.eof("after an object key")),
+            Some(_) => {
+                return Err(self.error_here(format!(
+                    "expected `:` after the key \"{key}\", found {}",
+                    self.describe_here()
+                )));
+            }
+        }
+        Ok((key, key_offset))
     }
 
     fn keyword(&mut self, word: &str, value: JsonValue) -> Result<JsonValue, SyntaxError> {
@@ -307,87 +507,6 @@ impl Parser<'_> {
                 "expected a JSON value, found {}",
                 self.describe_here()
             )))
-        }
-    }
-
-    fn enter(&self, depth: usize) -> Result<usize, SyntaxError> {
-        if depth >= MAX_DEPTH {
-            Err(self.error_here(format!("JSON nests deeper than {MAX_DEPTH} levels")))
-        } else {
-            Ok(depth + 1)
-        }
-    }
-
-    fn object(&mut self, depth: usize) -> Result<JsonValue, SyntaxError> {
-        let depth = self.enter(depth)?;
-        self.pos += 1;
-        let mut members: Vec<Member> = Vec::new();
-        let mut seen: Option<std::collections::HashMap<String, usize>> = None;
-        self.skip_ws()?;
-        if self.bytes.get(self.pos) == Some(&b'}') {
-            self.pos += 1;
-            return Ok(JsonValue::Object(members));
-        }
-        loop {
-            self.skip_ws()?;
-            let key_offset = self.pos;
-            match self.bytes.get(self.pos) {
-                Some(b'"') => {}
-                None => return Err(self.eof("inside an object")),
-                Some(b'\'') => {
-                    return Err(self.error_here("keys must use double quotes, not single quotes"));
-                }
-                Some(_) => {
-                    return Err(self.error_here(format!(
-                        "expected a key in double quotes, found {}",
-                        self.describe_here()
-                    )));
-                }
-            }
-            let key = self.string()?;
-            self.skip_ws()?;
-            match self.bytes.get(self.pos) {
-                Some(b':') => self.pos += 1,
-                None => return Err(self.eof("after an object key")),
-                Some(_) => {
-                    return Err(self.error_here(format!(
-                        "expected `:` after the key \"{key}\", found {}",
-                        self.describe_here()
-                    )));
-                }
-            }
-            self.skip_ws()?;
-            let value = self.value(depth)?;
-            self.note_duplicate(&members, &mut seen, &key, key_offset);
-            members.push(Member {
-                key,
-                key_offset,
-                value,
-            });
-            self.skip_ws()?;
-            match self.bytes.get(self.pos) {
-                Some(b',') => {
-                    let comma = self.pos;
-                    self.pos += 1;
-                    self.skip_ws()?;
-                    if self.bytes.get(self.pos) == Some(&b'}') {
-                        return Err(
-                            self.error(comma, "trailing comma before `}` is not allowed in JSON")
-                        );
-                    }
-                }
-                Some(b'}') => {
-                    self.pos += 1;
-                    return Ok(JsonValue::Object(members));
-                }
-                None => return Err(self.eof("inside an object (missing `}`)")),
-                Some(_) => {
-                    return Err(self.error_here(format!(
-                        "expected `,` or `}}` after an object member, found {}",
-                        self.describe_here()
-                    )));
-                }
-            }
         }
     }
 
@@ -425,45 +544,6 @@ impl Parser<'_> {
                 first_offset,
                 offset,
             });
-        }
-    }
-
-    fn array(&mut self, depth: usize) -> Result<JsonValue, SyntaxError> {
-        let depth = self.enter(depth)?;
-        self.pos += 1;
-        let mut items = Vec::new();
-        self.skip_ws()?;
-        if self.bytes.get(self.pos) == Some(&b']') {
-            self.pos += 1;
-            return Ok(JsonValue::Array(items));
-        }
-        loop {
-            self.skip_ws()?;
-            items.push(self.value(depth)?);
-            self.skip_ws()?;
-            match self.bytes.get(self.pos) {
-                Some(b',') => {
-                    let comma = self.pos;
-                    self.pos += 1;
-                    self.skip_ws()?;
-                    if self.bytes.get(self.pos) == Some(&b']') {
-                        return Err(
-                            self.error(comma, "trailing comma before `]` is not allowed in JSON")
-                        );
-                    }
-                }
-                Some(b']') => {
-                    self.pos += 1;
-                    return Ok(JsonValue::Array(items));
-                }
-                None => return Err(self.eof("inside an array (missing `]`)")),
-                Some(_) => {
-                    return Err(self.error_here(format!(
-                        "expected `,` or `]` after an array element, found {}",
-                        self.describe_here()
-                    )));
-                }
-            }
         }
     }
 
@@ -637,6 +717,13 @@ mod tests {
         assert!(err(&deep).1.contains("deeper than 256"));
         let ok = "[".repeat(MAX_DEPTH) + &"]".repeat(MAX_DEPTH);
         assert!(parse(&ok).is_ok());
+        // The reader is iterative; reading and dropping a tree at the limit fits in 128 KiB.
+        let objects = "{\"a\":".repeat(MAX_DEPTH - 1) + "1" + &"}".repeat(MAX_DEPTH - 1);
+        let handle = std::thread::Builder::new()
+            .stack_size(128 * 1024)
+            .spawn(move || parse(&objects).is_ok())
+            .unwrap();
+        assert!(handle.join().unwrap());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! Error texts follow Claude Code's `InputValidationError: <Tool> failed due to the following
 //! issue:\n<issue>` form, because models have been trained on them.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
@@ -162,37 +162,26 @@ fn json_type(value: &Value) -> &'static str {
     }
 }
 
-/// Makes the string at `key` (if present) an absolute, lexically cleaned path against `cwd`.
+/// Makes the string at `key` (if present) an absolute path against `cwd`.
 pub fn absolutise_key(map: &mut Map<String, Value>, key: &str, cwd: &Path) {
     if let Some(Value::String(path)) = map.get_mut(key) {
         *path = absolutise(path, cwd).to_string_lossy().into_owned();
     }
 }
 
-/// `path` made absolute against `cwd`, with `~/` expanded and `.`/`..` removed lexically.
+/// `path` made absolute against `cwd`, with `~/` expanded.
 ///
-/// Why lexical: the file may not exist yet (Write), and a symlinked directory must keep the
-/// name the model used so `Edit(src/**)` style rules and hooks see the expected path.
+/// Why no lexical cleaning (`./`, `..`): rein hands hooks the path the model asked for, made
+/// absolute, and leaves normalisation to them (`hooks/normalize-paths.py` rewrites it with
+/// `updatedInput`, the demo this project grew from). Permission rules clean paths themselves
+/// before matching, so `src/../.env` cannot slip past `Edit(.env)`.
 pub fn absolutise(path: &str, cwd: &Path) -> PathBuf {
     let expanded = match path.strip_prefix("~/") {
         Some(rest) => std::env::var_os("HOME").map(|home| Path::new(&home).join(rest)),
         None if path == "~" => std::env::var_os("HOME").map(PathBuf::from),
         None => None,
     };
-    let joined = expanded.unwrap_or_else(|| cwd.join(path));
-    let mut out = PathBuf::new();
-    for component in joined.components() {
-        match component {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            Component::Prefix(_) | Component::RootDir | Component::Normal(_) => {
-                out.push(component.as_os_str())
-            }
-        }
-    }
-    out
+    expanded.unwrap_or_else(|| cwd.join(path))
 }
 
 /// `path` as shown to the model and in Glob/Grep responses: relative to `cwd` when inside it,

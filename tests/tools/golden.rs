@@ -99,7 +99,7 @@ async fn read_full_file_matches_golden() {
     // The PreToolUse sample has the same normalised input.
     let pre = golden("stdin-PreToolUse-Read.json", &root);
     let prepared = ReadTool
-        .prepare(json!({"file_path": "./notes.txt"}), &ctx)
+        .prepare(json!({"file_path": "notes.txt"}), &ctx)
         .expect("prepare");
     assert_eq!(compact(&prepared), compact(&pre["tool_input"]));
 }

@@ -20,10 +20,27 @@ const JS_SPACE: &str = r"\t\n\x0B\x0C\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\
 const JS_DOT: &str = r"[^\n\r\x{2028}\x{2029}]";
 /// Never matches (for `[]` and lone surrogates, which cannot occur in a Rust string).
 const NOTHING: &str = r"[^\x00-\x{10FFFF}]";
-const MAX_NESTING: usize = 200;
+/// Deeper group nesting is refused (fancy-regex has the same limit); keeps recursion small.
+const MAX_NESTING: usize = 64;
 
 /// Translates `src`; the error is a JS-style reason (`Nothing to repeat`, …).
 pub(crate) fn translate(src: &str) -> Result<Translated, String> {
+    let first = translate_for(src, false)?;
+    if first.needs_backtracking {
+        // fancy-regex cannot switch Unicode off, so word boundaries are spelled differently.
+        translate_for(src, true)
+    } else {
+        Ok(first)
+    }
+}
+
+/// ASCII word boundaries as look-arounds, for the backtracking engine.
+const FANCY_WORD_BOUNDARY: &str =
+    r"(?:(?<=[0-9A-Za-z_])(?![0-9A-Za-z_])|(?<![0-9A-Za-z_])(?=[0-9A-Za-z_]))";
+const FANCY_NOT_WORD_BOUNDARY: &str =
+    r"(?:(?<=[0-9A-Za-z_])(?=[0-9A-Za-z_])|(?<![0-9A-Za-z_])(?![0-9A-Za-z_]))";
+
+fn translate_for(src: &str, fancy: bool) -> Result<Translated, String> {
     let chars: Vec<char> = src.chars().collect();
     let names = prescan_groups(&chars);
     let mut t = Translator {
@@ -33,6 +50,7 @@ pub(crate) fn translate(src: &str) -> Result<Translated, String> {
         group_total: names.total,
         names: names.names,
         needs_backtracking: false,
+        fancy,
     };
     t.disjunction(0)?;
     if t.pos < t.chars.len() {
@@ -95,6 +113,8 @@ struct Translator {
     group_total: usize,
     names: Vec<(String, usize)>,
     needs_backtracking: bool,
+    /// Emit for fancy-regex rather than regex.
+    fancy: bool,
 }
 
 impl Translator {
@@ -148,8 +168,12 @@ impl Translator {
                 let neg = self.peek_at(1) == Some('B');
                 self.pos += 2;
                 // JS word boundaries are ASCII-only.
-                self.out
-                    .push_str(if neg { r"(?-u:\B)" } else { r"(?-u:\b)" });
+                self.out.push_str(match (neg, self.fancy) {
+                    (false, false) => r"(?-u:\b)",
+                    (true, false) => r"(?-u:\B)",
+                    (false, true) => FANCY_WORD_BOUNDARY,
+                    (true, true) => FANCY_NOT_WORD_BOUNDARY,
+                });
                 false
             }
             '(' => self.group(depth)?,
@@ -290,7 +314,9 @@ impl Translator {
                 self.out.push(c);
             }
             Some('{') => {
-                let len = self.braced_quantifier_len().unwrap_or(1);
+                let Some(len) = self.braced_quantifier_len() else {
+                    return Ok(());
+                };
                 let body: String = self.chars[self.pos + 1..self.pos + len - 1]
                     .iter()
                     .collect();
