@@ -965,7 +965,8 @@ fn section_sessions(ctx: &Ctx) {
             &path(settings),
             "--max-turns",
             "1000",
-            "--dangerously-skip-permissions",
+            "--allowedTools",
+            "Bash",
         ]
         .map(str::to_string)
         .to_vec()
