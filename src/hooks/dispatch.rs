@@ -213,12 +213,17 @@ pub fn tool_names(tool: &str) -> Vec<&str> {
     names
 }
 
+/// [`tool_names`] without the allocation: this runs once per configured handler per event.
+fn each_tool_name(tool: &str) -> impl Iterator<Item = &str> {
+    std::iter::once(tool).chain(matcher::tool_aliases(tool).iter().copied())
+}
+
 fn matcher_accepts(matcher: &Matcher, input: &HookInput) -> bool {
     let Some(value) = input.match_value() else {
         return true;
     };
     if input.event().is_tool_event() {
-        tool_names(value).iter().any(|name| matcher.matches(name))
+        each_tool_name(value).any(|name| matcher.matches(name))
     } else {
         matcher.matches(value)
     }
@@ -383,10 +388,7 @@ impl Dispatcher {
                 else {
                     continue;
                 };
-                if !tool_names(tool)
-                    .iter()
-                    .any(|name| cond.matches(name, tool_input, &ctx))
-                {
+                if !each_tool_name(tool).any(|name| cond.matches(name, tool_input, &ctx)) {
                     continue;
                 }
             }
