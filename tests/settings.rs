@@ -1,11 +1,11 @@
 //! Settings discovery, merge and validation against real files in temp directories.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use rein::hooks::event::HookEvent;
 use rein::hooks::matcher::Matcher;
-use rein::settings::schema::{HandlerKind, Inactive, Settings, Severity, SourceKind};
+use rein::settings::schema::{HandlerKind, Inactive, Settings, SourceKind};
 use rein::settings::{LoadOptions, load, parse_setting_sources};
 
 /// A fake machine: home, project, managed dir, all under one temp dir.
@@ -581,7 +581,7 @@ fn disable_all_hooks_in_project_keeps_managed_hooks() {
     assert!(
         matches!(&s.handlers[0].inactive, Some(Inactive::Disabled(f)) if f.ends_with("project/.claude/settings.json"))
     );
-    insta::assert_snapshot!(env.render(&s), @"<tmp>/project/.claude/settings.json:1:2: warning: \"disableAllHooks\": true — hooks from user, project, local and --settings files are switched off; managed hooks keep running (1 handlers)");
+    insta::assert_snapshot!(env.render(&s), @"<tmp>/project/.claude/settings.json:1:2: warning: \"disableAllHooks\": true — hooks from user, project, local and --settings files are switched off; managed hooks keep running (handlers switched off: 1)");
 }
 
 #[test]
@@ -782,4 +782,38 @@ fn a_file_full_of_problems_snapshot() {
     let s = env.load();
     insta::assert_snapshot!(env.render(&s));
     assert_eq!(commands(&s), ["typo-event", "x", "ups", "wt"]);
+}
+
+#[test]
+fn duplicate_event_keys_last_wins_like_json_parse() {
+    let env = Env::new();
+    env.project(r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "first"}]}], "Stop": [{"hooks": [{"type": "command", "command": "second"}]}]}}"#);
+    let s = env.load();
+    assert_eq!(commands(&s), ["second"]);
+    insta::assert_snapshot!(env.render(&s), @r#"<tmp>/project/.claude/settings.json:1:76: warning: duplicate key "Stop" (first at line 1, column 12); the later one wins"#);
+}
+
+#[test]
+fn minified_one_line_file_with_ten_thousand_handlers() {
+    let env = Env::new();
+    let hs: Vec<String> = (0..10_000)
+        .map(|i| format!(r#"{{"type":"command","command":"é{i}"}}"#))
+        .collect();
+    env.project(&format!(
+        r#"{{"hooks":{{"PostToolUse":[{{"hooks":[{}]}}]}}}}"#,
+        hs.join(",")
+    ));
+    let start = std::time::Instant::now();
+    let s = env.load();
+    eprintln!("one-line file, 10,000 handlers: {:?}", start.elapsed());
+    assert_eq!(s.handlers.len(), 10_000);
+    let last = &s.handlers[9_999].origin.location;
+    assert_eq!(last.line, 1);
+    // 35 chars before the first handler, then each handler plus its comma.
+    let expected: usize = 35
+        + hs[..9_999]
+            .iter()
+            .map(|h| h.chars().count() + 1)
+            .sum::<usize>();
+    assert_eq!(last.col as usize, expected + 1);
 }

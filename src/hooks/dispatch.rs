@@ -599,11 +599,12 @@ impl Dispatcher {
         let mut spec = CommandSpec::new(form, cwd, timeout);
         spec.env = hook_env(env, env_file);
         spec.env_remove = removed_env();
-        let on_failure = match input.event() {
-            // onFailure is ignored on Stop (spec §1.6).
-            HookEvent::Stop | HookEvent::SubagentStop => OnFailure::Continue,
-            _ if command.is_async || command.async_rewake => OnFailure::Continue,
-            _ => handler.on_failure,
+        // onFailure is ignored for async hooks (spec §1.6); `output::interpret` itself ignores
+        // it on Stop and the other events where it has no meaning.
+        let on_failure = if command.is_async || command.async_rewake {
+            OnFailure::Continue
+        } else {
+            handler.on_failure
         };
         Plan { spec, on_failure }
     }
@@ -1070,12 +1071,12 @@ pub fn merge(input: &HookInput, answers: Vec<Answer>) -> Decision {
             OutcomeKind::Success | OutcomeKind::NonBlocking(_) | OutcomeKind::Cancelled => None,
         };
         // Rule 1: this answer's own permission.
-        let own = match (&blocking, event) {
-            (Some(reason), HookEvent::PreToolUse) => Some(PermissionDecision::Deny {
+        let own = match &blocking {
+            Some(reason) if event == HookEvent::PreToolUse => Some(PermissionDecision::Deny {
                 reason: reason.clone(),
                 text: String::new(),
             }),
-            _ => answer.permission.clone(),
+            Some(_) | None => answer.permission.clone(),
         };
         if let Some(p) = &own
             && best.as_ref().is_none_or(|b| rank(p) > rank(b))
@@ -1230,16 +1231,19 @@ pub fn merge(input: &HookInput, answers: Vec<Answer>) -> Decision {
 
     if !contexts.is_empty() {
         let joined = contexts.join("\n");
-        d.context.push(match event {
-            HookEvent::Stop | HookEvent::SubagentStop => format!(
-                "<system-reminder>\n{} hook additional context: {joined}\n</system-reminder>",
-                event.as_str()
-            ),
-            _ => format!(
-                "{} hook additional context: {joined}",
-                context_name(event, &hook_name)
-            ),
-        });
+        d.context.push(
+            if matches!(event, HookEvent::Stop | HookEvent::SubagentStop) {
+                format!(
+                    "<system-reminder>\n{} hook additional context: {joined}\n</system-reminder>",
+                    event.as_str()
+                )
+            } else {
+                format!(
+                    "{} hook additional context: {joined}",
+                    context_name(event, &hook_name)
+                )
+            },
+        );
     }
     d.permission = best.map(|p| match p {
         PermissionDecision::Deny { reason, .. } => PermissionDecision::Deny {
@@ -1265,24 +1269,18 @@ pub fn merge(input: &HookInput, answers: Vec<Answer>) -> Decision {
     }
     if !blocks.is_empty() {
         let joined = blocks.join("\n");
-        match event {
-            HookEvent::Stop | HookEvent::SubagentStop => {
-                d.stop_feedback = Some(format!("Stop hook feedback:\n{joined}"));
-            }
-            HookEvent::UserPromptSubmit => {
-                let prompt = match input {
-                    HookInput::UserPromptSubmit(i) => i.prompt.as_str(),
-                    _ => "",
-                };
-                d.prompt_blocked_text = Some(if d.suppress_original_prompt {
-                    format!("UserPromptSubmit operation blocked by hook:\n{joined}")
-                } else {
-                    format!(
-                        "UserPromptSubmit operation blocked by hook:\n{joined}\n\nOriginal prompt: {prompt}"
-                    )
-                });
-            }
-            _ => {}
+        if matches!(event, HookEvent::Stop | HookEvent::SubagentStop) {
+            d.stop_feedback = Some(format!("Stop hook feedback:\n{joined}"));
+        }
+        if let HookInput::UserPromptSubmit(i) = input {
+            d.prompt_blocked_text = Some(if d.suppress_original_prompt {
+                format!("UserPromptSubmit operation blocked by hook:\n{joined}")
+            } else {
+                format!(
+                    "UserPromptSubmit operation blocked by hook:\n{joined}\n\nOriginal prompt: {}",
+                    i.prompt
+                )
+            });
         }
         d.block = Some(joined);
     }

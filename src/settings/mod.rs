@@ -243,7 +243,7 @@ fn apply_switches(
         settings.diagnostics.push(Diagnostic {
             severity: Severity::Warning,
             location: d.location,
-            message: format!("\"disableAllHooks\": true — {scope} ({n} handlers)"),
+            message: format!("\"disableAllHooks\": true — {scope} (handlers switched off: {n})"),
         });
     }
     if let Some((m, file)) = managed_only
@@ -255,7 +255,7 @@ fn apply_switches(
             severity: Severity::Warning,
             location: m.location,
             message: format!(
-                "\"allowManagedHooksOnly\": true — only managed hooks run ({n} other handlers switched off)"
+                "\"allowManagedHooksOnly\": true — only managed hooks run (handlers switched off: {n})"
             ),
         });
     }

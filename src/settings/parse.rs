@@ -304,7 +304,7 @@ impl FileCx<'_> {
             );
             return;
         };
-        for member in events {
+        for member in spanned::last_wins(events) {
             self.event(member);
         }
     }
@@ -638,7 +638,7 @@ impl FileCx<'_> {
                             ));
                         };
                         let mut out = Vec::new();
-                        for h in hs {
+                        for h in spanned::last_wins(hs) {
                             match h.value.value.as_str() {
                                 Some(v) => out.push((h.key.clone(), v.to_string())),
                                 None => {

@@ -137,10 +137,28 @@ pub fn get<'a>(members: &'a [Member], key: &str) -> Option<&'a Member> {
     members.iter().rev().find(|m| m.key == key)
 }
 
+/// The members that count: for a key given twice, only the last (JSON.parse semantics), in
+/// file order.
+pub fn last_wins(members: &[Member]) -> Vec<&Member> {
+    let mut last: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (i, m) in members.iter().enumerate() {
+        last.insert(m.key.as_str(), i);
+    }
+    members
+        .iter()
+        .enumerate()
+        .filter(|(i, m)| last.get(m.key.as_str()) == Some(i))
+        .map(|(_, m)| m)
+        .collect()
+}
+
 /// Maps byte offsets to 1-based line and column (columns count characters).
 #[derive(Debug, Clone)]
 pub struct LineIndex {
     line_starts: Vec<usize>,
+    /// Last answer `(line, offset, col)`: queries come mostly in file order, so counting
+    /// characters from the previous answer keeps a minified one-line file linear overall.
+    cursor: std::cell::Cell<(usize, usize, usize)>,
 }
 
 impl LineIndex {
@@ -152,7 +170,10 @@ impl LineIndex {
                 .filter(|(_, b)| *b == b'\n')
                 .map(|(i, _)| i + 1),
         );
-        LineIndex { line_starts }
+        LineIndex {
+            line_starts,
+            cursor: std::cell::Cell::new((0, 0, 0)),
+        }
     }
 
     /// `(line, col)`, both 1-based, for `offset` in `text`.
@@ -163,10 +184,18 @@ impl LineIndex {
             .partition_point(|s| *s <= offset)
             .saturating_sub(1);
         let start = self.line_starts[line];
-        let col = text
-            .get(start..offset)
-            .map(|s| s.chars().count())
-            .unwrap_or(offset - start);
+        let (c_line, c_off, c_col) = self.cursor.get();
+        let (from, base) = if c_line == line && c_off <= offset && c_off >= start {
+            (c_off, c_col)
+        } else {
+            (start, 0)
+        };
+        let col = base
+            + text
+                .get(from..offset)
+                .map(|s| s.chars().count())
+                .unwrap_or(offset - from);
+        self.cursor.set((line, offset, col));
         (
             u32::try_from(line + 1).unwrap_or(u32::MAX),
             u32::try_from(col + 1).unwrap_or(u32::MAX),
