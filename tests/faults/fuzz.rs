@@ -1,1 +1,1 @@
-//! TODO
+//! Placeholder: proptest fuzzing (not written before the deadline).

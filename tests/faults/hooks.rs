@@ -21,7 +21,11 @@ fn pre_tool(e: &Env, command: &str, timeout_s: u64, extra: &[&str]) -> Run {
 /// The session went on: exit 0, the tool ran, the final text was printed.
 fn assert_session_went_on(e: &Env, run: &Run) {
     assert_eq!(run.code, Some(0), "stderr: {:.3000}", run.stderr);
-    assert!(e.exists(TOOL_RAN), "the tool did not run: {:.3000}", run.stderr);
+    assert!(
+        e.exists(TOOL_RAN),
+        "the tool did not run: {:.3000}",
+        run.stderr
+    );
     assert!(run.stdout.contains("done"), "stdout: {:.500}", run.stdout);
     // Every transcript line is complete JSON (checked by `transcript()`).
     assert!(!e.transcript().is_empty());
@@ -128,14 +132,22 @@ fn hundred_mib_on_stderr_with_exit_2_blocks_with_a_bounded_reason() {
     assert_eq!(run.code, Some(0), "{:.2000}", run.stderr);
     assert!(!e.exists(TOOL_RAN), "a blocking hook let the tool run");
     assert!(run.stdout.contains("done"));
-    assert!(run.max_rss_kib < RSS_LIMIT_KIB, "peak RSS {} KiB", run.max_rss_kib);
+    assert!(
+        run.max_rss_kib < RSS_LIMIT_KIB,
+        "peak RSS {} KiB",
+        run.max_rss_kib
+    );
     let results = tool_results(&e.transcript());
     assert_eq!(results.len(), 1);
     assert_eq!(results[0]["is_error"], true);
     let content = results[0]["content"].as_str().unwrap_or_default();
     assert!(content.contains(&format!("[{hook}]: ")), "{content:.300}");
     // The reason carries at most the 1 MiB stderr cap, not 100 MiB.
-    assert!(content.len() <= 1024 * 1024 + 4096, "{} bytes", content.len());
+    assert!(
+        content.len() <= 1024 * 1024 + 4096,
+        "{} bytes",
+        content.len()
+    );
     e.assert_no_leftovers();
 }
 
@@ -193,7 +205,10 @@ fn hook_reading_stdin_one_byte_a_second_is_cut_off_at_its_timeout() {
 #[test]
 fn invalid_utf8_plain_stdout_is_harmless() {
     let e = env();
-    let hook = e.script("garbage.sh", "printf '\\377\\376\\375 not text \\300\\n'\nexit 0");
+    let hook = e.script(
+        "garbage.sh",
+        "printf '\\377\\376\\375 not text \\300\\n'\nexit 0",
+    );
     let run = pre_tool(&e, &hook, 30, &[]);
     assert_session_went_on(&e, &run);
     assert!(!run.stderr.contains("hook error"), "{}", run.stderr);
@@ -228,7 +243,11 @@ printf '"}}'"#,
     );
     let run = pre_tool(&e, &hook, 60, &[]);
     assert_session_went_on(&e, &run);
-    assert!(run.max_rss_kib < 200 * 1024, "peak RSS {} KiB", run.max_rss_kib);
+    assert!(
+        run.max_rss_kib < 200 * 1024,
+        "peak RSS {} KiB",
+        run.max_rss_kib
+    );
     let lines = e.transcript();
     let context = lines
         .iter()
@@ -236,7 +255,11 @@ printf '"}}'"#,
         .map(|l| l["attachment"]["content"].to_string())
         .unwrap_or_default();
     assert!(context.contains("<persisted-output>"), "{context:.500}");
-    assert!(context.len() < 16 * 1024, "context entry is {} bytes", context.len());
+    assert!(
+        context.len() < 16 * 1024,
+        "context entry is {} bytes",
+        context.len()
+    );
     let spilled = walk_files(&e.home.join(".rein"))
         .into_iter()
         .find(|p| p.to_string_lossy().contains("additionalContext"))
@@ -347,7 +370,10 @@ fn sixty_four_hooks_on_one_event_all_run_once_and_concurrently() {
     let log = e.path("ran.log").display().to_string();
     let handlers: Vec<Value> = (0..64)
         .map(|i| {
-            let hook = e.script(&format!("h{i}.sh"), &format!("echo {i} >> '{log}'\nsleep 1"));
+            let hook = e.script(
+                &format!("h{i}.sh"),
+                &format!("echo {i} >> '{log}'\nsleep 1"),
+            );
             handler(&hook, 30)
         })
         .collect();
@@ -382,7 +408,12 @@ fn the_same_hook_in_three_settings_files_runs_once() {
     .unwrap();
     let run = e.run_mock(tool_then_done(), &[]);
     assert_session_went_on(&e, &run);
-    assert_eq!(e.read("ran.log").lines().count(), 1, "{}", e.read("ran.log"));
+    assert_eq!(
+        e.read("ran.log").lines().count(),
+        1,
+        "{}",
+        e.read("ran.log")
+    );
 }
 
 #[test]
@@ -409,7 +440,10 @@ fn a_hook_fault_on_one_call_leaves_the_next_call_checked() {
         &[],
     );
     assert_eq!(run.code, Some(0), "{}", run.stderr);
-    assert!(e.exists("one.flag"), "timed-out hook should let the call proceed");
+    assert!(
+        e.exists("one.flag"),
+        "timed-out hook should let the call proceed"
+    );
     assert!(!e.exists("two.flag"), "the second call was not checked");
     let results = tool_results(&e.transcript());
     assert_eq!(results.len(), 2);

@@ -1,1 +1,1 @@
-//! TODO
+//! Placeholder: model-reply faults (not written before the deadline).
