@@ -21,6 +21,30 @@ use crate::hooks::decision::{Decision, HandlerRun, OutcomeKind, RunStatus};
 /// rein's version as written into every line.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// Most bytes of a hook's stdout or stderr recorded in one transcript or stream-json line.
+///
+/// Why: the runner keeps up to 10 MiB of stdout per run, and JSON escaping can grow it sixfold
+/// (a NUL becomes `\u0000`); 64 flooding hooks would otherwise write gigabytes per call. What
+/// reached the model is recorded whole elsewhere (context entries, tool results, spill files).
+pub const STREAM_RECORD_MAX: usize = 10_000;
+
+/// `text` (a hook stream, `total` bytes long before capping) cut to [`STREAM_RECORD_MAX`] bytes
+/// on a character boundary, with a note saying how much there was.
+pub fn bounded_stream(text: &str, total: u64) -> String {
+    if text.len() <= STREAM_RECORD_MAX {
+        return text.to_string();
+    }
+    let mut end = STREAM_RECORD_MAX;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let total = total.max(text.len() as u64);
+    format!(
+        "{}\n… [{total} bytes in total; truncated here]",
+        &text[..end]
+    )
+}
+
 /// `$REIN_HOME`, else `$HOME/.rein`, else `./.rein`.
 pub fn rein_home() -> PathBuf {
     if let Some(home) = std::env::var_os("REIN_HOME").filter(|v| !v.is_empty()) {
@@ -380,8 +404,14 @@ fn run_attachment(
     insert_tool_use_id(&mut a, tool_use_id);
     a.insert("hookEvent".into(), json!(decision.event.as_str()));
     a.insert("content".into(), json!(content));
-    a.insert("stdout".into(), json!(run.stdout));
-    a.insert("stderr".into(), json!(run.stderr));
+    a.insert(
+        "stdout".into(),
+        json!(bounded_stream(&run.stdout, run.stdout_bytes)),
+    );
+    a.insert(
+        "stderr".into(),
+        json!(bounded_stream(&run.stderr, run.stderr_bytes)),
+    );
     a.insert("exitCode".into(), exit_code);
     a.insert("command".into(), json!(run.command));
     a.insert("durationMs".into(), json!(run.duration.as_millis() as u64));
@@ -391,6 +421,18 @@ fn run_attachment(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn huge_hook_streams_are_recorded_in_part() {
+        assert_eq!(bounded_stream("short", 5), "short");
+        let long = "é".repeat(STREAM_RECORD_MAX);
+        let cut = bounded_stream(&long, 30_000_000);
+        assert!(cut.len() < STREAM_RECORD_MAX + 64, "{}", cut.len());
+        assert!(
+            cut.ends_with("[30000000 bytes in total; truncated here]"),
+            "{cut:.40}"
+        );
+    }
 
     #[test]
     fn encodes_cwd_like_claude_code() {

@@ -10,6 +10,7 @@ use serde_json::{Map, Value, json};
 use crate::agent::model::{ContentBlock, ModelResponse, StopReason};
 use crate::agent::progress::{Observer, Progress};
 use crate::agent::session::{Denial, TurnEnd, TurnOutcome};
+use crate::agent::transcript::bounded_stream;
 use crate::hooks::decision::{OutcomeKind, RunStatus};
 use crate::pipeline::CallStatus;
 
@@ -256,8 +257,8 @@ impl Observer for StreamJson {
                         "command": run.command,
                         "outcome": outcome,
                         "exit_code": exit_code,
-                        "stdout": run.stdout,
-                        "stderr": run.stderr,
+                        "stdout": bounded_stream(&run.stdout, run.stdout_bytes),
+                        "stderr": bounded_stream(&run.stderr, run.stderr_bytes),
                         "session_id": sid,
                     }));
                 }

@@ -934,12 +934,39 @@ fn interpret(
     raw: &RawRun,
     on_failure: OnFailure,
 ) -> Answer {
-    let interpreted = output::interpret(event, text, raw, on_failure);
+    let mut interpreted = output::interpret(event, text, raw, on_failure);
+    if let (RunStatus::Exited(126 | 127), OutcomeKind::NonBlocking(message)) =
+        (&raw.status, &mut interpreted.outcome)
+        && let Some(hint) = crlf_hint(text)
+    {
+        message.push('\n');
+        message.push_str(&hint);
+    }
     for notice in &interpreted.notices {
         tracing::debug!(target: "rein::hooks", command = text, notice = %notice, "hook notice");
     }
     let run = interpreted.to_handler_run(origin, text, raw);
     answer_from(event, interpreted, run)
+}
+
+/// A hint for a script whose `#!` line ends in a carriage return (CRLF line endings): the
+/// kernel then looks for an interpreter named `/bin/sh\r` and the shell says "not found" about
+/// a file that plainly exists. `None` unless the command's first word is such a file.
+fn crlf_hint(command: &str) -> Option<String> {
+    let first = command.split_whitespace().next()?;
+    let path = first.trim_matches(|c| c == '\'' || c == '"');
+    if !path.starts_with('/') {
+        return None;
+    }
+    let mut head = [0u8; 256];
+    let n = std::io::Read::read(&mut std::fs::File::open(path).ok()?, &mut head).ok()?;
+    let line = head[..n].split(|b| *b == b'\n').next()?;
+    (line.starts_with(b"#!") && line.ends_with(b"\r")).then(|| {
+        format!(
+            "hint: {path} has Windows (CRLF) line endings, so its #! interpreter is not found; \
+             convert it with: sed -i 's/\\r$//' {path}"
+        )
+    })
 }
 
 fn answer_from(event: HookEvent, interpreted: Interpreted, run: HandlerRun) -> Answer {

@@ -1,0 +1,355 @@
+//! Fault suite: tries hard to break rein through the built binary (hostile hooks, broken
+//! settings, garbage model replies, signals) and checks what must hold afterwards — the session
+//! goes on, the transcript is complete JSON, no process is left behind, memory stays bounded,
+//! and the user is told what went wrong. The matching table is `docs/reliability.md`.
+//!
+//! One binary; each submodule is one family of faults. The harness here gives every test a
+//! fresh project and home directory, runs `rein` with `wait4` (so the peak RSS of that one run
+//! is known), and inspects `/proc` for processes left in a hook's process group.
+
+mod fuzz;
+mod hooks;
+mod models;
+mod session;
+mod settings;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::cargo::CommandCargoExt;
+use serde_json::{Value, json};
+
+/// A fresh project (`<root>/proj` with `.claude/` and `hooks/`) and home (`<root>/home`).
+pub struct Env {
+    _root: tempfile::TempDir,
+    pub project: PathBuf,
+    pub home: PathBuf,
+}
+
+pub fn env() -> Env {
+    let root = tempfile::tempdir().unwrap();
+    let project = root.path().join("proj");
+    let home = root.path().join("home");
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    std::fs::create_dir_all(project.join("hooks")).unwrap();
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    let project = std::fs::canonicalize(project).unwrap();
+    let home = std::fs::canonicalize(home).unwrap();
+    Env {
+        _root: root,
+        project,
+        home,
+    }
+}
+
+/// What one `rein` run did.
+#[derive(Debug)]
+pub struct Run {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: Duration,
+    /// Peak resident set size of rein (and its reaped children) in KiB, from `wait4`.
+    pub max_rss_kib: i64,
+}
+
+impl Env {
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.project.join(rel)
+    }
+
+    /// Writes `<project>/.claude/settings.json` with `{"hooks": hooks}`.
+    pub fn hooks(&self, hooks: Value) {
+        self.write_json(".claude/settings.json", &json!({ "hooks": hooks }));
+    }
+
+    pub fn write_json(&self, rel: &str, value: &Value) {
+        self.write(rel, &serde_json::to_string_pretty(value).unwrap());
+    }
+
+    pub fn write(&self, rel: &str, text: &str) {
+        let path = self.project.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    /// An executable script `<project>/hooks/<name>` with exactly `text` (shebang included).
+    pub fn raw_script(&self, name: &str, text: &[u8]) -> String {
+        let path = self.project.join("hooks").join(name);
+        std::fs::write(&path, text).unwrap();
+        let mut perm = std::fs::metadata(&path).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+        std::fs::set_permissions(&path, perm).unwrap();
+        path.display().to_string()
+    }
+
+    /// An executable `/bin/sh` script that first records its process group id in
+    /// `<project>/pgids.txt`, then runs `body`.
+    pub fn script(&self, name: &str, body: &str) -> String {
+        let text = format!("#!/bin/sh\n{}\n{body}\n", record_pgid(self));
+        self.raw_script(name, text.as_bytes())
+    }
+
+    /// `<project>/mock.json` holding `turns`.
+    pub fn mock(&self, turns: Value) -> PathBuf {
+        let path = self.project.join("mock.json");
+        std::fs::write(&path, turns.to_string()).unwrap();
+        path
+    }
+
+    /// The `rein` command with a sealed environment (no real keys, no managed settings).
+    pub fn cmd(&self) -> Command {
+        let mut c = Command::cargo_bin("rein").unwrap();
+        c.current_dir(&self.project)
+            .env("HOME", &self.home)
+            .env("REIN_HOME", self.home.join(".rein"))
+            .env("REIN_MANAGED_SETTINGS_DIR", self.home.join("no-managed"))
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("REIN_PROVIDER")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("REIN_LOG")
+            .env_remove("CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS")
+            .stdin(Stdio::null());
+        c
+    }
+
+    /// `rein -p go --mock-script <turns>` plus `extra`.
+    pub fn run_mock(&self, turns: Value, extra: &[&str]) -> Run {
+        let script = self.mock(turns);
+        let mut c = self.cmd();
+        c.args(["-p", "go", "--mock-script"])
+            .arg(&script)
+            .args(extra);
+        run(c)
+    }
+
+    /// Files of every transcript written under `REIN_HOME`.
+    pub fn transcript_files(&self) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let Ok(dirs) = std::fs::read_dir(self.home.join(".rein/projects")) else {
+            return out;
+        };
+        for dir in dirs.flatten() {
+            for f in std::fs::read_dir(dir.path()).unwrap().flatten() {
+                if f.path().extension().is_some_and(|x| x == "jsonl") {
+                    out.push(f.path());
+                }
+            }
+        }
+        out
+    }
+
+    /// The one transcript, every line parsed (a torn or invalid line fails the test).
+    pub fn transcript(&self) -> Vec<Value> {
+        let files = self.transcript_files();
+        assert_eq!(files.len(), 1, "transcripts: {files:?}");
+        let text = std::fs::read_to_string(&files[0]).unwrap();
+        assert!(
+            text.is_empty() || text.ends_with('\n'),
+            "transcript does not end with a newline (torn last line)"
+        );
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad line {l:.200}: {e}")))
+            .collect()
+    }
+
+    /// Total size of the transcript file in bytes.
+    pub fn transcript_bytes(&self) -> u64 {
+        self.transcript_files()
+            .iter()
+            .map(|f| std::fs::metadata(f).unwrap().len())
+            .sum()
+    }
+
+    pub fn exists(&self, rel: &str) -> bool {
+        self.project.join(rel).exists()
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.project.join(rel)).unwrap_or_default()
+    }
+
+    /// Process group ids recorded by [`Env::script`] hooks (and anything else appending to
+    /// `pgids.txt`).
+    pub fn pgids(&self) -> Vec<i32> {
+        self.read("pgids.txt")
+            .split_whitespace()
+            .filter_map(|s| s.parse().ok())
+            .collect()
+    }
+
+    /// Asserts that none of the recorded process groups has a live (non-zombie) process.
+    pub fn assert_no_leftovers(&self) {
+        let pgids = self.pgids();
+        assert!(!pgids.is_empty(), "no hook recorded its process group");
+        for pgid in pgids {
+            assert_group_gone(pgid);
+        }
+    }
+}
+
+/// A shell line that appends the process group id of the running shell to `pgids.txt`.
+/// Why `/proc/$$/stat`: `sh -c <script>` forks the script, so `$$` is not the group leader.
+pub fn record_pgid(e: &Env) -> String {
+    format!(
+        "cut -d' ' -f5 /proc/$$/stat >> '{}'",
+        e.project.join("pgids.txt").display()
+    )
+}
+
+/// Runs `c` to completion, capturing both streams on threads and reaping with `wait4` so the
+/// peak RSS of this child (not of every child of the test process) is known.
+pub fn run(mut c: Command) -> Run {
+    c.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let started = Instant::now();
+    let mut child = c.spawn().unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out_thread = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = out.read_to_end(&mut buf);
+        buf
+    });
+    let err_thread = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = err.read_to_end(&mut buf);
+        buf
+    });
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: zeroed rusage is a valid out-parameter; wait4 on our own child's pid.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let got = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(got, pid, "wait4 failed");
+    let elapsed = started.elapsed();
+    // The child is reaped; std must not wait for it again.
+    std::mem::forget(child);
+    let stdout = String::from_utf8_lossy(&out_thread.join().unwrap()).into_owned();
+    let stderr = String::from_utf8_lossy(&err_thread.join().unwrap()).into_owned();
+    let code = if libc::WIFEXITED(status) {
+        Some(libc::WEXITSTATUS(status))
+    } else {
+        None
+    };
+    Run {
+        code,
+        stdout,
+        stderr,
+        elapsed,
+        max_rss_kib: usage.ru_maxrss,
+    }
+}
+
+/// Live (non-zombie) processes of group `pgid`. pid 1 in a container may not reap orphans,
+/// so a zombie counts as dead.
+pub fn live_members(pgid: i32) -> Vec<(i32, char)> {
+    // SAFETY: kill with signal 0 only checks for existence.
+    if unsafe { libc::kill(-pgid, 0) } != 0 {
+        return Vec::new();
+    }
+    let mut live = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return live;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // Fields after the `(comm)`, which may contain spaces: state ppid pgrp …
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let state = fields.first().and_then(|s| s.chars().next()).unwrap_or('?');
+        let group = fields.get(2).and_then(|s| s.parse::<i32>().ok());
+        if group == Some(pgid) && state != 'Z' && state != 'X' {
+            live.push((pid, state));
+        }
+    }
+    live
+}
+
+/// Fails if group `pgid` still has a live process a little after rein exited (a SIGKILLed
+/// process may take a moment to become a zombie). Kills the leftovers so the suite stays clean.
+pub fn assert_group_gone(pgid: i32) {
+    let waited = Instant::now();
+    let mut live = live_members(pgid);
+    while !live.is_empty() && waited.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(50));
+        live = live_members(pgid);
+    }
+    if !live.is_empty() {
+        // SAFETY: SIGKILL to a group our own test created (recorded by our hook script).
+        unsafe {
+            libc::kill(-pgid, libc::SIGKILL);
+        }
+        panic!("process group {pgid} outlived rein: {live:?}");
+    }
+}
+
+/// A Bash tool call in a mock script.
+pub fn bash(command: &str) -> Value {
+    json!({"tool_use": [{"name": "Bash", "input": {"command": command}}]})
+}
+
+pub fn say(text: &str) -> Value {
+    json!({"text": text})
+}
+
+/// A command handler with a timeout in seconds.
+pub fn handler(command: &str, timeout_s: u64) -> Value {
+    json!({"type": "command", "command": command, "timeout": timeout_s})
+}
+
+/// `[{matcher, hooks: [handler]}]`.
+pub fn on(matcher: &str, command: &str, timeout_s: u64) -> Value {
+    json!([{"matcher": matcher, "hooks": [handler(command, timeout_s)]}])
+}
+
+/// `tool_result` blocks of the transcript, in order.
+pub fn tool_results(lines: &[Value]) -> Vec<Value> {
+    lines
+        .iter()
+        .filter(|l| l["type"] == "user")
+        .filter_map(|l| l["message"]["content"].as_array())
+        .flatten()
+        .filter(|b| b["type"] == "tool_result")
+        .cloned()
+        .collect()
+}
+
+/// Generous slack on top of a configured timeout for a loaded 2-core CI machine.
+pub const GRACE: Duration = Duration::from_secs(5);
+
+/// Asserts the run took less than `limit` (a bound far below what the unprotected case takes).
+pub fn assert_within(run: &Run, limit: Duration) {
+    assert!(
+        run.elapsed < limit,
+        "took {:?}, limit {limit:?}\nstderr: {:.2000}",
+        run.elapsed,
+        run.stderr
+    );
+}
+
+/// The stdin/stdout-free marker every fault test's tool call writes, so "the tool ran" is a
+/// file on disk.
+pub const TOOL_RAN: &str = "tool-ran.flag";
+
+/// A Bash call that creates [`TOOL_RAN`], then a final text.
+pub fn tool_then_done() -> Value {
+    json!([bash(&format!("echo ran > {TOOL_RAN}")), say("done")])
+}
+
+pub fn path_str(p: &Path) -> String {
+    p.display().to_string()
+}

@@ -1,0 +1,1 @@
+//! Placeholder: model-reply faults (not written before the deadline).

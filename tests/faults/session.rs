@@ -1,0 +1,1 @@
+//! Placeholder: signal faults (not written before the deadline).

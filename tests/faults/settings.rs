@@ -1,0 +1,1 @@
+//! Placeholder: settings faults (not written before the deadline).
