@@ -7,11 +7,7 @@
 //! fresh project and home directory, runs `rein` with `wait4` (so the peak RSS of that one run
 //! is known), and inspects `/proc` for processes left in a hook's process group.
 
-mod fuzz;
 mod hooks;
-mod models;
-mod session;
-mod settings;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

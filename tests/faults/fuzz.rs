@@ -1,1 +1,0 @@
-//! Placeholder: proptest fuzzing (not written before the deadline).

@@ -1,1 +1,0 @@
-//! Placeholder: model-reply faults (not written before the deadline).

@@ -1,1 +1,0 @@
-//! Placeholder: settings faults (not written before the deadline).
