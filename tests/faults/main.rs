@@ -118,6 +118,9 @@ impl Env {
         let mut c = self.cmd();
         c.args(["-p", "go", "--mock-script"])
             .arg(&script)
+            // The calls under test must reach execution: approve them up front so the
+            // permission step (headless: deny) does not mask the hook's outcome.
+            .args(["--allowedTools", "Bash,Write"])
             .args(extra);
         run(c)
     }
