@@ -260,6 +260,9 @@ pub enum CallStatus {
     Succeeded,
     /// Executed and failed.
     Failed,
+    /// Still running (or waiting on its hooks) when rein was interrupted by SIGINT/SIGTERM;
+    /// its process group was killed and no later hook fired for it.
+    Interrupted,
 }
 
 /// Everything the session needs from one call.

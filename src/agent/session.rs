@@ -128,6 +128,10 @@ pub struct TurnOutcome {
 struct Sink {
     transcript: Transcript,
     line: Mutex<LineContext>,
+    /// `(id, name)` of the last assistant message's tool calls that have no result yet, so an
+    /// interruption can still answer each one (a transcript never ends on an unanswered
+    /// `tool_use`).
+    outstanding: Mutex<Vec<(String, String)>>,
     next: Box<dyn Observer>,
 }
 
@@ -148,16 +152,29 @@ impl Observer for Sink {
             | Progress::ToolStart { .. }
             | Progress::Notice { .. } => {}
             Progress::Prompt { text, .. } => self.transcript.user_prompt(&ctx, text),
-            Progress::Assistant { response } => self.transcript.assistant(&ctx, response),
+            Progress::Assistant { response } => {
+                let calls = response.content.iter().filter_map(|b| match b {
+                    ContentBlock::ToolUse { id, name, .. } => Some((id.clone(), name.clone())),
+                    ContentBlock::Text { .. } | ContentBlock::ToolResult { .. } => None,
+                });
+                if let Ok(mut outstanding) = self.outstanding.lock() {
+                    *outstanding = calls.collect();
+                }
+                self.transcript.assistant(&ctx, response)
+            }
             Progress::ToolResult {
                 tool_use_id,
                 content,
                 is_error,
                 response,
                 ..
-            } => self
-                .transcript
-                .tool_result(&ctx, tool_use_id, content, is_error, response),
+            } => {
+                if let Ok(mut outstanding) = self.outstanding.lock() {
+                    outstanding.retain(|(id, _)| id != tool_use_id);
+                }
+                self.transcript
+                    .tool_result(&ctx, tool_use_id, content, is_error, response)
+            }
             Progress::Hook {
                 decision,
                 hook_name,
@@ -180,6 +197,10 @@ impl Observer for Sink {
         self.next.observe(progress);
     }
 }
+
+/// The result text of a tool call cut short by SIGINT/SIGTERM (Claude Code's wording for an
+/// interrupted tool use).
+pub const INTERRUPTED_TOOL_USE: &str = "[Request interrupted by user for tool use]";
 
 /// One agent session.
 pub struct Session {
@@ -247,6 +268,7 @@ impl Session {
             sink: Sink {
                 transcript,
                 line: Mutex::new(LineContext::default()),
+                outstanding: Mutex::new(Vec::new()),
                 next: observer,
             },
             config,
@@ -612,6 +634,42 @@ impl Session {
             outcome.result = String::new();
         }
         end
+    }
+
+    /// Records that rein was interrupted (SIGINT/SIGTERM) while the turn was running: each tool
+    /// call of the last assistant message that has no result yet gets an error result
+    /// [`INTERRUPTED_TOOL_USE`] — in the transcript and in the history — so the record never
+    /// ends on an unanswered `tool_use`. The call's future was already dropped, which killed its
+    /// process group; no PostToolUse/PostToolUseFailure hook fires for it (rule documented in
+    /// docs/reliability.md). Call it before [`Session::end`].
+    pub fn interrupted(&mut self) {
+        let outstanding = match self.sink.outstanding.lock() {
+            Ok(mut o) => std::mem::take(&mut *o),
+            Err(_) => Vec::new(),
+        };
+        if outstanding.is_empty() {
+            return;
+        }
+        let mut content = Vec::with_capacity(outstanding.len());
+        for (id, name) in &outstanding {
+            self.sink.observe(Progress::ToolResult {
+                tool_use_id: id,
+                name,
+                content: INTERRUPTED_TOOL_USE,
+                is_error: true,
+                status: CallStatus::Interrupted,
+                response: None,
+            });
+            content.push(ContentBlock::ToolResult {
+                tool_use_id: id.clone(),
+                content: INTERRUPTED_TOOL_USE.to_string(),
+                is_error: true,
+            });
+        }
+        self.messages.push(Message {
+            role: Role::User,
+            content,
+        });
     }
 
     /// Fires SessionEnd with `reason` within its budget, then shuts the dispatcher down.

@@ -92,6 +92,7 @@ impl Observer for TextRenderer {
                         format!("Error: {}", first_line(content, 200))
                     }
                     CallStatus::Succeeded => first_line(content, 200),
+                    CallStatus::Interrupted => "interrupted".to_string(),
                 };
                 let _ = writeln!(err, "{} {line}", g.result);
             }

@@ -159,6 +159,7 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
     };
     match result {
         Err(Interrupted::Signal(code)) => {
+            session.interrupted();
             session.end("other").await;
             code
         }

@@ -8,6 +8,7 @@
 //! is known), and inspects `/proc` for processes left in a hook's process group.
 
 mod hooks;
+mod session;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -201,10 +202,20 @@ pub fn record_pgid(e: &Env) -> String {
 
 /// Runs `c` to completion, capturing both streams on threads and reaping with `wait4` so the
 /// peak RSS of this child (not of every child of the test process) is known.
-pub fn run(mut c: Command) -> Run {
+pub fn run(c: Command) -> Run {
+    run_with(c, |_| ())
+}
+
+/// Like [`run`], with `meanwhile(pid)` running on its own thread while rein runs (to signal it,
+/// say). The thread is joined before returning.
+pub fn run_with(mut c: Command, meanwhile: impl FnOnce(u32) + Send + 'static) -> Run {
     c.stdout(Stdio::piped()).stderr(Stdio::piped());
     let started = Instant::now();
     let mut child = c.spawn().unwrap();
+    let side = {
+        let pid = child.id();
+        std::thread::spawn(move || meanwhile(pid))
+    };
     let mut out = child.stdout.take().unwrap();
     let mut err = child.stderr.take().unwrap();
     let out_thread = std::thread::spawn(move || {
@@ -226,6 +237,7 @@ pub fn run(mut c: Command) -> Run {
     let elapsed = started.elapsed();
     // The child is reaped; std must not wait for it again.
     std::mem::forget(child);
+    side.join().unwrap();
     let stdout = String::from_utf8_lossy(&out_thread.join().unwrap()).into_owned();
     let stderr = String::from_utf8_lossy(&err_thread.join().unwrap()).into_owned();
     let code = if libc::WIFEXITED(status) {
