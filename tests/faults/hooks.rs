@@ -29,12 +29,30 @@ fn assert_session_went_on(e: &Env, run: &Run) {
     assert!(run.stdout.contains("done"), "stdout: {:.500}", run.stdout);
     // Every transcript line is complete JSON (checked by `transcript()`).
     assert!(!e.transcript().is_empty());
+    // Whatever the hook did, rein's own memory stays far below what it was sent.
+    assert!(
+        run.max_rss_kib < RSS_CEILING_KIB,
+        "peak RSS {} KiB",
+        run.max_rss_kib
+    );
+}
+
+/// For a hook that ends by itself at once: the call is not held anywhere near the hook's 30 s
+/// timeout (what waiting on a pipe or on a lost child would cost), and nothing is left behind.
+fn assert_prompt_and_clean(e: &Env, run: &Run) {
+    assert_within(run, GRACE);
+    if !e.pgids().is_empty() {
+        e.assert_no_leftovers();
+    }
 }
 
 const TIMED_OUT: &str = "A hook didn't answer in time, so it didn't check this action.";
 
 /// 100 MiB is what a runaway hook writes here; rein must stay far below holding it.
 const RSS_LIMIT_KIB: i64 = 100 * 1024;
+
+/// Ceiling for every case, the 10 MB JSON document included (it is parsed once, whole).
+const RSS_CEILING_KIB: i64 = 200 * 1024;
 
 #[test]
 fn hook_that_hangs_forever_is_cancelled_at_its_timeout() {
@@ -94,6 +112,7 @@ fn dies_by(signal: &str) {
         "{}",
         run.stderr
     );
+    assert_prompt_and_clean(&e, &run);
     e.assert_no_leftovers();
 }
 
@@ -212,6 +231,7 @@ fn invalid_utf8_plain_stdout_is_harmless() {
     let run = pre_tool(&e, &hook, 30, &[]);
     assert_session_went_on(&e, &run);
     assert!(!run.stderr.contains("hook error"), "{}", run.stderr);
+    assert_prompt_and_clean(&e, &run);
 }
 
 #[test]
@@ -230,6 +250,7 @@ fn json_with_invalid_utf8_is_never_applied() {
         "{}",
         run.stderr
     );
+    assert_prompt_and_clean(&e, &run);
 }
 
 #[test]
@@ -302,6 +323,7 @@ printf '}'"#,
         "{}",
         run.stderr
     );
+    assert_prompt_and_clean(&e, &run);
 }
 
 #[test]
@@ -330,6 +352,7 @@ fn cannot_run(e: &Env, command: &str, why: &str) {
         .find(|l| l.contains("PreToolUse:Bash hook error"))
         .unwrap_or_else(|| panic!("no error shown: {}", run.stderr));
     assert!(line.contains(command) && line.contains(why), "{line}");
+    assert_prompt_and_clean(e, &run);
 }
 
 #[test]
@@ -414,6 +437,7 @@ fn the_same_hook_in_three_settings_files_runs_once() {
         "{}",
         e.read("ran.log")
     );
+    assert_prompt_and_clean(&e, &run);
 }
 
 #[test]
