@@ -7,7 +7,9 @@
 //! fresh project and home directory, runs `rein` with `wait4` (so the peak RSS of that one run
 //! is known), and inspects `/proc` for processes left in a hook's process group.
 
+mod fuzz;
 mod hooks;
+mod settings;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -114,6 +116,11 @@ impl Env {
 
     /// `rein -p go --mock-script <turns>` plus `extra`.
     pub fn run_mock(&self, turns: Value, extra: &[&str]) -> Run {
+        run(self.mock_cmd(turns, extra))
+    }
+
+    /// The command [`Env::run_mock`] runs, for a run with its own cap ([`run_capped`]).
+    pub fn mock_cmd(&self, turns: Value, extra: &[&str]) -> Command {
         let script = self.mock(turns);
         let mut c = self.cmd();
         c.args(["-p", "go", "--mock-script"])
@@ -122,7 +129,7 @@ impl Env {
             // permission step (headless: deny) does not mask the hook's outcome.
             .args(["--allowedTools", "Bash,Write"])
             .args(extra);
-        run(c)
+        c
     }
 
     /// Files of every transcript written under `REIN_HOME`.
@@ -199,12 +206,32 @@ pub fn record_pgid(e: &Env) -> String {
     )
 }
 
+/// Longest any one `rein` run may take before the harness kills it: a hang then fails the test
+/// instead of hanging the suite.
+pub const HARD_CAP: Duration = Duration::from_secs(180);
+
 /// Runs `c` to completion, capturing both streams on threads and reaping with `wait4` so the
 /// peak RSS of this child (not of every child of the test process) is known.
-pub fn run(mut c: Command) -> Run {
+pub fn run(c: Command) -> Run {
+    run_capped(c, HARD_CAP)
+}
+
+/// [`run`], but rein is SIGKILLed after `cap` (the run then has `code: None`).
+pub fn run_capped(mut c: Command, cap: Duration) -> Run {
     c.stdout(Stdio::piped()).stderr(Stdio::piped());
     let started = Instant::now();
     let mut child = c.spawn().unwrap();
+    let (exited, exit_seen) = std::sync::mpsc::channel::<()>();
+    let victim = child.id() as libc::pid_t;
+    let watchdog = std::thread::spawn(move || {
+        if exit_seen.recv_timeout(cap).is_err() {
+            // SAFETY: `victim` is our child and is not reaped before this thread is joined
+            // (the main thread waits with WNOWAIT first), so the pid cannot have been reused.
+            unsafe {
+                libc::kill(victim, libc::SIGKILL);
+            }
+        }
+    });
     let mut out = child.stdout.take().unwrap();
     let mut err = child.stderr.take().unwrap();
     let out_thread = std::thread::spawn(move || {
@@ -218,6 +245,20 @@ pub fn run(mut c: Command) -> Run {
         buf
     });
     let pid = child.id() as libc::pid_t;
+    // Wait for the exit without reaping, stop the watchdog, then reap with `wait4`.
+    // SAFETY: zeroed siginfo is a valid out-parameter; waitid on our own child's pid.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let waited = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOWAIT,
+        )
+    };
+    assert_eq!(waited, 0, "waitid failed");
+    let _ = exited.send(());
+    watchdog.join().unwrap();
     let mut status = 0;
     // SAFETY: zeroed rusage is a valid out-parameter; wait4 on our own child's pid.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
