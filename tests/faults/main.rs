@@ -4,8 +4,8 @@
 //! and the user is told what went wrong. The matching table is `docs/reliability.md`.
 //!
 //! One binary; each submodule is one family of faults. The harness here gives every test a
-//! fresh project and home directory, runs `rein` with `wait4` (so the peak RSS of that one run
-//! is known), and inspects `/proc` for processes left in a hook's process group.
+//! fresh project and home directory, runs `rein` while sampling its peak RSS, and inspects
+//! `/proc` for processes left in a hook's process group.
 
 mod fuzz;
 mod hooks;
@@ -49,7 +49,8 @@ pub struct Run {
     pub stdout: String,
     pub stderr: String,
     pub elapsed: Duration,
-    /// Peak resident set size of rein (and its reaped children) in KiB, from `wait4`.
+    /// Peak resident set size of rein in KiB: the `VmHWM` of its own address space, sampled
+    /// every few milliseconds until it exits (0 if it exited before the first sample).
     pub max_rss_kib: i64,
 }
 
@@ -210,8 +211,8 @@ pub fn record_pgid(e: &Env) -> String {
 /// instead of hanging the suite.
 pub const HARD_CAP: Duration = Duration::from_secs(180);
 
-/// Runs `c` to completion, capturing both streams on threads and reaping with `wait4` so the
-/// peak RSS of this child (not of every child of the test process) is known.
+/// Runs `c` to completion, capturing both streams on threads and sampling the child's peak RSS
+/// (see [`run_capped`]).
 pub fn run(c: Command) -> Run {
     run_capped(c, HARD_CAP)
 }
@@ -223,12 +224,31 @@ pub fn run_capped(mut c: Command, cap: Duration) -> Run {
     let mut child = c.spawn().unwrap();
     let (exited, exit_seen) = std::sync::mpsc::channel::<()>();
     let victim = child.id() as libc::pid_t;
+    // Why sample `VmHWM` rather than take `ru_maxrss` from `wait4`: a spawned child inherits
+    // the peak RSS of the process that spawned it (the kernel carries the old address space's
+    // high-water mark across exec), so a test binary that once held 300 MB — the proptests in
+    // `fuzz` do — would make every later rein look that big. `VmHWM` belongs to rein's own
+    // address space, which exec made new.
     let watchdog = std::thread::spawn(move || {
-        if exit_seen.recv_timeout(cap).is_err() {
-            // SAFETY: `victim` is our child and is not reaped before this thread is joined
-            // (the main thread waits with WNOWAIT first), so the pid cannot have been reused.
-            unsafe {
-                libc::kill(victim, libc::SIGKILL);
+        let deadline = Instant::now() + cap;
+        let mut peak = 0;
+        loop {
+            if let Some(kib) = vm_hwm_kib(victim) {
+                peak = peak.max(kib);
+            }
+            match exit_seen.recv_timeout(Duration::from_millis(5)) {
+                Ok(()) => return peak,
+                Err(_) if Instant::now() < deadline => {}
+                Err(_) => {
+                    // SAFETY: `victim` is our child and is not reaped before this thread is
+                    // joined (the main thread waits with WNOWAIT first), so the pid cannot have
+                    // been reused.
+                    unsafe {
+                        libc::kill(victim, libc::SIGKILL);
+                    }
+                    let _ = exit_seen.recv();
+                    return peak;
+                }
             }
         }
     });
@@ -258,11 +278,10 @@ pub fn run_capped(mut c: Command, cap: Duration) -> Run {
     };
     assert_eq!(waited, 0, "waitid failed");
     let _ = exited.send(());
-    watchdog.join().unwrap();
+    let max_rss_kib = watchdog.join().unwrap();
     let mut status = 0;
-    // SAFETY: zeroed rusage is a valid out-parameter; wait4 on our own child's pid.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let got = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    // SAFETY: wait4 on our own child's pid; a null rusage is allowed.
+    let got = unsafe { libc::wait4(pid, &mut status, 0, std::ptr::null_mut()) };
     assert_eq!(got, pid, "wait4 failed");
     let elapsed = started.elapsed();
     // The child is reaped; std must not wait for it again.
@@ -279,8 +298,15 @@ pub fn run_capped(mut c: Command, cap: Duration) -> Run {
         stdout,
         stderr,
         elapsed,
-        max_rss_kib: usage.ru_maxrss,
+        max_rss_kib,
     }
+}
+
+/// `VmHWM` of a live process in KiB (`None` once it has exited).
+fn vm_hwm_kib(pid: libc::pid_t) -> Option<i64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// Live (non-zombie) processes of group `pgid`. pid 1 in a container may not reap orphans,

@@ -54,7 +54,13 @@ fn validate(e: &Env) -> Run {
 /// The session went on: exit 0, the tool ran, the final text, a complete transcript, and the
 /// user's own hook ran exactly once.
 fn assert_went_on(e: &Env, run: &Run) {
-    assert_eq!(run.code, Some(0), "stderr: {:.3000}", run.stderr);
+    assert_eq!(
+        run.code,
+        Some(0),
+        "after {:?} (a run killed at {CAP:?} has no code)\nstderr: {:.3000}",
+        run.elapsed,
+        run.stderr
+    );
     assert!(
         e.exists(TOOL_RAN),
         "the tool did not run: {:.3000}",
