@@ -489,7 +489,7 @@ fn huge_output() -> impl Strategy<Value = Vec<u8>> {
 }
 
 proptest! {
-    #![proptest_config(cases(16))]
+    #![proptest_config(cases(10))]
 
     /// Megabyte strings anywhere in the output: messages echo at most a bounded part.
     #[test]

@@ -270,28 +270,54 @@ fn long_a() -> String {
 fn catastrophic_matcher_in_a_session_costs_nothing() {
     let e = env();
     user_hook(&e);
-    e.write(
+    // Records which of the two Bash calls the `if` hook fired on: the first call's tool
+    // creates TOOL_RAN, after its hooks.
+    let if_hook = format!(
+        "if [ -f '{ran}' ]; then touch '{second}'; else touch '{first}'; fi",
+        ran = e.path(TOOL_RAN).display(),
+        second = e.path("if-second.flag").display(),
+        first = e.path("if-first.flag").display()
+    );
+    e.write_json(
         ".claude/settings.json",
-        &format!(
-            r#"{{"hooks": {{"PreToolUse": [
-  {{"matcher": "(a+)+$", "hooks": [{regex}]}},
-  {{"matcher": "Bash", "hooks": [{{"type": "command", "if": "Bash(*a*a*a*a*a*a*a*a*a*a*b)", "command": "touch '{flag}'"}}]}}
-]}}}}"#,
-            regex = marker_hook(&e, "regex.flag"),
-            flag = e.path("if.flag").display()
-        ),
+        &json!({"hooks": {"PreToolUse": [
+            {"matcher": "(a+)+$", "hooks": [
+                {"type": "command", "command": format!("touch '{}'", e.path("regex.flag").display())}
+            ]},
+            {"matcher": "Bash", "hooks": [
+                {"type": "command", "if": "Bash(*a*a*a*a*a*a*a*a*a*a*b)", "command": if_hook}
+            ]}
+        ]}}),
     );
     let a = long_a();
     // Unknown tools get an error result before any hook is selected (pipeline step 1): the
-    // matcher never sees these names. The Bash call carries 50,000 `a`s for the `if` rule.
+    // matcher never sees these names. Both Bash calls carry 50,000 `a`s for the `if` rule;
+    // only the second ends in `b`.
     let turns = json!([
         {"tool_use": [{"name": format!("{a}b"), "input": {}}]},
         {"tool_use": [{"name": a.clone(), "input": {}}]},
-        {"tool_use": [{"name": "Bash", "input": {"command": format!("echo ran > {TOOL_RAN} # {a}")}}]},
+        {"tool_use": [{"name": "Bash", "input": {"command": format!("echo {a} > {TOOL_RAN}")}}]},
+        {"tool_use": [{"name": "Bash", "input": {"command": format!("echo {a}b")}}]},
         {"text": "done"}
     ]);
     let run = run_capped(e.mock_cmd(turns, &[]), CAP);
-    assert_went_on(&e, &run);
+    assert_eq!(run.code, Some(0), "{:.3000}", run.stderr);
+    assert!(e.exists(TOOL_RAN), "{:.3000}", run.stderr);
+    assert!(run.stdout.contains("done"), "stdout: {:.500}", run.stdout);
+    assert_within(&run, QUICK);
+    assert_eq!(
+        e.read("user-hook.log"),
+        "user\nuser\n",
+        "one user hook run per Bash call"
+    );
+    assert!(
+        !e.exists("if-first.flag"),
+        "the if rule matched a command not ending in b"
+    );
+    assert!(
+        e.exists("if-second.flag"),
+        "the if rule missed a command ending in b"
+    );
     assert!(
         !e.exists("regex.flag"),
         "a matcher ran against an unknown tool or matched Bash"
@@ -299,13 +325,9 @@ fn catastrophic_matcher_in_a_session_costs_nothing() {
     // The 50,000-character names are not echoed whole to the terminal.
     let longest = run.stderr.lines().map(|l| l.chars().count()).max();
     assert!(longest < Some(400), "a {longest:?}-character progress line");
-    assert!(
-        !e.exists("if.flag"),
-        "the if rule matched a command not ending in b"
-    );
     let results = tool_results(&e.transcript());
-    assert_eq!(results.len(), 3, "{results:.500?}");
-    for (i, name) in [format!("{a}b"), a.clone()].iter().enumerate() {
+    assert_eq!(results.len(), 4, "{results:.500?}");
+    for (i, name) in [format!("{a}b"), a].iter().enumerate() {
         assert_eq!(results[i]["is_error"], true);
         let content = results[i]["content"].as_str().unwrap_or_default();
         assert!(
@@ -347,12 +369,19 @@ fn catastrophic_matcher_against_a_50k_tool_name_finishes_in_hooks_test() {
     assert_eq!(hit.code, Some(0), "{}", hit.stderr);
     assert!(e.exists("regex.flag"), "{:.2000}", hit.stdout);
     assert_within(&hit, QUICK);
-    // A backtracking engine with the limit rein uses for look-around gives up; the linear one
-    // answers. Either way nothing hangs: explain, which runs nothing, agrees.
+    // `rein hooks explain`, which runs nothing, evaluates the same matcher and says why.
     let mut c = e.cmd();
     c.args(["hooks", "explain", "PreToolUse", "--tool", &format!("{a}b")]);
     let explain = run_capped(c, CAP);
     assert_eq!(explain.code, Some(0), "{}", explain.stderr);
+    assert!(
+        explain.stdout.contains("0 of 1 handler configured for PreToolUse would run")
+            && explain.stdout.contains(
+                "why: matcher \"(a+)+$\" (JavaScript regex, unanchored search, case-sensitive) does not match"
+            ),
+        "{:.600}",
+        explain.stdout.replace(&a, "<50k a>")
+    );
     assert_within(&explain, QUICK);
 }
 
