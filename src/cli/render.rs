@@ -80,6 +80,8 @@ impl Observer for TextRenderer {
         let mut err = std::io::stderr().lock();
         match progress {
             Progress::ToolStart { name, input, .. } => {
+                // The name comes from the model: an unknown one may be any length.
+                let name = first_line(name, 120);
                 let _ = writeln!(err, "{} {name}({})", g.call, input_summary(input));
             }
             Progress::ToolResult {

@@ -19,6 +19,12 @@ use crate::permissions::rule::{Rule, RuleContext, RuleError, RulePurpose};
 /// non-match (logged), never a hang.
 const BACKTRACK_LIMIT: usize = 200_000;
 
+/// Most bytes one compiled matcher may take (its NFA, for either engine). Why explicit and
+/// this small: a matcher is tested against tool names; real ones compile to a few KiB, while
+/// `(a{1000}){1000}` would need a million states. Over the limit the matcher is invalid
+/// ("pattern is too large") instead of costing memory — with 10,000 handlers, 10,000 times.
+const REGEX_SIZE_LIMIT: usize = 1 << 20;
+
 /// A compiled `matcher`.
 #[derive(Debug, Clone)]
 pub enum Matcher {
@@ -109,14 +115,22 @@ impl JsRegex {
         let engine = if translated.needs_backtracking {
             fancy_regex::RegexBuilder::new(&translated.pattern)
                 .backtrack_limit(BACKTRACK_LIMIT)
+                .delegate_size_limit(REGEX_SIZE_LIMIT)
                 .build()
                 .map(Engine::Backtracking)
-                .map_err(|e| format!("not supported by rein's regex engine: {e}"))?
+                .map_err(|e| match e {
+                    fancy_regex::Error::CompileError(fancy_regex::CompileError::InnerError(
+                        inner,
+                    )) if inner.size_limit().is_some() => too_large(),
+                    other => format!("not supported by rein's regex engine: {other}"),
+                })?
         } else {
-            regex::Regex::new(&translated.pattern)
+            regex::RegexBuilder::new(&translated.pattern)
+                .size_limit(REGEX_SIZE_LIMIT)
+                .build()
                 .map(Engine::Linear)
                 .map_err(|e| match e {
-                    regex::Error::CompiledTooBig(_) => "pattern is too large".to_string(),
+                    regex::Error::CompiledTooBig(_) => too_large(),
                     other => format!("not supported by rein's regex engine: {other}"),
                 })?
         };
@@ -149,6 +163,13 @@ impl JsRegex {
             },
         }
     }
+}
+
+fn too_large() -> String {
+    format!(
+        "pattern is too large (compiled, it exceeds rein's {} KiB limit)",
+        REGEX_SIZE_LIMIT / 1024
+    )
 }
 
 impl Matcher {

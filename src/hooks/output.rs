@@ -533,11 +533,21 @@ pub fn interpret(
                      anyway (as Claude Code does)"
                 ));
             }
-            interpreted.notices.extend(
-                unread_keys(event, &json).into_iter().map(|key| {
-                    format!("[{command_text}]: `{key}` is not read on {event}; ignored")
-                }),
-            );
+            let unread = unread_keys(event, &json);
+            interpreted
+                .notices
+                .extend(unread.iter().take(MAX_LISTED).map(|key| {
+                    format!(
+                        "[{command_text}]: `{}` is not read on {event}; ignored",
+                        preview(key, QUOTE_MAX_CHARS)
+                    )
+                }));
+            if unread.len() > MAX_LISTED {
+                interpreted.notices.push(format!(
+                    "[{command_text}]: {} more keys are not read on {event}; ignored",
+                    unread.len() - MAX_LISTED
+                ));
+            }
             interpreted.json = Some(json);
             interpreted.output = Some(*output);
             (outcome, interpreted)
@@ -687,8 +697,9 @@ pub fn recognise(event: HookEvent, raw: &RawRun) -> Recognised {
                 Ok(output) => Recognised::Json(value, Box::new(output)),
                 Err(Rejection::WrongEvent { got }) => Recognised::Invalid {
                     message: format!(
-                        "Hook returned incorrect event name: expected '{event}' but got '{got}'. \
+                        "Hook returned incorrect event name: expected '{event}' but got '{}'. \
                          Full stdout: {}",
+                        preview(&got, QUOTE_MAX_CHARS),
                         preview(text, ECHO_MAX_CHARS)
                     ),
                     json: Some(value),
@@ -753,6 +764,14 @@ pub fn unread_keys(event: HookEvent, json: &Value) -> Vec<String> {
 /// Most characters of a hook's output echoed in an error text. Why: Claude Code echoes it all,
 /// but a 10 MiB echo helps nobody; the rest is summarised as a byte count.
 pub const ECHO_MAX_CHARS: usize = 10_000;
+
+/// Most characters of one value (an invalid enum string, an event name, a key) quoted inside a
+/// message; the whole output is echoed separately, under [`ECHO_MAX_CHARS`].
+const QUOTE_MAX_CHARS: usize = 200;
+
+/// Most schema problems or unread keys listed one by one; the rest are counted. Why: a 10 MiB
+/// output of a million wrong array items would otherwise become a 50 MB message.
+const MAX_LISTED: usize = 20;
 
 /// The start of a huge text, for error messages.
 fn preview(text: &str, max_chars: usize) -> String {
@@ -835,8 +854,11 @@ fn join_issues(issues: &[Issue]) -> (String, String) {
         [only] => (only.path.clone(), only.message.clone()),
         [first, rest @ ..] => {
             let mut message = first.message.clone();
-            for issue in rest {
+            for issue in rest.iter().take(MAX_LISTED - 1) {
                 message.push_str(&format!("; {}: {}", issue.path, issue.message));
+            }
+            if issues.len() > MAX_LISTED {
+                message.push_str(&format!("; and {} more", issues.len() - MAX_LISTED));
             }
             (first.path.clone(), message)
         }
@@ -1091,7 +1113,8 @@ fn check_field(path: &str, ty: FieldType, value: &Value, issues: &mut Vec<Issue>
         FieldType::Enum(options) => match value.as_str() {
             Some(text) if options.contains(&text) => {}
             Some(text) => fail(format!(
-                "invalid value \"{text}\"; expected one of {}",
+                "invalid value \"{}\"; expected one of {}",
+                preview(text, QUOTE_MAX_CHARS),
                 ty.describe()
             )),
             None => fail(expected(&ty.describe())),

@@ -205,17 +205,28 @@ pub fn read(candidate: &Candidate) -> ReadOutcome {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             // A dangling symlink is worth mentioning; a missing file is normal.
             return match std::fs::symlink_metadata(path) {
-                Ok(_) => ReadOutcome::Failed(format!("cannot read: {e} (dangling symlink)")),
+                Ok(_) => ReadOutcome::Failed(match std::fs::read_link(path) {
+                    Ok(target) => {
+                        format!("cannot read: dangling symlink to {}", target.display())
+                    }
+                    Err(_) => format!("cannot read: {e} (dangling symlink)"),
+                }),
                 Err(_) if candidate.required => ReadOutcome::Failed(
                     "settings file given with --settings does not exist".to_string(),
                 ),
                 Err(_) => ReadOutcome::Absent,
             };
         }
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return ReadOutcome::Failed(format!("cannot read: a symlink loop ({e})"));
+        }
         Err(e) => return ReadOutcome::Failed(format!("cannot read: {e}")),
     };
     if !meta.is_file() {
-        return ReadOutcome::Failed("cannot read: not a regular file".to_string());
+        return ReadOutcome::Failed(format!(
+            "cannot read: not a regular file ({})",
+            file_kind(&meta.file_type())
+        ));
     }
     if meta.len() > MAX_FILE_BYTES {
         return ReadOutcome::Failed(format!(
@@ -228,5 +239,21 @@ pub fn read(candidate: &Candidate) -> ReadOutcome {
     {
         Ok(_) => ReadOutcome::Bytes(bytes),
         Err(e) => ReadOutcome::Failed(format!("cannot read: {e}")),
+    }
+}
+
+/// What a non-regular file is, for the "not a regular file" diagnostic.
+fn file_kind(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a named pipe"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_block_device() || t.is_char_device() {
+        "a device"
+    } else {
+        "an unknown kind of file"
     }
 }

@@ -4,11 +4,13 @@
 //! and the user is told what went wrong. The matching table is `docs/reliability.md`.
 //!
 //! One binary; each submodule is one family of faults. The harness here gives every test a
-//! fresh project and home directory, runs `rein` with `wait4` (so the peak RSS of that one run
-//! is known), and inspects `/proc` for processes left in a hook's process group.
+//! fresh project and home directory, runs `rein` while sampling its peak RSS, and inspects
+//! `/proc` for processes left in a hook's process group.
 
+mod fuzz;
 mod hooks;
 mod session;
+mod settings;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -48,7 +50,8 @@ pub struct Run {
     pub stdout: String,
     pub stderr: String,
     pub elapsed: Duration,
-    /// Peak resident set size of rein (and its reaped children) in KiB, from `wait4`.
+    /// Peak resident set size of rein in KiB: the `VmHWM` of its own address space, sampled
+    /// every few milliseconds until it exits (0 if it exited before the first sample).
     pub max_rss_kib: i64,
 }
 
@@ -115,6 +118,11 @@ impl Env {
 
     /// `rein -p go --mock-script <turns>` plus `extra`.
     pub fn run_mock(&self, turns: Value, extra: &[&str]) -> Run {
+        run(self.mock_cmd(turns, extra))
+    }
+
+    /// The command [`Env::run_mock`] runs, for a run with its own cap ([`run_capped`]).
+    pub fn mock_cmd(&self, turns: Value, extra: &[&str]) -> Command {
         let script = self.mock(turns);
         let mut c = self.cmd();
         c.args(["-p", "go", "--mock-script"])
@@ -123,7 +131,7 @@ impl Env {
             // permission step (headless: deny) does not mask the hook's outcome.
             .args(["--allowedTools", "Bash,Write"])
             .args(extra);
-        run(c)
+        c
     }
 
     /// Files of every transcript written under `REIN_HOME`.
@@ -200,15 +208,28 @@ pub fn record_pgid(e: &Env) -> String {
     )
 }
 
-/// Runs `c` to completion, capturing both streams on threads and reaping with `wait4` so the
-/// peak RSS of this child (not of every child of the test process) is known.
+/// Longest any one `rein` run may take before the harness kills it: a hang then fails the test
+/// instead of hanging the suite.
+pub const HARD_CAP: Duration = Duration::from_secs(180);
+
+/// Runs `c` to completion, capturing both streams on threads and sampling the child's peak RSS
+/// (see [`run_capped`]).
 pub fn run(c: Command) -> Run {
-    run_with(c, |_| ())
+    run_capped(c, HARD_CAP)
 }
 
-/// Like [`run`], with `meanwhile(pid)` running on its own thread while rein runs (to signal it,
+/// [`run`], but rein is SIGKILLed after `cap` (the run then has `code: None`).
+pub fn run_capped(c: Command, cap: Duration) -> Run {
+    run_full(c, cap, |_| ())
+}
+
+/// [`run`], with `meanwhile(pid)` running on its own thread while rein runs (to signal it,
 /// say). The thread is joined before returning.
-pub fn run_with(mut c: Command, meanwhile: impl FnOnce(u32) + Send + 'static) -> Run {
+pub fn run_with(c: Command, meanwhile: impl FnOnce(u32) + Send + 'static) -> Run {
+    run_full(c, HARD_CAP, meanwhile)
+}
+
+fn run_full(mut c: Command, cap: Duration, meanwhile: impl FnOnce(u32) + Send + 'static) -> Run {
     c.stdout(Stdio::piped()).stderr(Stdio::piped());
     let started = Instant::now();
     let mut child = c.spawn().unwrap();
@@ -216,6 +237,36 @@ pub fn run_with(mut c: Command, meanwhile: impl FnOnce(u32) + Send + 'static) ->
         let pid = child.id();
         std::thread::spawn(move || meanwhile(pid))
     };
+    let (exited, exit_seen) = std::sync::mpsc::channel::<()>();
+    let victim = child.id() as libc::pid_t;
+    // Why sample `VmHWM` rather than take `ru_maxrss` from `wait4`: a spawned child inherits
+    // the peak RSS of the process that spawned it (the kernel carries the old address space's
+    // high-water mark across exec), so a test binary that once held 300 MB — the proptests in
+    // `fuzz` do — would make every later rein look that big. `VmHWM` belongs to rein's own
+    // address space, which exec made new.
+    let watchdog = std::thread::spawn(move || {
+        let deadline = Instant::now() + cap;
+        let mut peak = 0;
+        loop {
+            if let Some(kib) = vm_hwm_kib(victim) {
+                peak = peak.max(kib);
+            }
+            match exit_seen.recv_timeout(Duration::from_millis(5)) {
+                Ok(()) => return peak,
+                Err(_) if Instant::now() < deadline => {}
+                Err(_) => {
+                    // SAFETY: `victim` is our child and is not reaped before this thread is
+                    // joined (the main thread waits with WNOWAIT first), so the pid cannot have
+                    // been reused.
+                    unsafe {
+                        libc::kill(victim, libc::SIGKILL);
+                    }
+                    let _ = exit_seen.recv();
+                    return peak;
+                }
+            }
+        }
+    });
     let mut out = child.stdout.take().unwrap();
     let mut err = child.stderr.take().unwrap();
     let out_thread = std::thread::spawn(move || {
@@ -229,10 +280,23 @@ pub fn run_with(mut c: Command, meanwhile: impl FnOnce(u32) + Send + 'static) ->
         buf
     });
     let pid = child.id() as libc::pid_t;
+    // Wait for the exit without reaping, stop the watchdog, then reap with `wait4`.
+    // SAFETY: zeroed siginfo is a valid out-parameter; waitid on our own child's pid.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let waited = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOWAIT,
+        )
+    };
+    assert_eq!(waited, 0, "waitid failed");
+    let _ = exited.send(());
+    let max_rss_kib = watchdog.join().unwrap();
     let mut status = 0;
-    // SAFETY: zeroed rusage is a valid out-parameter; wait4 on our own child's pid.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let got = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    // SAFETY: wait4 on our own child's pid; a null rusage is allowed.
+    let got = unsafe { libc::wait4(pid, &mut status, 0, std::ptr::null_mut()) };
     assert_eq!(got, pid, "wait4 failed");
     let elapsed = started.elapsed();
     // The child is reaped; std must not wait for it again.
@@ -250,8 +314,15 @@ pub fn run_with(mut c: Command, meanwhile: impl FnOnce(u32) + Send + 'static) ->
         stdout,
         stderr,
         elapsed,
-        max_rss_kib: usage.ru_maxrss,
+        max_rss_kib,
     }
+}
+
+/// `VmHWM` of a live process in KiB (`None` once it has exited).
+fn vm_hwm_kib(pid: libc::pid_t) -> Option<i64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// Live (non-zombie) processes of group `pgid`. pid 1 in a container may not reap orphans,
