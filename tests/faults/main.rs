@@ -8,6 +8,7 @@
 //! is known), and inspects `/proc` for processes left in a hook's process group.
 
 mod hooks;
+mod models;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
