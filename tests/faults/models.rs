@@ -29,6 +29,10 @@ enum Reply {
     Raw(Vec<u8>),
     /// Nothing is ever written; the connection is held until the client closes it (or 60 s).
     Hang,
+    /// These pieces with a pause after each (so they arrive as separate reads), then close.
+    Pieces(Vec<Vec<u8>>),
+    /// These bytes, then the connection is held open without another byte, like [`Reply::Hang`].
+    PartThenHang(Vec<u8>),
 }
 
 /// One request as the server read it.
@@ -157,7 +161,19 @@ fn serve(mut stream: TcpStream, reply: Reply, recorded: &Mutex<Vec<Recorded>>, h
             let _ = stream.flush();
             let _ = stream.shutdown(std::net::Shutdown::Both);
         }
-        Reply::Hang => {
+        Reply::Pieces(pieces) => {
+            for piece in pieces {
+                let _ = stream.write_all(&piece);
+                let _ = stream.flush();
+                std::thread::sleep(Duration::from_millis(30));
+            }
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
+        Reply::Hang | Reply::PartThenHang(_) => {
+            if let Reply::PartThenHang(bytes) = &reply {
+                let _ = stream.write_all(bytes);
+                let _ = stream.flush();
+            }
             hung.fetch_add(1, Ordering::SeqCst);
             // Ends when rein closes its side (EOF) or after the 60 s read timeout.
             while matches!(stream.read(&mut chunk), Ok(n) if n > 0) {}
@@ -200,7 +216,10 @@ fn sse(events: &[Value]) -> Vec<u8> {
 }
 
 fn sse_event(event: &Value) -> String {
-    format!("event: {}\ndata: {event}\n\n", event["type"].as_str().unwrap())
+    format!(
+        "event: {}\ndata: {event}\n\n",
+        event["type"].as_str().unwrap()
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -299,9 +318,11 @@ impl Provider {
                         call
                     })
                     .collect();
-                ok_json(&json!({"id": "chatcmpl-2", "model": "gpt-test", "choices": [{"index": 0,
+                ok_json(
+                    &json!({"id": "chatcmpl-2", "model": "gpt-test", "choices": [{"index": 0,
                     "message": {"role": "assistant", "content": null, "tool_calls": calls},
-                    "finish_reason": "tool_calls"}]}))
+                    "finish_reason": "tool_calls"}]}),
+                )
             }
             Provider::Anthropic => {
                 let mut events = vec![Provider::message_start()];
@@ -358,6 +379,16 @@ impl Provider {
         }
     }
 
+    /// The first half of [`Provider::cut`]'s bytes, then silence with the connection open.
+    fn stall(self) -> Reply {
+        match self.cut() {
+            Reply::Raw(bytes) => Reply::PartThenHang(bytes),
+            Reply::Hang | Reply::PartThenHang(_) | Reply::Pieces(_) => {
+                unreachable!("cut() is raw bytes")
+            }
+        }
+    }
+
     /// 429 with a `retry-after` in seconds and the provider's error body.
     fn rate_limited(self, retry_after_s: &str) -> Reply {
         let body = match self {
@@ -374,6 +405,15 @@ impl Provider {
             "application/json",
             body.to_string().as_bytes(),
         ))
+    }
+
+    /// The credential header rein sent.
+    fn key_sent(self, request: &Recorded) -> Option<&str> {
+        let (name, prefix) = match self {
+            Provider::OpenAi => ("authorization", "Bearer "),
+            Provider::Anthropic => ("x-api-key", ""),
+        };
+        request.headers.get(name)?.strip_prefix(prefix)
     }
 
     /// The ids of the tool calls in the last assistant message of a request body.
@@ -705,4 +745,386 @@ fn openai_tool_calls_without_id_get_distinct_ids_used_throughout() {
 #[test]
 fn anthropic_tool_calls_without_id_get_distinct_ids_used_throughout() {
     missing_ids(Provider::Anthropic);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Empty replies.
+
+/// A well-formed reply with nothing in it ends the turn like any final answer: Stop runs (with
+/// an empty `last_assistant_message`), exit 0, nothing on stdout, and stderr says why.
+fn empty_reply(p: Provider) {
+    let e = env();
+    let server = Server::start(vec![p.empty()]);
+    let run = rein(&e, p, &server, &[]);
+    assert_eq!(run.code, Some(0), "stderr: {:.3000}", run.stderr);
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr.lines().any(|l| l == empty_notice(p)),
+        "stderr: {:.3000}",
+        run.stderr
+    );
+    assert_eq!(server.requests().len(), 1, "an empty answer is not retried");
+    assert!(hook_lines(&e, "stopfailure.jsonl").is_empty());
+    let stops = hook_lines(&e, "stop.jsonl");
+    assert_eq!(stops.len(), 1, "{stops:?}");
+    assert_eq!(stops[0]["last_assistant_message"], "");
+    let lines = e.transcript();
+    let assistant: Vec<&Value> = lines.iter().filter(|l| l["type"] == "assistant").collect();
+    assert_eq!(assistant.len(), 1, "{lines:?}");
+    assert_eq!(assistant[0]["message"]["content"], json!([]));
+    assert_eq!(assistant[0]["message"]["stop_reason"], "end_turn");
+}
+
+/// What rein says on stderr about an empty reply (`gpt-test`/`claude-test` are the models the
+/// replies name; rein reports the configured one).
+fn empty_notice(p: Provider) -> String {
+    let model = match p {
+        Provider::OpenAi => "gpt-4o-mini",
+        Provider::Anthropic => "claude-sonnet-4-5",
+    };
+    format!("The model ({model}) sent an empty reply: no text and no tool calls.")
+}
+
+#[test]
+fn openai_empty_reply_ends_the_turn_and_says_so() {
+    empty_reply(Provider::OpenAi);
+}
+
+#[test]
+fn anthropic_empty_reply_ends_the_turn_and_says_so() {
+    empty_reply(Provider::Anthropic);
+}
+
+/// A 2xx body that is not a response at all is a clear error, not retried (the same request
+/// would get the same body), with StopFailure `unknown`.
+fn malformed_body(p: Provider, body: &[u8], what: &str) {
+    let e = env();
+    let server = Server::start(vec![Reply::Raw(http(
+        "200 OK",
+        &[],
+        "application/json",
+        body,
+    ))]);
+    let run = rein(&e, p, &server, &[]);
+    let message = format!("malformed response from {} {what}", p.endpoint(&server));
+    assert_failed(&e, p, &run, "unknown", &message);
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn openai_empty_object_body_is_a_clear_error() {
+    malformed_body(Provider::OpenAi, b"{}", "(no choices[0]): {}");
+}
+
+#[test]
+fn anthropic_empty_object_body_is_a_clear_error() {
+    malformed_body(Provider::Anthropic, b"{}", "(no content array): {}");
+}
+
+#[test]
+fn openai_empty_body_is_a_clear_error() {
+    malformed_body(
+        Provider::OpenAi,
+        b"",
+        "(invalid JSON: EOF while parsing a value at line 1 column 0): (empty body)",
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cut connections, silence, rate limits.
+
+/// One cut reply, then a good one: retried, the session succeeds.
+fn cut_once(p: Provider) {
+    let e = env();
+    let server = Server::start(vec![p.cut(), p.text("recovered")]);
+    let run = rein(&e, p, &server, &[]);
+    assert_succeeded(&e, &run, "recovered");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "the cut reply was not retried");
+    // The retry is the same request.
+    assert_eq!(requests[0].body, requests[1].body);
+    assert_eq!(requests[1].path, requests[0].path);
+    for request in &requests {
+        assert_eq!(p.key_sent(request), Some("test-key"));
+    }
+}
+
+#[test]
+fn openai_connection_cut_mid_body_is_retried() {
+    cut_once(Provider::OpenAi);
+}
+
+#[test]
+fn anthropic_stream_cut_after_message_start_is_retried() {
+    cut_once(Provider::Anthropic);
+}
+
+/// Every reply cut: 1 + REIN_MAX_RETRIES attempts, then a clear error and StopFailure.
+fn always_cut(p: Provider, kind: &str, prefix: &str) {
+    let e = env();
+    let server = Server::start(vec![p.cut()]);
+    let run = rein(&e, p, &server, &[]);
+    assert_eq!(server.requests().len(), 1 + MAX_RETRIES as usize);
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("Error: model request failed: "))
+        .unwrap_or_else(|| panic!("no error line: {:.3000}", run.stderr))
+        .to_string();
+    let message = line
+        .strip_prefix(&format!("Error: model request failed: {}: ", p.name()))
+        .unwrap_or_else(|| panic!("{line}"));
+    let url = p.endpoint(&server);
+    assert!(
+        message.starts_with(&prefix.replace("{url}", &url)),
+        "{message}"
+    );
+    assert!(
+        message.ends_with(&format!(" (gave up after {} attempts)", 1 + MAX_RETRIES)),
+        "{message}"
+    );
+    assert_failed(&e, p, &run, kind, message);
+    e.assert_no_leftovers();
+}
+
+#[test]
+fn openai_connection_always_cut_gives_up_with_stop_failure() {
+    always_cut(
+        Provider::OpenAi,
+        "unknown",
+        "connection broke while reading the response from {url}: ",
+    );
+}
+
+#[test]
+fn anthropic_stream_always_cut_gives_up_with_stop_failure() {
+    always_cut(
+        Provider::Anthropic,
+        "server_error",
+        "stream from {url} ended before message_stop",
+    );
+}
+
+/// A server that accepts and never answers (or stalls mid-reply): each attempt ends at
+/// REIN_REQUEST_TIMEOUT_MS, rein gives up after the retries with the URL and the variable named,
+/// far sooner than the server's 60 s, and closes every connection it opened.
+fn silent(p: Provider, reply: Reply, waiting_for: &str) {
+    let e = env();
+    let server = Server::start(vec![reply]);
+    let run = rein(
+        &e,
+        p,
+        &server,
+        &[
+            ("REIN_REQUEST_TIMEOUT_MS", "300"),
+            ("REIN_MAX_RETRIES", "1"),
+        ],
+    );
+    let message = format!(
+        "request to {} timed out: no {waiting_for} within 300 ms (REIN_REQUEST_TIMEOUT_MS) (gave up after 2 attempts)",
+        p.endpoint(&server)
+    );
+    assert_failed(&e, p, &run, "unknown", &message);
+    assert_eq!(server.requests().len(), 2, "a timeout is retried once");
+    // Two attempts of 300 ms each at least; far below the 60 s the server would hold them.
+    assert!(
+        run.elapsed >= Duration::from_millis(600),
+        "{:?}",
+        run.elapsed
+    );
+    assert_within(&run, Duration::from_millis(600) + GRACE);
+    assert!(
+        server.hung_connections_closed(),
+        "rein left a connection open"
+    );
+    e.assert_no_leftovers();
+}
+
+#[test]
+fn openai_server_that_never_answers_times_out_naming_url_and_variable() {
+    silent(Provider::OpenAi, Reply::Hang, "response");
+}
+
+#[test]
+fn anthropic_server_that_never_answers_times_out_naming_url_and_variable() {
+    silent(Provider::Anthropic, Reply::Hang, "response");
+}
+
+#[test]
+fn openai_body_that_stalls_halfway_times_out() {
+    silent(
+        Provider::OpenAi,
+        Provider::OpenAi.stall(),
+        "complete response body",
+    );
+}
+
+#[test]
+fn anthropic_stream_that_stalls_after_message_start_times_out() {
+    silent(
+        Provider::Anthropic,
+        Provider::Anthropic.stall(),
+        "stream event",
+    );
+}
+
+/// 429 with `retry-after: 1`, then success: the retry waits the server's second, not the 10 ms
+/// backoff.
+fn rate_limited_then_ok(p: Provider) {
+    let e = env();
+    let server = Server::start(vec![p.rate_limited("1"), p.text("ok")]);
+    let run = rein(&e, p, &server, &[("REIN_RETRY_MAX_DELAY_MS", "5000")]);
+    assert_succeeded(&e, &run, "ok");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let gap = requests[1].at - requests[0].at;
+    assert!(gap >= Duration::from_secs(1), "retried after {gap:?}");
+}
+
+#[test]
+fn openai_429_is_retried_after_retry_after() {
+    rate_limited_then_ok(Provider::OpenAi);
+}
+
+#[test]
+fn anthropic_429_is_retried_after_retry_after() {
+    rate_limited_then_ok(Provider::Anthropic);
+}
+
+/// `retry-after: 30` is capped by REIN_RETRY_MAX_DELAY_MS=300: the retry comes after the cap,
+/// long before the 30 s, and once the retries are used up the 429 is the error.
+fn rate_limited_always(p: Provider) {
+    let e = env();
+    let server = Server::start(vec![p.rate_limited("30")]);
+    let run = rein(
+        &e,
+        p,
+        &server,
+        &[
+            ("REIN_RETRY_MAX_DELAY_MS", "300"),
+            ("REIN_MAX_RETRIES", "1"),
+        ],
+    );
+    let detail = match p {
+        Provider::OpenAi => "Rate limit reached (rate_limit_exceeded)",
+        Provider::Anthropic => "Rate limit reached (rate_limit_error)",
+    };
+    let message = format!(
+        "HTTP 429 Too Many Requests from {}: {detail} (gave up after 2 attempts)",
+        p.endpoint(&server)
+    );
+    assert_failed(&e, p, &run, "rate_limit", &message);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let gap = requests[1].at - requests[0].at;
+    assert!(gap >= Duration::from_millis(300), "retried after {gap:?}");
+    assert_within(&run, Duration::from_secs(30) / 2);
+}
+
+#[test]
+fn openai_retry_after_is_capped_by_rein_retry_max_delay() {
+    rate_limited_always(Provider::OpenAi);
+}
+
+#[test]
+fn anthropic_retry_after_is_capped_by_rein_retry_max_delay() {
+    rate_limited_always(Provider::Anthropic);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Huge and undecodable replies.
+
+/// Peak RSS allowed for a 10 MB answer: measured ~72 MiB alone (several copies: body, parsed
+/// value, history, transcript line, stdout), up to 160 MiB with 2 cores busy (malloc arenas).
+const HUGE_RSS_LIMIT_KIB: i64 = 256 * 1024;
+
+/// 10 MB of text (lines of 99 characters; Anthropic streams it as 1,000 deltas) is printed
+/// whole, recorded whole, and costs a bounded amount of memory.
+fn huge_reply(p: Provider) {
+    let e = env();
+    let line = format!("{}\n", "0123456789".repeat(10).split_at(99).0);
+    let piece = line.repeat(100); // 10,000 bytes
+    let reply = match p {
+        Provider::OpenAi => p.text(&piece.repeat(1000)),
+        Provider::Anthropic => {
+            let parts: Vec<&str> = std::iter::repeat_n(piece.as_str(), 1000).collect();
+            Reply::Raw(sse(&Provider::text_events(&parts)))
+        }
+    };
+    let text = piece.repeat(1000);
+    let server = Server::start(vec![reply]);
+    let run = rein(&e, p, &server, &[]);
+    assert_eq!(run.code, Some(0), "stderr: {:.3000}", run.stderr);
+    assert_eq!(run.stdout.len(), text.len() + 1);
+    assert!(run.stdout == format!("{text}\n"), "stdout differs");
+    assert!(
+        run.max_rss_kib < HUGE_RSS_LIMIT_KIB,
+        "peak RSS {} KiB for a 10 MB reply",
+        run.max_rss_kib
+    );
+    let lines = e.transcript();
+    let recorded = lines
+        .iter()
+        .find(|l| l["type"] == "assistant")
+        .map(|l| l["message"]["content"][0]["text"].as_str().unwrap().len());
+    assert_eq!(recorded, Some(text.len()));
+    eprintln!("{}: peak RSS {} KiB", p.name(), run.max_rss_kib);
+}
+
+#[test]
+fn openai_ten_mb_reply_is_printed_whole_with_bounded_memory() {
+    huge_reply(Provider::OpenAi);
+}
+
+#[test]
+fn anthropic_ten_mb_stream_is_printed_whole_with_bounded_memory() {
+    huge_reply(Provider::Anthropic);
+}
+
+/// Invalid UTF-8 inside the answer costs the bad bytes (each becomes U+FFFD), not the turn;
+/// a character split between two network reads survives whole.
+fn invalid_utf8(p: Provider, reply: Reply) {
+    let e = env();
+    let server = Server::start(vec![reply]);
+    let run = rein(&e, p, &server, &[]);
+    let want = "caf\u{FFFD} ok \u{e9}t\u{e9}";
+    assert_succeeded(&e, &run, want);
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "a decodable reply is not retried"
+    );
+    let lines = e.transcript();
+    let text = lines
+        .iter()
+        .find(|l| l["type"] == "assistant")
+        .map(|l| l["message"]["content"][0]["text"].clone());
+    assert_eq!(text, Some(json!(want)));
+}
+
+/// `caf<FF> ok été` as raw bytes, for splicing into a JSON string.
+const BAD_TEXT: &[u8] = b"caf\xff ok \xc3\xa9t\xc3\xa9";
+
+#[test]
+fn openai_invalid_utf8_in_the_answer_is_replaced_not_fatal() {
+    let mut body = br#"{"id":"chatcmpl-1","model":"gpt-test","choices":[{"index":0,"message":{"role":"assistant","content":""#.to_vec();
+    body.extend_from_slice(BAD_TEXT);
+    body.extend_from_slice(br#""},"finish_reason":"stop"}]}"#);
+    let reply = Reply::Raw(http("200 OK", &[], "application/json", &body));
+    invalid_utf8(Provider::OpenAi, reply);
+}
+
+#[test]
+fn anthropic_invalid_utf8_in_the_stream_is_replaced_not_fatal() {
+    let events = Provider::text_events(&["@@"]);
+    let whole = sse(&events);
+    let at = whole.windows(2).position(|w| w == b"@@").unwrap();
+    // The head and events up to the text; the bad text split inside the first `é`; the rest.
+    let split = 9;
+    let pieces = vec![
+        [&whole[..at], &BAD_TEXT[..split]].concat(),
+        [&BAD_TEXT[split..], &whole[at + 2..]].concat(),
+    ];
+    assert_eq!(&BAD_TEXT[split - 1..split + 1], b"\xc3\xa9");
+    invalid_utf8(Provider::Anthropic, Reply::Pieces(pieces));
 }
