@@ -499,6 +499,13 @@ impl Session {
                 }
                 continue;
             }
+            if text.trim().is_empty() {
+                // Why: exit 0 with nothing printed would otherwise look like rein lost the answer.
+                self.notice(&format!(
+                    "The model ({}) sent an empty reply: no text and no tool calls.",
+                    self.model.name()
+                ));
+            }
 
             let stop = self
                 .fire(HookInput::Stop(StopInput {

@@ -9,6 +9,7 @@
 
 mod fuzz;
 mod hooks;
+mod models;
 mod session;
 mod settings;
 

@@ -72,9 +72,10 @@ impl AnthropicModel {
         if !is_stream {
             // Proxies sometimes answer a streaming request with one JSON message.
             let bytes = http::read_body(&self.http, url, response).await?;
-            let value: Value = serde_json::from_slice(&bytes).map_err(|err| {
-                http::malformed_body(url, &format!("invalid JSON: {err}"), &bytes)
-            })?;
+            let value: Value =
+                serde_json::from_str(&String::from_utf8_lossy(&bytes)).map_err(|err| {
+                    http::malformed_body(url, &format!("invalid JSON: {err}"), &bytes)
+                })?;
             return self
                 .parse_message(&value)
                 .map_err(|what| http::malformed_body(url, what, &bytes));
@@ -88,7 +89,13 @@ impl AnthropicModel {
         url: &str,
         response: reqwest::Response,
     ) -> Result<ModelResponse, AttemptError> {
-        let mut events = response.bytes_stream().eventsource();
+        // Why lossy: the SSE decoder stops at the first invalid byte and buffers everything
+        // after it until the stream ends; one bad byte must cost one character instead.
+        let mut utf8 = LossyUtf8::default();
+        let mut events = response
+            .bytes_stream()
+            .map(move |chunk| chunk.map(|bytes| utf8.push(&bytes)))
+            .eventsource();
         let mut state = StreamState::new(&self.model);
         loop {
             let next = tokio::time::timeout(self.http.request_timeout, events.next()).await;
@@ -463,5 +470,59 @@ impl StreamState {
             content,
             stop_reason: stop_reason(self.stop_reason.as_deref()),
         }
+    }
+}
+
+/// Turns a byte stream into valid UTF-8 chunks: each invalid sequence becomes U+FFFD, and a
+/// sequence cut at a chunk boundary waits for the next chunk.
+#[derive(Debug, Default)]
+struct LossyUtf8 {
+    /// The start of a multi-byte character whose remaining bytes have not arrived yet.
+    pending: Vec<u8>,
+}
+
+impl LossyUtf8 {
+    fn push(&mut self, bytes: &[u8]) -> Vec<u8> {
+        let mut input = std::mem::take(&mut self.pending);
+        input.extend_from_slice(bytes);
+        let mut out = String::with_capacity(input.len());
+        let mut rest = input.as_slice();
+        while !rest.is_empty() {
+            match std::str::from_utf8(rest) {
+                Ok(valid) => {
+                    out.push_str(valid);
+                    rest = &[];
+                }
+                Err(err) => {
+                    let (valid, after) = rest.split_at(err.valid_up_to());
+                    out.push_str(std::str::from_utf8(valid).unwrap_or_default());
+                    match err.error_len() {
+                        Some(len) => {
+                            out.push(char::REPLACEMENT_CHARACTER);
+                            rest = &after[len..];
+                        }
+                        None => {
+                            self.pending = after.to_vec();
+                            rest = &[];
+                        }
+                    }
+                }
+            }
+        }
+        out.into_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LossyUtf8;
+
+    #[test]
+    fn lossy_utf8_replaces_bad_bytes_and_joins_split_characters() {
+        let mut utf8 = LossyUtf8::default();
+        assert_eq!(utf8.push(b"caf\xff ok \xc3"), "caf\u{FFFD} ok ".as_bytes());
+        assert_eq!(utf8.push(b"\xa9!"), "\u{e9}!".as_bytes());
+        assert_eq!(utf8.push(b"\xe2\x82"), b"");
+        assert_eq!(utf8.push(b"\xacx\xc3("), "\u{20ac}x\u{FFFD}(".as_bytes());
     }
 }

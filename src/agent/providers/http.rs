@@ -335,12 +335,15 @@ pub fn body_preview(body: &[u8]) -> String {
 
 /// The error for a 2xx body that is not what the API promises.
 pub fn malformed_body(url: &str, what: &str, body: &[u8]) -> AttemptError {
+    let preview = body_preview(body);
+    let preview = if preview.is_empty() {
+        "(empty body)".to_string()
+    } else {
+        preview
+    };
     AttemptError::fatal(
         ModelErrorKind::Unknown,
-        format!(
-            "malformed response from {url} ({what}): {}",
-            body_preview(body)
-        ),
+        format!("malformed response from {url} ({what}): {preview}"),
     )
 }
 

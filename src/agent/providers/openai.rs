@@ -40,7 +40,8 @@ impl OpenAiModel {
         }
         let response = http::send(&self.http, url, request).await?;
         let bytes = http::read_body(&self.http, url, response).await?;
-        let value: Value = serde_json::from_slice(&bytes)
+        // Why lossy: one invalid byte in an answer should cost one character, not the turn.
+        let value: Value = serde_json::from_str(&String::from_utf8_lossy(&bytes))
             .map_err(|err| http::malformed_body(url, &format!("invalid JSON: {err}"), &bytes))?;
         parse_response(&value, &self.model, &self.next_id)
             .map_err(|what| http::malformed_body(url, what, &bytes))
