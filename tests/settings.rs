@@ -542,11 +542,13 @@ fn bom_is_stripped_with_a_warning() {
 #[test]
 fn hooks_of_the_wrong_type() {
     let env = Env::new();
-    env.project(r#"{"hooks": [], "env": {"KEPT": "yes"}}"#);
+    env.project(r#"{"hooks": [], "env": {"DROPPED": "yes"}}"#);
     let s = env.load();
     assert!(s.handlers.is_empty());
-    assert_eq!(s.env, [("KEPT".to_string(), "yes".to_string())]);
-    insta::assert_snapshot!(env.render(&s), @r#"<tmp>/project/.claude/settings.json:1:11: error: "hooks" must be an object mapping event names to arrays, found array; no hooks from this file are loaded"#);
+    // Fail closed: the file is voided (its env and allow rules too), as for a malformed
+    // PreToolUse entry.
+    assert!(s.env.is_empty(), "{:?}", s.env);
+    insta::assert_snapshot!(env.render(&s), @r#"<tmp>/project/.claude/settings.json:1:11: error: "hooks" must be an object mapping event names to arrays, found array; because it may have held the PreToolUse hooks that guard this file's permissions, none of this file's hooks, allow rules or env apply until it is fixed (its deny and ask rules still do)"#);
 }
 
 #[test]

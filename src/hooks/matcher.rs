@@ -19,11 +19,12 @@ use crate::permissions::rule::{Rule, RuleContext, RuleError, RulePurpose};
 /// non-match (logged), never a hang.
 const BACKTRACK_LIMIT: usize = 200_000;
 
-/// Most bytes one compiled matcher may take (its NFA, for either engine). Why explicit and
-/// this small: a matcher is tested against tool names; real ones compile to a few KiB, while
-/// `(a{1000}){1000}` would need a million states. Over the limit the matcher is invalid
-/// ("pattern is too large") instead of costing memory — with 10,000 handlers, 10,000 times.
-const REGEX_SIZE_LIMIT: usize = 1 << 20;
+/// Most bytes one compiled matcher may take (its NFA, for either engine). Why explicit: over
+/// the limit the matcher is invalid ("pattern is too large") instead of costing memory —
+/// `(a{1000}){1000}` would need a million states. Why 10 MiB, the `regex` crate's default:
+/// real matchers compile to a few KiB, and a smaller cap would refuse patterns Claude Code
+/// accepts, such as `.{1000}` (JavaScript's `.` is a large Unicode class).
+const REGEX_SIZE_LIMIT: usize = 10 << 20;
 
 /// A compiled `matcher`.
 #[derive(Debug, Clone)]

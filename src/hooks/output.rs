@@ -18,10 +18,10 @@ use crate::settings::schema::{HandlerOrigin, OnFailure};
 
 /// Deepest nesting of objects/arrays accepted in hook JSON.
 ///
-/// Why: serde_json is built with `unbounded_depth` (the settings loader needs it), so parsing
-/// (and dropping) a 100 000-level document would recurse until the stack overflows. The bytes
-/// are scanned first and anything deeper than this is rejected as invalid hook JSON. 128 is
-/// serde_json's own default limit; no real hook output comes close.
+/// Why a scan of its own before parsing: serde_json stops at the same depth (its recursion
+/// limit), but with a generic "recursion limit exceeded"; the scan names the depth found, costs
+/// no allocation, and keeps rein safe should that limit ever be lifted. 128 is serde_json's
+/// own default; no real hook output comes close.
 pub const MAX_JSON_DEPTH: usize = 128;
 
 /// The text standing in for an empty stderr in reason texts (Claude Code's wording).

@@ -295,13 +295,21 @@ impl FileCx<'_> {
 
     fn hooks(&mut self, node: &Node) {
         let Some(events) = node.value.as_object() else {
+            // Why void the file, not just drop its hooks: the unreadable value may have held
+            // the PreToolUse hooks that guard the allow rules beside it — the same reason a
+            // malformed PreToolUse entry voids its file (spec §1.7). Fail closed.
+            let location = self.location(node.offset);
+            let found = node.value.type_name();
             self.error(
                 node.offset,
                 format!(
-                    "\"hooks\" must be an object mapping event names to arrays, found {}; no hooks from this file are loaded",
-                    node.value.type_name()
+                    "\"hooks\" must be an object mapping event names to arrays, found {found}; because it may have held the PreToolUse hooks that guard this file's permissions, none of this file's hooks, allow rules or env apply until it is fixed (its deny and ask rules still do)"
                 ),
             );
+            if self.out.voided.is_none() {
+                self.out.voided =
+                    Some(format!("\"hooks\" at {location} is {found}, not an object"));
+            }
             return;
         };
         for member in spanned::last_wins(events) {

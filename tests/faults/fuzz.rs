@@ -750,6 +750,20 @@ fn huge_repetitions_are_refused_as_too_large_not_compiled() {
         .expect("compiling a huge repetition did not finish (or failed)");
 }
 
+/// The size cap must not refuse what Claude Code accepts: JavaScript's `.` and `\\w` become
+/// large classes, so a thousand of them is a big (but bounded) program.
+#[test]
+fn large_but_sane_repetitions_still_compile() {
+    for (pattern, hit, miss) in [
+        (".{1000}", "é".repeat(1000), "a".repeat(999)),
+        ("^[a-z]{1000}$", "q".repeat(1000), "q".repeat(1001)),
+    ] {
+        let m = Matcher::compile(Some(HookEvent::PreToolUse), Some(pattern));
+        assert!(m.matches(&hit), "{pattern}: {}", m.describe());
+        assert!(!m.matches(&miss), "{pattern}: {}", m.describe());
+    }
+}
+
 proptest! {
     #![proptest_config(cases(48))]
 

@@ -217,7 +217,7 @@ fn comments_skip_the_file_with_the_position_of_the_comment() {
 }
 
 #[test]
-fn hooks_of_the_wrong_type_drop_only_the_hooks_of_that_file() {
+fn hooks_of_the_wrong_type_void_that_file_but_keep_its_deny_rules() {
     for (value, type_name) in [
         (r#""PreToolUse""#, "string"),
         (r#"[{"PreToolUse": []}]"#, "array"),
@@ -225,34 +225,41 @@ fn hooks_of_the_wrong_type_drop_only_the_hooks_of_that_file() {
     ] {
         let e = env();
         user_hook(&e);
-        // The same file denies the call: that part of it must still apply.
+        // Beside the unreadable hooks: an allow rule they may have guarded (must not apply,
+        // fail closed) and a deny rule (must still apply).
         e.write(
             ".claude/settings.json",
             &format!(
-                "{{\n  \"permissions\": {{\"deny\": [\"Bash(echo ran*)\"]}},\n  \"hooks\": {value}\n}}\n"
+                "{{\n  \"permissions\": {{\"allow\": [\"Bash(touch allowed.flag)\"], \"deny\": [\"Bash(echo ran*)\"]}},\n  \"hooks\": {value}\n}}\n"
             ),
         );
         let file = path_str(&e.path(".claude/settings.json"));
         let head = format!(
-            "{file}:3:12: error: \"hooks\" must be an object mapping event names to arrays, found {type_name}; no hooks from this file are loaded"
+            "{file}:3:12: error: \"hooks\" must be an object mapping event names to arrays, found {type_name}; because it may have held the PreToolUse hooks that guard this file's permissions, none of this file's hooks, allow rules or env apply until it is fixed (its deny and ask rules still do)"
         );
-        let run = session(&e);
+        let script = e.mock(json!([
+            crate::bash("touch allowed.flag"),
+            crate::bash(&format!("echo ran > {TOOL_RAN}")),
+            crate::say("done"),
+        ]));
+        let mut c = e.cmd();
+        c.args(["-p", "go", "--mock-script"]).arg(&script);
+        let run = run_capped(c, CAP);
         assert_eq!(run.code, Some(0), "{}", run.stderr);
         assert_eq!(assert_one(&run.stderr, &file, &head), head);
-        assert_user_hook_ran(&e);
+        // The user's own hook ran for both calls: other files still apply.
+        assert_eq!(e.read("user-hook.log"), "user\nuser\n");
+        assert!(
+            !e.exists("allowed.flag"),
+            "{type_name}: the allow rule of the voided file applied"
+        );
         assert!(
             !e.exists(TOOL_RAN),
             "{type_name}: the deny rule beside the bad hooks was lost"
         );
         let results = tool_results(&e.transcript());
-        assert_eq!(results.len(), 1);
-        assert!(
-            results[0]["content"]
-                .as_str()
-                .unwrap_or_default()
-                .contains("denied"),
-            "{results:?}"
-        );
+        assert_eq!(results.len(), 2, "{results:?}");
+        assert!(results.iter().all(|r| r["is_error"] == true), "{results:?}");
         assert_within(&run, QUICK);
         let v = validate(&e);
         assert_eq!(v.code, Some(1), "{}", v.stdout);
