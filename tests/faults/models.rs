@@ -89,8 +89,13 @@ impl Server {
         }
     }
 
+    /// What rein sent, each request checked against the rules the real APIs enforce.
     fn requests(&self) -> Vec<Recorded> {
-        self.requests.lock().unwrap().clone()
+        let requests = self.requests.lock().unwrap().clone();
+        for request in &requests {
+            assert_api_shaped(request);
+        }
+        requests
     }
 
     /// Waits (up to 3 s) until the client has closed every held connection; false if not.
@@ -179,6 +184,50 @@ fn serve(mut stream: TcpStream, reply: Reply, recorded: &Mutex<Vec<Recorded>>, h
             while matches!(stream.read(&mut chunk), Ok(n) if n > 0) {}
             hung.fetch_sub(1, Ordering::SeqCst);
         }
+    }
+}
+
+/// Fails unless the request's history is one the real API accepts (the rules it answers 400
+/// for): OpenAI takes `null` assistant content only beside `tool_calls`; Anthropic wants
+/// non-empty content on every message, no empty text block, roles alternating from `user`, and
+/// the tool results first in their user message.
+fn assert_api_shaped(request: &Recorded) {
+    let body = &request.body;
+    let messages = body["messages"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no messages in {body}"));
+    if request.path.ends_with("/chat/completions") {
+        for m in messages.iter().filter(|m| m["role"] == "assistant") {
+            let has_calls = m["tool_calls"].as_array().is_some_and(|c| !c.is_empty());
+            assert!(
+                m["content"].is_string() || (m["content"].is_null() && has_calls),
+                "OpenAI rejects this assistant message: {m}"
+            );
+        }
+        return;
+    }
+    assert!(request.path.ends_with("/messages"), "{}", request.path);
+    for (i, m) in messages.iter().enumerate() {
+        let want = if i % 2 == 0 { "user" } else { "assistant" };
+        assert_eq!(m["role"], want, "roles must alternate from user: {body}");
+        let blocks = m["content"].as_array().unwrap_or_else(|| panic!("{m}"));
+        assert!(!blocks.is_empty(), "empty content: {m}");
+        assert!(
+            blocks
+                .iter()
+                .all(|b| b["type"] != "text" || b["text"].as_str().is_some_and(|t| !t.is_empty())),
+            "empty text block: {m}"
+        );
+        let first_other = blocks
+            .iter()
+            .position(|b| b["type"] != "tool_result")
+            .unwrap_or(blocks.len());
+        assert!(
+            blocks[first_other..]
+                .iter()
+                .all(|b| b["type"] != "tool_result"),
+            "tool_result after other content: {m}"
+        );
     }
 }
 
@@ -496,7 +545,16 @@ fn install_hooks(e: &Env) {
         e.script(name, &format!("cat >> '{path}'\necho >> '{path}'"))
     };
     let pre = record("pre.sh", "pre.jsonl");
-    let stop = record("stop.sh", "stop.jsonl");
+    // Blocks once (exit 2, "say something") when the case created `continue-once`.
+    let stop = e.script(
+        "stop.sh",
+        &format!(
+            "cat >> '{log}'\necho >> '{log}'\n\
+             if [ -e '{flag}' ]; then rm '{flag}'; echo 'say something' >&2; exit 2; fi",
+            log = e.path("stop.jsonl").display(),
+            flag = e.path("continue-once").display(),
+        ),
+    );
     let failure = record("stopfailure.sh", "stopfailure.jsonl");
     e.hooks(json!({
         "PreToolUse": [{"matcher": "*", "hooks": [handler(&pre, 30)]}],
@@ -775,6 +833,60 @@ fn empty_reply(p: Provider) {
     assert_eq!(assistant[0]["message"]["stop_reason"], "end_turn");
 }
 
+/// An empty reply that a Stop hook continues stays in the history, and the next request is
+/// still one the API accepts (checked by [`Server::requests`]): OpenAI gets `content: ""`,
+/// Anthropic gets no empty message and the prompt and the hook's feedback as one user turn.
+fn empty_reply_continued(p: Provider) {
+    let e = env();
+    e.write("continue-once", "");
+    let server = Server::start(vec![p.empty(), p.text("second")]);
+    let run = rein(&e, p, &server, &[]);
+    assert_eq!(run.code, Some(0), "stderr: {:.3000}", run.stderr);
+    assert_eq!(run.stdout, "second\n");
+    let stops = hook_lines(&e, "stop.jsonl");
+    assert_eq!(stops.len(), 2, "{stops:?}");
+    assert_eq!(stops[1]["stop_hook_active"], true);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let messages = requests[1].body["messages"].as_array().unwrap().clone();
+    let feedback = format!(
+        "Stop hook feedback:\n[{}]: say something\n",
+        e.path("hooks/stop.sh").display()
+    );
+    match p {
+        Provider::OpenAi => assert_eq!(
+            messages,
+            [
+                json!({"role": "user", "content": "go"}),
+                json!({"role": "assistant", "content": ""}),
+                json!({"role": "user", "content": feedback}),
+            ]
+        ),
+        Provider::Anthropic => assert_eq!(
+            messages,
+            [json!({"role": "user", "content": [
+                {"type": "text", "text": "go"},
+                {"type": "text", "text": feedback},
+            ]})]
+        ),
+    }
+    // The transcript keeps the empty reply as it came.
+    let lines = e.transcript();
+    let assistant: Vec<&Value> = lines.iter().filter(|l| l["type"] == "assistant").collect();
+    assert_eq!(assistant.len(), 2, "{lines:?}");
+    assert_eq!(assistant[0]["message"]["content"], json!([]));
+}
+
+#[test]
+fn openai_empty_reply_continued_by_a_stop_hook_sends_empty_content() {
+    empty_reply_continued(Provider::OpenAi);
+}
+
+#[test]
+fn anthropic_empty_reply_continued_by_a_stop_hook_merges_the_user_turns() {
+    empty_reply_continued(Provider::Anthropic);
+}
+
 /// What rein says on stderr about an empty reply (`gpt-test`/`claude-test` are the models the
 /// replies name; rein reports the configured one).
 fn empty_notice(p: Provider) -> String {
@@ -857,6 +969,38 @@ fn openai_connection_cut_mid_body_is_retried() {
 #[test]
 fn anthropic_stream_cut_after_message_start_is_retried() {
     cut_once(Provider::Anthropic);
+}
+
+/// A body without `content-length` ends where the connection closes: cut halfway it is JSON
+/// that stops early, which is a broken connection (retried), not a malformed answer.
+#[test]
+fn openai_close_delimited_body_cut_halfway_is_retried() {
+    let e = env();
+    let body = Provider::openai_text("never seen").to_string();
+    let mut cut =
+        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n".to_vec();
+    cut.extend_from_slice(&body.as_bytes()[..body.len() / 2]);
+    let server = Server::start(vec![
+        Reply::Raw(cut.clone()),
+        Provider::OpenAi.text("recovered"),
+    ]);
+    let run = rein(&e, Provider::OpenAi, &server, &[]);
+    assert_succeeded(&e, &run, "recovered");
+    assert_eq!(server.requests().len(), 2, "the cut body was not retried");
+
+    // Cut every time: the retries are used up and the error says what happened.
+    let e = env();
+    let server = Server::start(vec![Reply::Raw(cut)]);
+    let run = rein(&e, Provider::OpenAi, &server, &[]);
+    assert_eq!(server.requests().len(), 1 + MAX_RETRIES as usize);
+    let message = format!(
+        "connection broke while reading the response from {}: the body stopped after {} bytes, \
+         in the middle of its JSON (EOF while parsing",
+        Provider::OpenAi.endpoint(&server),
+        body.len() / 2
+    );
+    assert!(run.stderr.contains(&message), "{:.3000}", run.stderr);
+    assert_eq!(run.code, Some(1));
 }
 
 /// Every reply cut: 1 + REIN_MAX_RETRIES attempts, then a clear error and StopFailure.

@@ -210,9 +210,10 @@ impl Model for AnthropicModel {
     }
 }
 
-/// The Messages API request for a history. Empty text blocks (which the API rejects) are
-/// dropped, and a tool input that is not an object (malformed arguments kept as a string) is
-/// sent as `{}`, the only shape the API accepts.
+/// The Messages API request for a history. Empty text blocks and messages (which the API
+/// rejects) are dropped, consecutive messages of one role are merged, and a tool input that is
+/// not an object (malformed arguments kept as a string) is sent as `{}`, the only shape the API
+/// accepts.
 pub fn request_body(
     model: &str,
     system: Option<&str>,
@@ -220,7 +221,7 @@ pub fn request_body(
     messages: &[Message],
     tools: &[ToolSpec],
 ) -> Value {
-    let mut out = Vec::new();
+    let mut out: Vec<Value> = Vec::new();
     for message in messages {
         let blocks: Vec<Value> = message
             .content
@@ -259,6 +260,15 @@ pub fn request_body(
             Role::User => "user",
             Role::Assistant => "assistant",
         };
+        // Why: a dropped empty message (an empty reply a Stop hook continued) leaves two turns
+        // of one role side by side; they are sent as one so the roles strictly alternate.
+        if let Some(last) = out.last_mut()
+            && last["role"] == role
+            && let Some(content) = last.get_mut("content").and_then(Value::as_array_mut)
+        {
+            content.extend(blocks);
+            continue;
+        }
         out.push(json!({"role": role, "content": blocks}));
     }
     let mut body = Map::new();
