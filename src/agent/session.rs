@@ -682,8 +682,16 @@ impl Session {
     /// Fires SessionEnd with `reason` within its budget, then shuts the dispatcher down.
     /// Runs once; later calls do nothing.
     pub async fn end(&mut self, reason: &str) {
+        self.end_unless(reason, std::future::pending::<String>())
+            .await;
+    }
+
+    /// [`Session::end`], cut short when `cancel` completes first: the SessionEnd hooks still
+    /// running are cancelled at once (their process groups killed) and the notice names what
+    /// `cancel` returned (`a second SIGINT`, say). Returns whether `cancel` fired.
+    pub async fn end_unless(&mut self, reason: &str, cancel: impl Future<Output = String>) -> bool {
         if self.ended {
-            return;
+            return false;
         }
         self.ended = true;
         let budget = self.config.session_end_budget;
@@ -694,15 +702,33 @@ impl Session {
         });
         // Why no own failure text: the engine renders `SessionEnd hook [<cmd>] failed: …` into
         // the decision's user messages, which `fire` already shows.
-        if tokio::time::timeout(budget, self.fire(input))
-            .await
-            .is_err()
-        {
-            self.notice(&format!(
-                "SessionEnd hooks did not finish within {} ms and were cancelled",
-                budget.as_millis()
-            ));
+        enum Cut {
+            Finished,
+            Budget,
+            Cancelled(String),
         }
+        let cut = tokio::select! {
+            finished = tokio::time::timeout(budget, self.fire(input)) => match finished {
+                Ok(_) => Cut::Finished,
+                Err(_elapsed) => Cut::Budget,
+            },
+            what = cancel => Cut::Cancelled(what),
+        };
+        let cancelled = match cut {
+            Cut::Finished => false,
+            Cut::Budget => {
+                self.notice(&format!(
+                    "SessionEnd hooks did not finish within {} ms and were cancelled",
+                    budget.as_millis()
+                ));
+                false
+            }
+            Cut::Cancelled(what) => {
+                self.notice(&format!("SessionEnd hooks were cancelled by {what}"));
+                true
+            }
+        };
         self.hooks.shutdown().await;
+        cancelled
     }
 }

@@ -157,20 +157,41 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
             _ = sigterm.recv() => Err(Interrupted::Signal(143)),
         }
     };
+    // Why: rein's handlers replace the default action, so without this a signal during a long
+    // SessionEnd budget (up to 60 s, or CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS) would do
+    // nothing; instead it cancels the SessionEnd hooks still running and rein exits.
+    let mut late: Option<i32> = None;
+    let first = match &result {
+        Err(Interrupted::Signal(code)) => Some(*code),
+        Ok(_) => None,
+    };
+    let reason = match &result {
+        Ok(None) => "prompt_input_exit",
+        Err(_) | Ok(Some(_)) => "other",
+    };
+    if first.is_some() {
+        session.interrupted();
+    }
+    let cancel = async {
+        let (code, name) = tokio::select! {
+            _ = sigint.recv() => (130, "SIGINT"),
+            _ = sigterm.recv() => (143, "SIGTERM"),
+        };
+        late = Some(code);
+        if first == Some(code) {
+            format!("a second {name}")
+        } else {
+            name.to_string()
+        }
+    };
+    session.end_unless(reason, cancel).await;
     match result {
-        Err(Interrupted::Signal(code)) => {
-            session.interrupted();
-            session.end("other").await;
-            code
-        }
-        Ok(None) => {
-            session.end("prompt_input_exit").await;
-            EXIT_OK
-        }
+        Err(Interrupted::Signal(code)) => code,
+        Ok(None) => late.unwrap_or(EXIT_OK),
         Ok(Some(outcome)) => {
-            session.end("other").await;
             let duration_ms = started.elapsed().as_millis() as u64;
-            report(&outcome, format, &session_id, duration_ms, args.max_turns)
+            let code = report(&outcome, format, &session_id, duration_ms, args.max_turns);
+            late.unwrap_or(code)
         }
     }
 }

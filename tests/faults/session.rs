@@ -25,29 +25,40 @@ fn long_tool(e: &Env) -> String {
 /// Runs `rein -p go` on `turns`, sends `signal` once `<project>/started.flag` exists, and
 /// returns the run plus the instant the signal was sent.
 fn interrupt(e: &Env, turns: Value, signal: i32) -> (Run, Instant) {
+    let (run, sent) = signals(e, turns, &[("started.flag", signal)]);
+    (run, sent[0])
+}
+
+/// Runs `rein -p go` on `turns`; for each step in order, waits (≤ 30 s) until the file exists
+/// under the project, then sends the signal. Returns the run and when each signal was sent.
+fn signals(e: &Env, turns: Value, steps: &[(&str, i32)]) -> (Run, Vec<Instant>) {
     let script = e.mock(turns);
     let mut c = e.cmd();
     c.args(["-p", "go", "--allowedTools", "Bash", "--mock-script"])
         .arg(&script);
-    let flag = e.path("started.flag");
-    let sent = Arc::new(Mutex::new(None));
+    let steps: Vec<(std::path::PathBuf, i32)> =
+        steps.iter().map(|(f, s)| (e.path(f), *s)).collect();
+    let sent = Arc::new(Mutex::new(Vec::new()));
     let sent_by_thread = Arc::clone(&sent);
     let run = run_with(c, move |pid| {
-        let waiting = Instant::now();
-        while !flag.exists() {
-            assert!(
-                waiting.elapsed() < Duration::from_secs(30),
-                "the tool call never started"
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        *sent_by_thread.lock().unwrap() = Some(Instant::now());
-        // SAFETY: kill(2) on the pid of the rein child this test spawned.
-        unsafe {
-            libc::kill(pid as i32, signal);
+        for (flag, signal) in &steps {
+            let waiting = Instant::now();
+            while !flag.exists() {
+                assert!(
+                    waiting.elapsed() < Duration::from_secs(30),
+                    "{} never appeared",
+                    flag.display()
+                );
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            sent_by_thread.lock().unwrap().push(Instant::now());
+            // SAFETY: kill(2) on the pid of the rein child this test spawned.
+            unsafe {
+                libc::kill(pid as i32, *signal);
+            }
         }
     });
-    let sent = sent.lock().unwrap().expect("signal sent");
+    let sent = sent.lock().unwrap().clone();
     (run, sent)
 }
 
@@ -178,5 +189,85 @@ fn a_hanging_session_end_hook_is_cancelled_at_the_budget_and_the_others_still_ru
     assert_transcript_whole(&e);
     // Tool group, quick hook, slow hook (with its grandchild): all gone.
     assert_eq!(e.pgids().len(), 3, "{:?}", e.read("pgids.txt"));
+    e.assert_no_leftovers();
+}
+
+/// A SessionEnd hook that marks it started, leaves a grandchild and would run for 30 s, with a
+/// 60 s timeout, so the SessionEnd budget is 60 s.
+fn hanging_session_end(e: &Env) -> Value {
+    let end = session_end_marker(e);
+    let slow = e.script(
+        "end-hang.sh",
+        "touch end-started.flag\nsleep 30 &\nsleep 30",
+    );
+    json!({"SessionEnd": [{"hooks": [handler(&end, 60), handler(&slow, 60)]}]})
+}
+
+/// Ctrl-C twice: the first interrupts the tool call and starts SessionEnd, the second cancels
+/// the SessionEnd hooks at once instead of waiting out their 60 s budget.
+#[test]
+fn a_second_sigint_cancels_hanging_session_end_hooks_at_once() {
+    let e = env();
+    e.hooks(hanging_session_end(&e));
+    let (run, sent) = signals(
+        &e,
+        json!([bash(&long_tool(&e)), say("never")]),
+        &[
+            ("started.flag", libc::SIGINT),
+            ("end-started.flag", libc::SIGINT),
+        ],
+    );
+    assert_eq!(sent.len(), 2);
+    assert_eq!(run.code, Some(130), "stderr: {}", run.stderr);
+    assert!(
+        sent[1].elapsed() < GRACE,
+        "exit took {:?} after the second SIGINT (budget 60 s)",
+        sent[1].elapsed()
+    );
+    assert!(
+        run.stderr
+            .lines()
+            .any(|l| l.ends_with("SessionEnd hooks were cancelled by a second SIGINT")),
+        "stderr: {}",
+        run.stderr
+    );
+    assert!(
+        e.exists("end.json"),
+        "the quick SessionEnd hook did not run"
+    );
+    let results = assert_transcript_whole(&e);
+    assert_eq!(results.last().unwrap()["content"], INTERRUPTED);
+    // Tool group, quick hook, slow hook (with its grandchild): all gone.
+    assert_eq!(e.pgids().len(), 3, "{:?}", e.read("pgids.txt"));
+    e.assert_no_leftovers();
+}
+
+/// A signal that arrives while SessionEnd runs after a finished turn cancels the hooks, keeps
+/// the answer on stdout, and exits with the signal's code.
+#[test]
+fn a_signal_during_session_end_after_the_answer_cancels_it_and_keeps_the_answer() {
+    let e = env();
+    e.hooks(hanging_session_end(&e));
+    let (run, sent) = signals(
+        &e,
+        json!([say("the answer")]),
+        &[("end-started.flag", libc::SIGTERM)],
+    );
+    assert_eq!(run.code, Some(143), "stderr: {}", run.stderr);
+    assert!(
+        sent[0].elapsed() < GRACE,
+        "exit took {:?} after SIGTERM (budget 60 s)",
+        sent[0].elapsed()
+    );
+    assert_eq!(run.stdout, "the answer\n");
+    assert!(
+        run.stderr
+            .lines()
+            .any(|l| l.ends_with("SessionEnd hooks were cancelled by SIGTERM")),
+        "stderr: {}",
+        run.stderr
+    );
+    assert_transcript_whole(&e);
+    assert_eq!(e.pgids().len(), 2, "{:?}", e.read("pgids.txt"));
     e.assert_no_leftovers();
 }
