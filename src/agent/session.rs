@@ -688,10 +688,10 @@ impl Session {
 
     /// [`Session::end`], cut short when `cancel` completes first: the SessionEnd hooks still
     /// running are cancelled at once (their process groups killed) and the notice names what
-    /// `cancel` returned (`a second SIGINT`, say). Returns whether `cancel` fired.
-    pub async fn end_unless(&mut self, reason: &str, cancel: impl Future<Output = String>) -> bool {
+    /// `cancel` returned (`a second SIGINT`, say).
+    pub async fn end_unless(&mut self, reason: &str, cancel: impl Future<Output = String>) {
         if self.ended {
-            return false;
+            return;
         }
         self.ended = true;
         let budget = self.config.session_end_budget;
@@ -702,33 +702,18 @@ impl Session {
         });
         // Why no own failure text: the engine renders `SessionEnd hook [<cmd>] failed: …` into
         // the decision's user messages, which `fire` already shows.
-        enum Cut {
-            Finished,
-            Budget,
-            Cancelled(String),
-        }
-        let cut = tokio::select! {
-            finished = tokio::time::timeout(budget, self.fire(input)) => match finished {
-                Ok(_) => Cut::Finished,
-                Err(_elapsed) => Cut::Budget,
-            },
-            what = cancel => Cut::Cancelled(what),
-        };
-        let cancelled = match cut {
-            Cut::Finished => false,
-            Cut::Budget => {
-                self.notice(&format!(
+        let cut_short = tokio::select! {
+            finished = tokio::time::timeout(budget, self.fire(input)) => finished.err().map(|_| {
+                format!(
                     "SessionEnd hooks did not finish within {} ms and were cancelled",
                     budget.as_millis()
-                ));
-                false
-            }
-            Cut::Cancelled(what) => {
-                self.notice(&format!("SessionEnd hooks were cancelled by {what}"));
-                true
-            }
+                )
+            }),
+            what = cancel => Some(format!("SessionEnd hooks were cancelled by {what}")),
         };
+        if let Some(notice) = cut_short {
+            self.notice(&notice);
+        }
         self.hooks.shutdown().await;
-        cancelled
     }
 }

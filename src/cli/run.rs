@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use tokio::signal::unix::{SignalKind, signal};
+use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use crate::agent::id::uuid_v4;
 use crate::agent::model::Model;
@@ -37,9 +37,19 @@ struct Setup {
     gate: Box<dyn PermissionGate>,
 }
 
-/// Why a run ended early, as an exit code (signals: 128 + signo).
-enum Interrupted {
-    Signal(i32),
+/// A signal that ended the run early: its exit code (128 + signo) and its name.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Caught {
+    code: i32,
+    name: &'static str,
+}
+
+/// The next SIGINT or SIGTERM.
+async fn next_signal(sigint: &mut Signal, sigterm: &mut Signal) -> Caught {
+    tokio::select! {
+        _ = sigint.recv() => Caught { code: 130, name: "SIGINT" },
+        _ = sigterm.recv() => Caught { code: 143, name: "SIGTERM" },
+    }
 }
 
 /// Entry of `rein run` and the top-level command; `headless` when a prompt was given or `-p`.
@@ -153,45 +163,38 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
         };
         tokio::select! {
             out = work => Ok(out),
-            _ = sigint.recv() => Err(Interrupted::Signal(130)),
-            _ = sigterm.recv() => Err(Interrupted::Signal(143)),
+            caught = next_signal(&mut sigint, &mut sigterm) => Err(caught),
         }
     };
     // Why: rein's handlers replace the default action, so without this a signal during a long
     // SessionEnd budget (up to 60 s, or CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS) would do
     // nothing; instead it cancels the SessionEnd hooks still running and rein exits.
-    let mut late: Option<i32> = None;
-    let first = match &result {
-        Err(Interrupted::Signal(code)) => Some(*code),
-        Ok(_) => None,
-    };
-    let reason = match &result {
-        Ok(None) => "prompt_input_exit",
-        Err(_) | Ok(Some(_)) => "other",
+    let (first, reason) = match &result {
+        Err(caught) => (Some(*caught), "other"),
+        Ok(None) => (None, "prompt_input_exit"),
+        Ok(Some(_)) => (None, "other"),
     };
     if first.is_some() {
         session.interrupted();
     }
+    let mut late: Option<Caught> = None;
     let cancel = async {
-        let (code, name) = tokio::select! {
-            _ = sigint.recv() => (130, "SIGINT"),
-            _ = sigterm.recv() => (143, "SIGTERM"),
-        };
-        late = Some(code);
-        if first == Some(code) {
-            format!("a second {name}")
+        let caught = next_signal(&mut sigint, &mut sigterm).await;
+        late = Some(caught);
+        if first == Some(caught) {
+            format!("a second {}", caught.name)
         } else {
-            name.to_string()
+            caught.name.to_string()
         }
     };
     session.end_unless(reason, cancel).await;
     match result {
-        Err(Interrupted::Signal(code)) => code,
-        Ok(None) => late.unwrap_or(EXIT_OK),
+        Err(caught) => caught.code,
+        Ok(None) => late.map_or(EXIT_OK, |c| c.code),
         Ok(Some(outcome)) => {
             let duration_ms = started.elapsed().as_millis() as u64;
             let code = report(&outcome, format, &session_id, duration_ms, args.max_turns);
-            late.unwrap_or(code)
+            late.map_or(code, |c| c.code)
         }
     }
 }

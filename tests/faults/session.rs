@@ -192,15 +192,35 @@ fn a_hanging_session_end_hook_is_cancelled_at_the_budget_and_the_others_still_ru
     e.assert_no_leftovers();
 }
 
-/// A SessionEnd hook that marks it started, leaves a grandchild and would run for 30 s, with a
-/// 60 s timeout, so the SessionEnd budget is 60 s.
+/// SessionEnd hooks with a 60 s timeout (so a 60 s budget): the quick marker, and one that
+/// waits until the marker has started (`end.json` exists), marks `end-started.flag`, leaves a
+/// grandchild and would run for 30 s.
 fn hanging_session_end(e: &Env) -> Value {
     let end = session_end_marker(e);
     let slow = e.script(
         "end-hang.sh",
-        "touch end-started.flag\nsleep 30 &\nsleep 30",
+        &format!(
+            "while [ ! -e '{}' ]; do sleep 0.01; done\ntouch end-started.flag\nsleep 30 &\nsleep 30",
+            e.path("end.json").display()
+        ),
     );
     json!({"SessionEnd": [{"hooks": [handler(&end, 60), handler(&slow, 60)]}]})
+}
+
+/// rein exited within [`GRACE`] of the signal sent at `sent` (the budget is 60 s) and said on
+/// stderr that the SessionEnd hooks `were cancelled by <by>`.
+fn assert_cut_short(run: &Run, sent: Instant, by: &str) {
+    assert!(
+        sent.elapsed() < GRACE,
+        "exit took {:?} after the signal (budget 60 s)",
+        sent.elapsed()
+    );
+    let notice = format!("SessionEnd hooks were cancelled by {by}");
+    assert!(
+        run.stderr.lines().any(|l| l.ends_with(&notice)),
+        "no `{notice}` in stderr: {}",
+        run.stderr
+    );
 }
 
 /// Ctrl-C twice: the first interrupts the tool call and starts SessionEnd, the second cancels
@@ -219,18 +239,7 @@ fn a_second_sigint_cancels_hanging_session_end_hooks_at_once() {
     );
     assert_eq!(sent.len(), 2);
     assert_eq!(run.code, Some(130), "stderr: {}", run.stderr);
-    assert!(
-        sent[1].elapsed() < GRACE,
-        "exit took {:?} after the second SIGINT (budget 60 s)",
-        sent[1].elapsed()
-    );
-    assert!(
-        run.stderr
-            .lines()
-            .any(|l| l.ends_with("SessionEnd hooks were cancelled by a second SIGINT")),
-        "stderr: {}",
-        run.stderr
-    );
+    assert_cut_short(&run, sent[1], "a second SIGINT");
     assert!(
         e.exists("end.json"),
         "the quick SessionEnd hook did not run"
@@ -254,19 +263,8 @@ fn a_signal_during_session_end_after_the_answer_cancels_it_and_keeps_the_answer(
         &[("end-started.flag", libc::SIGTERM)],
     );
     assert_eq!(run.code, Some(143), "stderr: {}", run.stderr);
-    assert!(
-        sent[0].elapsed() < GRACE,
-        "exit took {:?} after SIGTERM (budget 60 s)",
-        sent[0].elapsed()
-    );
+    assert_cut_short(&run, sent[0], "SIGTERM");
     assert_eq!(run.stdout, "the answer\n");
-    assert!(
-        run.stderr
-            .lines()
-            .any(|l| l.ends_with("SessionEnd hooks were cancelled by SIGTERM")),
-        "stderr: {}",
-        run.stderr
-    );
     assert_transcript_whole(&e);
     assert_eq!(e.pgids().len(), 2, "{:?}", e.read("pgids.txt"));
     e.assert_no_leftovers();

@@ -222,6 +222,9 @@ where
     }
 }
 
+/// How a connection that broke mid-response is described (before the URL).
+const BROKE_WHILE_READING: &str = "connection broke while reading the response from";
+
 /// Maps a transport error from sending a request or reading its body.
 pub fn transport_error(settings: &HttpSettings, url: &str, err: &reqwest::Error) -> AttemptError {
     if err.is_timeout() {
@@ -230,7 +233,7 @@ pub fn transport_error(settings: &HttpSettings, url: &str, err: &reqwest::Error)
     let what = if err.is_connect() {
         "cannot connect to"
     } else if err.is_body() || err.is_decode() {
-        "connection broke while reading the response from"
+        BROKE_WHILE_READING
     } else {
         "request failed:"
     };
@@ -345,6 +348,25 @@ pub fn malformed_body(url: &str, what: &str, body: &[u8]) -> AttemptError {
         ModelErrorKind::Unknown,
         format!("malformed response from {url} ({what}): {preview}"),
     )
+}
+
+/// A 2xx body as JSON, decoded lossily (one invalid byte should cost one character, not the
+/// turn). JSON that stops early is a cut connection and retryable: a body without
+/// `content-length` ends wherever the connection closed. Anything else (an empty body
+/// included) is [`malformed_body`].
+pub fn json_body(url: &str, body: &[u8]) -> Result<Value, AttemptError> {
+    match serde_json::from_str(&String::from_utf8_lossy(body)) {
+        Ok(value) => Ok(value),
+        Err(err) if err.is_eof() && !body.trim_ascii().is_empty() => Err(AttemptError::retryable(
+            ModelErrorKind::Unknown,
+            format!(
+                "{BROKE_WHILE_READING} {url}: the body stopped after {} bytes, in the middle of \
+                 its JSON ({err})",
+                body.len()
+            ),
+        )),
+        Err(err) => Err(malformed_body(url, &format!("invalid JSON: {err}"), body)),
+    }
 }
 
 /// An error and its sources, joined with `: ` (reqwest's own `Display` hides the cause).

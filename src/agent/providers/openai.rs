@@ -7,8 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::http::{self, AttemptError, HttpSettings};
 use crate::agent::model::{
-    ContentBlock, Message, Model, ModelError, ModelErrorKind, ModelResponse, Role, StopReason,
-    ToolSpec,
+    ContentBlock, Message, Model, ModelError, ModelResponse, Role, StopReason, ToolSpec,
 };
 use crate::tools::BoxFuture;
 
@@ -41,29 +40,7 @@ impl OpenAiModel {
         }
         let response = http::send(&self.http, url, request).await?;
         let bytes = http::read_body(&self.http, url, response).await?;
-        // Why lossy: one invalid byte in an answer should cost one character, not the turn.
-        let value: Value = match serde_json::from_str(&String::from_utf8_lossy(&bytes)) {
-            Ok(value) => value,
-            // Why: a body without `content-length` ends where the connection closes, so a cut
-            // arrives as JSON that stops early; that is a broken connection, worth a retry.
-            Err(err) if err.is_eof() && !bytes.trim_ascii().is_empty() => {
-                return Err(AttemptError::retryable(
-                    ModelErrorKind::Unknown,
-                    format!(
-                        "connection broke while reading the response from {url}: the body \
-                         stopped after {} bytes, in the middle of its JSON ({err})",
-                        bytes.len()
-                    ),
-                ));
-            }
-            Err(err) => {
-                return Err(http::malformed_body(
-                    url,
-                    &format!("invalid JSON: {err}"),
-                    &bytes,
-                ));
-            }
-        };
+        let value = http::json_body(url, &bytes)?;
         parse_response(&value, &self.model, &self.next_id)
             .map_err(|what| http::malformed_body(url, what, &bytes))
     }
