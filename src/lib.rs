@@ -8,7 +8,11 @@
 pub mod agent;
 pub mod cli;
 pub mod hooks;
+pub mod id;
 pub mod permissions;
 pub mod pipeline;
 pub mod settings;
 pub mod tools;
+
+/// A boxed, sendable future: what object-safe async traits in rein return.
+pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;

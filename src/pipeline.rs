@@ -1,7 +1,7 @@
 //! The tool-call pipeline: PreToolUse → permissions → execute → PostToolUse/PostToolUseFailure
 //! (spec §6.4), and PostToolBatch once per assistant message.
 //!
-//! The pipeline knows [`Decision`]s, never hooks. Its rules, in order, for one call:
+//! The pipeline knows each event's typed outcome, never how hooks run. Its rules, in order, for one call:
 //! 1. Unknown tool → error result `No such tool available: <name>`; `Tool::prepare` failing →
 //!    its error as the result. No hook fires for either.
 //! 2. PreToolUse. `deny` → the call never runs and the rendered hook text is the error result;
@@ -26,49 +26,24 @@ use futures_util::FutureExt;
 use serde_json::Value;
 
 use crate::agent::progress::{Observer, Progress};
-use crate::hooks::decision::{Decision, PermissionDecision, PermissionRequestDecision};
-use crate::hooks::dispatch::Dispatcher;
-use crate::hooks::event::{
-    BaseInput, BatchToolCall, HookEvent, HookInput, NotificationInput, PermissionDeniedInput,
-    PermissionRequestInput, PostToolBatchInput, PostToolUseFailureInput, PostToolUseInput,
-    PreToolUseInput,
+use crate::hooks::events::notification::NotificationInput;
+use crate::hooks::events::permission_denied::{PermissionDeniedInput, retry_text};
+use crate::hooks::events::permission_request::{PermissionRequestDecision, PermissionRequestInput};
+use crate::hooks::events::post_tool_batch::{BatchToolCall, PostToolBatchInput};
+use crate::hooks::events::post_tool_use::PostToolUseInput;
+use crate::hooks::events::post_tool_use_failure::PostToolUseFailureInput;
+use crate::hooks::events::pre_tool_use::{PermissionDecision, PreToolUseInput};
+use crate::hooks::events::{
+    BaseInput, Common, Event, Notification, PermissionDenied, PermissionRequest, PostToolBatch,
+    PostToolUse, PostToolUseFailure, PreToolUse, hook_name,
 };
-use crate::permissions::policy::{PermissionPolicy, Verdict, headless_denial};
+use crate::hooks::host::{HookHost, fire};
+use crate::hooks::spec::HookEvent;
+use crate::permissions::policy::{HookAnswer, PermissionPolicy, Verdict, headless_denial};
 use crate::permissions::prompt::{self, Prompter};
 use crate::tools::{BoxFuture, Tool, ToolContext, ToolOutcome};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
-
-/// The hook engine as the pipeline and the session use it. [`Dispatcher`] is the real one;
-/// the seam exists so the loop's rules can be tested against scripted decisions.
-pub trait HookHost: Send + Sync {
-    /// Fires one event (see [`Dispatcher::fire`]).
-    fn fire<'a>(&'a self, input: &'a HookInput) -> BoxFuture<'a, Decision>;
-    /// `CLAUDE_ENV_FILE`s written so far (see [`Dispatcher::env_files`]).
-    fn env_files(&self) -> Vec<PathBuf>;
-    /// Context from finished background hooks (see [`Dispatcher::take_async_context`]).
-    fn take_async_context(&self) -> Vec<String>;
-    /// Ends background hooks (see [`Dispatcher::shutdown`]).
-    fn shutdown(&self) -> BoxFuture<'_, ()>;
-}
-
-impl HookHost for Dispatcher {
-    fn fire<'a>(&'a self, input: &'a HookInput) -> BoxFuture<'a, Decision> {
-        Box::pin(Dispatcher::fire(self, input))
-    }
-
-    fn env_files(&self) -> Vec<PathBuf> {
-        Dispatcher::env_files(self)
-    }
-
-    fn take_async_context(&self) -> Vec<String> {
-        Dispatcher::take_async_context(self)
-    }
-
-    fn shutdown(&self) -> BoxFuture<'_, ()> {
-        Box::pin(Dispatcher::shutdown(self))
-    }
-}
 
 /// What the permission step decided about one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,8 +76,7 @@ pub enum PromptAnswer {
 /// PermissionRequest rewrite, and the interactive prompt.
 pub trait PermissionGate: Send + Sync {
     /// Evaluates a (prepared, possibly rewritten) call; `hook` is PreToolUse's decision.
-    fn evaluate(&self, tool: &str, input: &Value, hook: Option<&PermissionDecision>)
-    -> GateVerdict;
+    fn evaluate(&self, tool: &str, input: &Value, hook: Option<&HookAnswer>) -> GateVerdict;
     /// Deny rules only: `Some(message)` if one matches.
     fn check_deny(&self, tool: &str, input: &Value) -> Option<String>;
     /// Asks a person, if one is attending. An `AllowAlways` answer is remembered by the gate.
@@ -127,20 +101,15 @@ pub trait PermissionGate: Send + Sync {
 pub struct AllowAllGate;
 
 impl PermissionGate for AllowAllGate {
-    fn evaluate(
-        &self,
-        tool: &str,
-        _input: &Value,
-        hook: Option<&PermissionDecision>,
-    ) -> GateVerdict {
+    fn evaluate(&self, tool: &str, _input: &Value, hook: Option<&HookAnswer>) -> GateVerdict {
         match hook {
-            Some(PermissionDecision::Ask { reason }) => GateVerdict::Ask {
+            Some(HookAnswer::Ask { reason }) => GateVerdict::Ask {
                 reason: reason.clone().unwrap_or_default(),
                 denial: reason.clone().unwrap_or_else(|| headless_denial_text(tool)),
             },
-            Some(PermissionDecision::Allow { .. })
-            | Some(PermissionDecision::Defer { .. })
-            | Some(PermissionDecision::Deny { .. })
+            Some(HookAnswer::Allow)
+            | Some(HookAnswer::Defer { .. })
+            | Some(HookAnswer::Deny { .. })
             | None => GateVerdict::Allow,
         }
     }
@@ -181,12 +150,7 @@ impl PolicyGate {
 }
 
 impl PermissionGate for PolicyGate {
-    fn evaluate(
-        &self,
-        tool: &str,
-        input: &Value,
-        hook: Option<&PermissionDecision>,
-    ) -> GateVerdict {
+    fn evaluate(&self, tool: &str, input: &Value, hook: Option<&HookAnswer>) -> GateVerdict {
         match self.with_policy(|p| p.evaluate(tool, input, hook)) {
             Verdict::Allow => GateVerdict::Allow,
             Verdict::Deny { message } => GateVerdict::Deny { message },
@@ -305,10 +269,7 @@ pub struct ToolPipeline<'a> {
     pub observer: &'a dyn Observer,
 }
 
-/// The text a headless run gives the model when a call needs approval nobody can give.
-pub fn headless_denial_text(tool: &str) -> String {
-    format!("Claude requested permissions to use {tool}, but you haven't granted it yet.")
-}
+pub use crate::permissions::headless_denial_text;
 
 /// The text when a person answered "no" at the prompt.
 pub const USER_REJECTED_TEXT: &str =
@@ -320,20 +281,17 @@ impl<'a> ToolPipeline<'a> {
         self.tools.iter().find(|t| t.name() == name)
     }
 
-    async fn fire(&self, input: &HookInput, tool_use_id: Option<&str>) -> Decision {
-        let decision = self.hooks.fire(input).await;
-        if !decision.runs.is_empty() {
-            let hook_name = input.hook_name();
-            self.observer.observe(Progress::Hook {
-                decision: &decision,
-                hook_name: &hook_name,
-                tool_use_id,
-            });
-        }
-        for text in &decision.user_messages {
-            self.observer.observe(Progress::Notice { text });
-        }
-        decision
+    async fn fire<E: Event>(&self, input: E::Input, tool_use_id: Option<&str>) -> E::Outcome {
+        let hook_name = hook_name::<E>(&input);
+        let mut outcome = fire::<E>(self.hooks, input).await;
+        report_hooks(
+            self.observer,
+            E::EVENT,
+            E::common(&mut outcome),
+            &hook_name,
+            tool_use_id,
+        );
+        outcome
     }
 
     /// Runs one call to its end. Never fails: every problem becomes an error result.
@@ -383,18 +341,18 @@ impl<'a> ToolPipeline<'a> {
         report.input = input.clone();
 
         let pre = self
-            .fire(
-                &HookInput::PreToolUse(PreToolUseInput {
+            .fire::<PreToolUse>(
+                PreToolUseInput {
                     base: base.clone(),
                     hook_event_name: HookEvent::PreToolUse,
                     tool_name: call.name.clone(),
                     tool_input: input.clone(),
                     tool_use_id: call.id.clone(),
-                }),
+                },
                 Some(&call.id),
             )
             .await;
-        absorb(&mut report, &pre);
+        absorb(&mut report, &pre.common);
         match &pre.permission {
             Some(PermissionDecision::Deny { text, .. }) => {
                 let text = text.clone();
@@ -429,10 +387,8 @@ impl<'a> ToolPipeline<'a> {
             }
         }
 
-        match self
-            .gate
-            .evaluate(&call.name, &input, pre.permission.as_ref())
-        {
+        let hook_answer = pre.permission.as_ref().map(hook_answer);
+        match self.gate.evaluate(&call.name, &input, hook_answer.as_ref()) {
             GateVerdict::Allow => {}
             GateVerdict::Deny { message } => {
                 return self.refuse(report, base, &input, message).await;
@@ -466,19 +422,19 @@ impl<'a> ToolPipeline<'a> {
         reason: &str,
         denial: String,
     ) -> Approval {
-        let decision = self
-            .fire(
-                &HookInput::PermissionRequest(PermissionRequestInput {
+        let outcome = self
+            .fire::<PermissionRequest>(
+                PermissionRequestInput {
                     base: base.clone(),
                     hook_event_name: HookEvent::PermissionRequest,
                     tool_name: call.name.clone(),
                     tool_input: input.clone(),
                     permission_suggestions: None,
-                }),
+                },
                 None,
             )
             .await;
-        match decision.permission_request {
+        match outcome.decision {
             Some(PermissionRequestDecision::Allow { updated_input, .. }) => {
                 if let Some(updated) = updated_input {
                     match tool.prepare(updated, self.ctx) {
@@ -508,14 +464,14 @@ impl<'a> ToolPipeline<'a> {
                 interrupt,
             },
             None if self.gate.can_prompt() => {
-                self.fire(
-                    &HookInput::Notification(NotificationInput {
+                self.fire::<Notification>(
+                    NotificationInput {
                         base: notification_base(base),
                         hook_event_name: HookEvent::Notification,
                         message: format!("rein needs your permission to use {}", call.name),
                         title: None,
                         notification_type: "permission_prompt".to_string(),
-                    }),
+                    },
                     None,
                 )
                 .await;
@@ -554,24 +510,21 @@ impl<'a> ToolPipeline<'a> {
         text: String,
     ) -> CallReport {
         let denied = self
-            .fire(
-                &HookInput::PermissionDenied(PermissionDeniedInput {
+            .fire::<PermissionDenied>(
+                PermissionDeniedInput {
                     base: base.clone(),
                     hook_event_name: HookEvent::PermissionDenied,
                     tool_name: report.tool_name.clone(),
                     tool_input: input.clone(),
                     tool_use_id: report.tool_use_id.clone(),
                     reason: text.clone(),
-                }),
+                },
                 Some(&report.tool_use_id),
             )
             .await;
-        absorb(&mut report, &denied);
+        absorb(&mut report, &denied.common);
         if denied.retry {
-            report.context.push(format!(
-                "PermissionDenied:{} hook: you may retry this tool call.",
-                report.tool_name
-            ));
+            report.context.push(retry_text(&report.tool_name));
         }
         report.status = CallStatus::Refused;
         report.denial = Some(text.clone());
@@ -602,8 +555,8 @@ impl<'a> ToolPipeline<'a> {
         match outcome {
             ToolOutcome::Success { response, content } => {
                 let post = self
-                    .fire(
-                        &HookInput::PostToolUse(PostToolUseInput {
+                    .fire::<PostToolUse>(
+                        PostToolUseInput {
                             base: base.clone(),
                             hook_event_name: HookEvent::PostToolUse,
                             tool_name: call.name.clone(),
@@ -611,11 +564,11 @@ impl<'a> ToolPipeline<'a> {
                             tool_response: response.clone(),
                             tool_use_id: call.id.clone(),
                             duration_ms,
-                        }),
+                        },
                         Some(&call.id),
                     )
                     .await;
-                absorb(&mut report, &post);
+                absorb(&mut report, &post.common);
                 report.content = post
                     .updated_tool_output
                     .as_ref()
@@ -630,8 +583,8 @@ impl<'a> ToolPipeline<'a> {
                 is_interrupt,
             } => {
                 let post = self
-                    .fire(
-                        &HookInput::PostToolUseFailure(PostToolUseFailureInput {
+                    .fire::<PostToolUseFailure>(
+                        PostToolUseFailureInput {
                             base: base.clone(),
                             hook_event_name: HookEvent::PostToolUseFailure,
                             tool_name: call.name.clone(),
@@ -640,11 +593,11 @@ impl<'a> ToolPipeline<'a> {
                             error: error.clone(),
                             is_interrupt,
                             duration_ms,
-                        }),
+                        },
                         Some(&call.id),
                     )
                     .await;
-                absorb(&mut report, &post);
+                absorb(&mut report, &post.common);
                 report.content = error;
                 report.status = CallStatus::Failed;
                 report.is_error = true;
@@ -665,20 +618,20 @@ impl<'a> ToolPipeline<'a> {
                 tool_response: Some(Value::String(r.content.clone())),
             })
             .collect();
-        let decision = self
-            .fire(
-                &HookInput::PostToolBatch(PostToolBatchInput {
+        let outcome = self
+            .fire::<PostToolBatch>(
+                PostToolBatchInput {
                     base: base.clone(),
                     hook_event_name: HookEvent::PostToolBatch,
                     tool_calls,
-                }),
+                },
                 None,
             )
             .await;
         BatchReport {
-            context: decision.context.clone(),
-            stop_loop: decision.stop_loop || decision.block.is_some(),
-            stop_reason: decision.stop_reason.clone().or(decision.block.clone()),
+            stop_loop: outcome.common.stop_loop || outcome.block.is_some(),
+            stop_reason: outcome.common.stop_reason.clone().or(outcome.block),
+            context: outcome.common.context,
         }
     }
 }
@@ -698,13 +651,51 @@ enum Approval {
     Refused { text: String, interrupt: bool },
 }
 
-/// Takes a decision's model-facing context and loop control into the report.
-fn absorb(report: &mut CallReport, decision: &Decision) {
-    report.context.extend(decision.context.iter().cloned());
-    if decision.stop_loop {
+/// Takes an outcome's model-facing context and loop control into the report.
+fn absorb(report: &mut CallReport, common: &Common) {
+    report.context.extend(common.context.iter().cloned());
+    if common.stop_loop {
         report.stop_loop = true;
         if report.stop_reason.is_none() {
-            report.stop_reason = decision.stop_reason.clone();
+            report.stop_reason = common.stop_reason.clone();
         }
+    }
+}
+
+/// Reports one firing to the observer: the handlers that ran (only when some did) and every
+/// user-facing notice.
+pub(crate) fn report_hooks(
+    observer: &dyn Observer,
+    event: HookEvent,
+    common: &Common,
+    hook_name: &str,
+    tool_use_id: Option<&str>,
+) {
+    if !common.runs.is_empty() {
+        observer.observe(Progress::Hook {
+            event,
+            common,
+            hook_name,
+            tool_use_id,
+        });
+    }
+    for text in &common.user_messages {
+        observer.observe(Progress::Notice { text });
+    }
+}
+
+/// PreToolUse's merged permission answer as the permission step reads it.
+fn hook_answer(permission: &PermissionDecision) -> HookAnswer {
+    match permission {
+        PermissionDecision::Allow { .. } => HookAnswer::Allow,
+        PermissionDecision::Ask { reason } => HookAnswer::Ask {
+            reason: reason.clone(),
+        },
+        PermissionDecision::Defer { reason } => HookAnswer::Defer {
+            reason: reason.clone(),
+        },
+        PermissionDecision::Deny { text, .. } => HookAnswer::Deny {
+            message: text.clone(),
+        },
     }
 }

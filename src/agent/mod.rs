@@ -1,6 +1,5 @@
 //! The session, the turn loop, models and the transcript.
 
-pub mod id;
 pub mod model;
 pub mod progress;
 pub mod providers;

@@ -4,7 +4,8 @@
 use serde_json::Value;
 
 use crate::agent::model::{Message, ModelResponse};
-use crate::hooks::decision::Decision;
+use crate::hooks::events::Common;
+use crate::hooks::spec::HookEvent;
 use crate::pipeline::CallStatus;
 
 /// One thing that just happened.
@@ -34,7 +35,10 @@ pub enum Progress<'a> {
     },
     /// An event fired and its handlers ran (only reported when at least one handler ran).
     Hook {
-        decision: &'a Decision,
+        /// The event.
+        event: HookEvent,
+        /// What every outcome carries: the runs, context, notices.
+        common: &'a Common,
         hook_name: &'a str,
         tool_use_id: Option<&'a str>,
     },

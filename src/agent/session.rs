@@ -10,20 +10,23 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::agent::id::uuid_v4;
 use crate::agent::model::{
     ContentBlock, Message, Model, ModelError, ModelResponse, Role, ToolSpec,
 };
 use crate::agent::progress::{Observer, Progress};
 use crate::agent::transcript::{LineContext, Transcript};
-use crate::hooks::decision::Decision;
-use crate::hooks::dispatch::Dispatcher;
-use crate::hooks::event::{
-    BaseInput, HookEvent, HookInput, SessionEndInput, SessionStartInput, StopFailureInput,
-    StopInput, UserPromptSubmitInput,
+use crate::hooks::events::session_end::SessionEndInput;
+use crate::hooks::events::session_start::SessionStartInput;
+use crate::hooks::events::stop::StopInput;
+use crate::hooks::events::stop_failure::StopFailureInput;
+use crate::hooks::events::user_prompt_submit::UserPromptSubmitInput;
+use crate::hooks::events::{
+    BaseInput, Event, SessionEnd, SessionStart, Stop, StopFailure, UserPromptSubmit, hook_name,
 };
-use crate::pipeline::{CallStatus, HookHost, PermissionGate, ToolCall, ToolPipeline};
-use crate::settings::schema::HandlerKind;
+use crate::hooks::host::{HookHost, fire};
+use crate::hooks::spec::HookEvent;
+use crate::id::uuid_v4;
+use crate::pipeline::{CallStatus, PermissionGate, ToolCall, ToolPipeline, report_hooks};
 use crate::tools::{Tool, ToolContext};
 
 /// Consecutive Stop-hook blocks honoured in one turn unless `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`
@@ -51,7 +54,8 @@ pub struct SessionConfig {
     /// Model requests allowed per prompt; `None` = unlimited.
     pub max_turns: Option<u32>,
     pub stop_block_cap: u32,
-    /// Time the SessionEnd phase may take ([`session_end_budget`]).
+    /// Time the SessionEnd phase may take
+    /// ([`crate::hooks::dispatch::Dispatcher::session_end_phase_budget`]).
     pub session_end_budget: Duration,
 }
 
@@ -61,31 +65,6 @@ pub fn stop_block_cap_from_env() -> u32 {
         .ok()
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(DEFAULT_STOP_BLOCK_CAP)
-}
-
-/// The time the whole SessionEnd phase may take (spec §5.3): 1.5 s, raised to the largest
-/// `timeout` of a SessionEnd handler (capped at 60 s), or
-/// `CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS` (capped at 1 h).
-pub fn session_end_budget(dispatcher: &Dispatcher) -> Duration {
-    if let Some(ms) = std::env::var("CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-    {
-        return Duration::from_millis(ms.min(3_600_000));
-    }
-    let largest = dispatcher
-        .settings()
-        .handlers
-        .iter()
-        .filter(|h| h.event == Some(HookEvent::SessionEnd) && h.inactive.is_none())
-        .filter(|h| match h.kind {
-            HandlerKind::Command(_) | HandlerKind::Http(_) => true,
-            HandlerKind::Prompt(_) | HandlerKind::Agent(_) | HandlerKind::McpTool(_) => false,
-        })
-        .filter_map(|h| h.timeout)
-        .fold(0.0f64, f64::max);
-    let secs = largest.clamp(1.5, 60.0);
-    Duration::from_secs_f64(secs)
 }
 
 /// A tool call that was refused (for `permission_denials` in json output).
@@ -176,12 +155,13 @@ impl Observer for Sink {
                     .tool_result(&ctx, tool_use_id, content, is_error, response)
             }
             Progress::Hook {
-                decision,
+                event,
+                common,
                 hook_name,
                 tool_use_id,
             } => self
                 .transcript
-                .hook_decision(&ctx, decision, hook_name, tool_use_id),
+                .hook_decision(&ctx, event, common, hook_name, tool_use_id),
             Progress::Feedback { message } => {
                 let text: Vec<&str> = message
                     .content
@@ -313,20 +293,17 @@ impl Session {
         }
     }
 
-    async fn fire(&self, input: HookInput) -> Decision {
-        let decision = self.hooks.fire(&input).await;
-        if !decision.runs.is_empty() {
-            let hook_name = input.hook_name();
-            self.sink.observe(Progress::Hook {
-                decision: &decision,
-                hook_name: &hook_name,
-                tool_use_id: None,
-            });
-        }
-        for text in &decision.user_messages {
-            self.sink.observe(Progress::Notice { text });
-        }
-        decision
+    async fn fire<E: Event>(&self, input: E::Input) -> E::Outcome {
+        let hook_name = hook_name::<E>(&input);
+        let mut outcome = fire::<E>(self.hooks.as_ref(), input).await;
+        report_hooks(
+            &self.sink,
+            E::EVENT,
+            E::common(&mut outcome),
+            &hook_name,
+            None,
+        );
+        outcome
     }
 
     fn notice(&self, text: &str) {
@@ -336,15 +313,15 @@ impl Session {
     /// Fires SessionStart (`source: startup`); its context goes in front of the first prompt,
     /// and the env files its hooks wrote are handed to the Bash tool.
     pub async fn start(&mut self) {
-        let decision = self
-            .fire(HookInput::SessionStart(SessionStartInput {
+        let outcome = self
+            .fire::<SessionStart>(SessionStartInput {
                 base: self.base(false, false),
                 hook_event_name: HookEvent::SessionStart,
                 source: "startup".to_string(),
                 model: None,
-            }))
+            })
             .await;
-        self.pending.extend(decision.context);
+        self.pending.extend(outcome.common.context);
         if let Ok(mut files) = self.ctx.env_files.lock() {
             *files = self.hooks.env_files();
         }
@@ -374,14 +351,14 @@ impl Session {
         };
 
         let ups = self
-            .fire(HookInput::UserPromptSubmit(UserPromptSubmitInput {
+            .fire::<UserPromptSubmit>(UserPromptSubmitInput {
                 base: self.base(true, true),
                 hook_event_name: HookEvent::UserPromptSubmit,
                 prompt: prompt.to_string(),
-            }))
+            })
             .await;
-        if ups.prompt_blocked_text.is_some() || ups.block.is_some() {
-            let text = ups.prompt_blocked_text.clone().unwrap_or_else(|| {
+        if ups.blocked_text.is_some() || ups.block.is_some() {
+            let text = ups.blocked_text.clone().unwrap_or_else(|| {
                 format!(
                     "UserPromptSubmit operation blocked by hook:\n{}\n\nOriginal prompt: {prompt}",
                     ups.block.clone().unwrap_or_default()
@@ -391,9 +368,9 @@ impl Session {
             outcome.end = TurnEnd::PromptBlocked { text };
             return outcome;
         }
-        if ups.stop_loop {
+        if ups.common.stop_loop {
             outcome.end = TurnEnd::Stopped {
-                reason: ups.stop_reason.clone(),
+                reason: ups.common.stop_reason.clone(),
             };
             return outcome;
         }
@@ -410,7 +387,7 @@ impl Session {
         content.push(ContentBlock::Text {
             text: prompt.to_string(),
         });
-        content.extend(ups.context.iter().map(|t| system_reminder(t)));
+        content.extend(ups.common.context.iter().map(|t| system_reminder(t)));
         self.messages.push(Message {
             role: Role::User,
             content,
@@ -451,7 +428,7 @@ impl Session {
             let response = match self.model.complete(&self.messages, &self.specs).await {
                 Ok(r) => r,
                 Err(err) => {
-                    self.fire(HookInput::StopFailure(StopFailureInput {
+                    self.fire::<StopFailure>(StopFailureInput {
                         base: self.base(true, true),
                         hook_event_name: HookEvent::StopFailure,
                         error: err.kind.as_str().to_string(),
@@ -461,7 +438,7 @@ impl Session {
                         } else {
                             Some(outcome.result.clone())
                         },
-                    }))
+                    })
                     .await;
                     outcome.end = TurnEnd::ModelFailed(err);
                     return;
@@ -508,27 +485,27 @@ impl Session {
             }
 
             let stop = self
-                .fire(HookInput::Stop(StopInput {
+                .fire::<Stop>(StopInput {
                     base: self.base(true, true),
                     hook_event_name: HookEvent::Stop,
                     stop_hook_active,
                     last_assistant_message: Some(text),
                     background_tasks: Vec::new(),
                     session_crons: Vec::new(),
-                }))
+                })
                 .await;
-            if stop.stop_loop {
+            if stop.common.stop_loop {
                 outcome.end = TurnEnd::Stopped {
-                    reason: stop.stop_reason.clone(),
+                    reason: stop.common.stop_reason.clone(),
                 };
                 return;
             }
-            let feedback = stop.stop_feedback.clone().or_else(|| {
+            let feedback = stop.feedback.clone().or_else(|| {
                 stop.block
                     .as_ref()
                     .map(|b| format!("Stop hook feedback:\n{b}"))
             });
-            if feedback.is_none() && stop.context.is_empty() {
+            if feedback.is_none() && stop.common.context.is_empty() {
                 outcome.end = TurnEnd::Completed;
                 return;
             }
@@ -547,7 +524,7 @@ impl Session {
             if let Some(text) = feedback {
                 content.push(ContentBlock::Text { text });
             }
-            content.extend(stop.context.iter().map(|t| system_reminder(t)));
+            content.extend(stop.common.context.iter().map(|t| system_reminder(t)));
             let message = Message {
                 role: Role::User,
                 content,
@@ -695,15 +672,15 @@ impl Session {
         }
         self.ended = true;
         let budget = self.config.session_end_budget;
-        let input = HookInput::SessionEnd(SessionEndInput {
+        let input = SessionEndInput {
             base: self.base(true, false),
             hook_event_name: HookEvent::SessionEnd,
             reason: reason.to_string(),
-        });
+        };
         // Why no own failure text: the engine renders `SessionEnd hook [<cmd>] failed: …` into
         // the decision's user messages, which `fire` already shows.
         let cut_short = tokio::select! {
-            finished = tokio::time::timeout(budget, self.fire(input)) => finished.err().map(|_| {
+            finished = tokio::time::timeout(budget, self.fire::<SessionEnd>(input)) => finished.err().map(|_| {
                 format!(
                     "SessionEnd hooks did not finish within {} ms and were cancelled",
                     budget.as_millis()

@@ -14,9 +14,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value, json};
 
-use crate::agent::id::uuid_v4;
 use crate::agent::model::{ContentBlock, ModelResponse, StopReason};
-use crate::hooks::decision::{Decision, HandlerRun, OutcomeKind, RunStatus};
+use crate::hooks::events::Common;
+use crate::hooks::run::{HandlerRun, OutcomeKind, RunStatus};
+use crate::hooks::spec::HookEvent;
+use crate::id::uuid_v4;
 
 /// rein's version as written into every line.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -246,16 +248,17 @@ impl Transcript {
 
     /// Hook `attachment` lines for one event firing: one per handler run, then one for the
     /// merged additional context and one per user-facing message.
-    /// `hook_name` is [`crate::hooks::event::HookInput::hook_name`] of the firing.
+    /// `hook_name` is [`crate::hooks::events::hook_name`] of the firing.
     pub fn hook_decision(
         &self,
         ctx: &LineContext,
-        decision: &Decision,
+        event: HookEvent,
+        decision: &Common,
         hook_name: &str,
         tool_use_id: Option<&str>,
     ) {
         for run in &decision.runs {
-            let attachment = run_attachment(run, hook_name, decision, tool_use_id);
+            let attachment = run_attachment(run, hook_name, event, tool_use_id);
             self.write_attachment(ctx, attachment);
         }
         if !decision.context.is_empty() {
@@ -264,7 +267,7 @@ impl Transcript {
             a.insert("content".into(), json!(decision.context));
             a.insert("hookName".into(), json!(hook_name));
             insert_tool_use_id(&mut a, tool_use_id);
-            a.insert("hookEvent".into(), json!(decision.event.as_str()));
+            a.insert("hookEvent".into(), json!(event.as_str()));
             self.write_attachment(ctx, a);
         }
         for message in &decision.user_messages {
@@ -273,7 +276,7 @@ impl Transcript {
             a.insert("content".into(), json!(message));
             a.insert("hookName".into(), json!(hook_name));
             insert_tool_use_id(&mut a, tool_use_id);
-            a.insert("hookEvent".into(), json!(decision.event.as_str()));
+            a.insert("hookEvent".into(), json!(event.as_str()));
             self.write_attachment(ctx, a);
         }
     }
@@ -381,7 +384,7 @@ fn insert_tool_use_id(a: &mut Map<String, Value>, tool_use_id: Option<&str>) {
 fn run_attachment(
     run: &HandlerRun,
     hook_name: &str,
-    decision: &Decision,
+    event: HookEvent,
     tool_use_id: Option<&str>,
 ) -> Map<String, Value> {
     let (kind, content) = match &run.outcome {
@@ -402,7 +405,7 @@ fn run_attachment(
     a.insert("type".into(), json!(kind));
     a.insert("hookName".into(), json!(hook_name));
     insert_tool_use_id(&mut a, tool_use_id);
-    a.insert("hookEvent".into(), json!(decision.event.as_str()));
+    a.insert("hookEvent".into(), json!(event.as_str()));
     a.insert("content".into(), json!(content));
     a.insert(
         "stdout".into(),

@@ -16,24 +16,16 @@ use std::sync::Arc;
 use clap::{Args, Subcommand};
 use serde_json::{Map, Value, json};
 
-use crate::agent::id::uuid_v4;
 use crate::agent::transcript::{rein_home, transcript_path};
 use crate::cli::{EXIT_ERROR, EXIT_OK, EXIT_USAGE};
-use crate::hooks::decision::{
-    Decision, HandlerRun, OutcomeKind, PermissionDecision, PermissionRequestDecision, RunStatus,
-};
 use crate::hooks::dispatch::{Dispatcher, HookEnvironment};
-use crate::hooks::event::{
-    BaseInput, HookEvent, HookInput, NotificationInput, PermissionDeniedInput,
-    PermissionRequestInput, PostToolBatchInput, PostToolUseFailureInput, PostToolUseInput,
-    PreToolUseInput, SessionEndInput, SessionStartInput, StopFailureInput, StopInput,
-    UserPromptSubmitInput,
-};
-use crate::hooks::explain::{
-    self, HandlerStatus, Verdict, effective_timeout, matcher_summary, timeout_text,
-};
+use crate::hooks::events::{BaseInput, Common, Firing, stdin_bytes};
+use crate::hooks::explain::{self, HandlerStatus, Verdict, matcher_summary};
+use crate::hooks::host::HookHost;
 use crate::hooks::lint::{LintContext, lint_handler};
-use crate::pipeline::headless_denial_text;
+use crate::hooks::run::{HandlerRun, OutcomeKind, RunStatus};
+use crate::hooks::spec::{HookEvent, MatcherClass};
+use crate::id::uuid_v4;
 use crate::settings::schema::{
     ConfiguredHandler, Diagnostic, HandlerKind, OnFailure, Settings, Severity,
 };
@@ -331,7 +323,7 @@ fn list(ctx: &Context, as_json: bool) -> i32 {
         }
         out.push_str(&format!(
             "    timeout {}   onFailure {}   async {}{}\n",
-            timeout_text(h.event, h.timeout),
+            crate::hooks::timeout::describe(h.event, h.timeout),
             on_failure_text(h),
             if is_async(h) { "yes" } else { "no" },
             if h.once {
@@ -429,8 +421,8 @@ fn list_json(ctx: &Context, statuses: &[HandlerStatus<'_>]) -> Value {
                 "matcher_description": matcher_description,
                 "if": h.if_text,
                 "timeout_s": h.timeout,
-                "effective_timeout_s": effective_timeout(h.event, h.timeout),
-                "timeout_description": timeout_text(h.event, h.timeout),
+                "effective_timeout_s": crate::hooks::timeout::listed_seconds(h.event, h.timeout),
+                "timeout_description": crate::hooks::timeout::describe(h.event, h.timeout),
                 "on_failure": on_failure_text(h),
                 "async": is_async(h),
                 "once": h.once,
@@ -530,7 +522,7 @@ fn validate(ctx: &Context, strict: bool, as_json: bool) -> i32 {
 struct Simulated {
     session_id: String,
     transcript: PathBuf,
-    input: HookInput,
+    firing: Box<dyn Firing>,
 }
 
 fn parse_input(arg: Option<&str>) -> Result<Option<Map<String, Value>>, CliError> {
@@ -571,84 +563,6 @@ fn parse_input(arg: Option<&str>) -> Result<Option<Map<String, Value>>, CliError
     }
 }
 
-/// Event fields given with `--input`, checked against the names the event has.
-struct Fields {
-    event: HookEvent,
-    map: Map<String, Value>,
-}
-
-impl Fields {
-    fn new(event: HookEvent, map: Map<String, Value>, known: &[&str]) -> Result<Fields, CliError> {
-        if let Some(bad) = map.keys().find(|k| !known.contains(&k.as_str())) {
-            return Err(usage(format!(
-                "--input: {event} has no field {bad:?} (fields: {})",
-                known.join(", ")
-            )));
-        }
-        Ok(Fields { event, map })
-    }
-
-    fn string(&self, key: &str, default: &str) -> Result<String, CliError> {
-        match self.map.get(key) {
-            None => Ok(default.to_string()),
-            Some(Value::String(s)) => Ok(s.clone()),
-            Some(_) => Err(usage(format!(
-                "--input: {} field {key:?} must be a string",
-                self.event
-            ))),
-        }
-    }
-
-    fn opt_string(&self, key: &str) -> Result<Option<String>, CliError> {
-        match self.map.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(_) => Err(usage(format!(
-                "--input: {} field {key:?} must be a string",
-                self.event
-            ))),
-        }
-    }
-
-    fn boolean(&self, key: &str) -> Result<bool, CliError> {
-        match self.map.get(key) {
-            None => Ok(false),
-            Some(Value::Bool(b)) => Ok(*b),
-            Some(_) => Err(usage(format!(
-                "--input: {} field {key:?} must be true or false",
-                self.event
-            ))),
-        }
-    }
-
-    fn array(&self, key: &str) -> Result<Vec<Value>, CliError> {
-        match self.map.get(key) {
-            None => Ok(Vec::new()),
-            Some(Value::Array(a)) => Ok(a.clone()),
-            Some(_) => Err(usage(format!(
-                "--input: {} field {key:?} must be an array",
-                self.event
-            ))),
-        }
-    }
-
-    fn number(&self, key: &str) -> Result<u64, CliError> {
-        match self.map.get(key) {
-            None => Ok(0),
-            Some(v) => v.as_u64().ok_or_else(|| {
-                usage(format!(
-                    "--input: {} field {key:?} must be a non-negative integer",
-                    self.event
-                ))
-            }),
-        }
-    }
-
-    fn value(&self, key: &str, default: Value) -> Value {
-        self.map.get(key).cloned().unwrap_or(default)
-    }
-}
-
 /// The events `hooks test` can fire, for messages.
 fn fired_events() -> String {
     HookEvent::ALL
@@ -680,30 +594,30 @@ fn parse_event(name: &str) -> Result<HookEvent, CliError> {
     Ok(event)
 }
 
-fn tool_use_id() -> String {
-    let hex: String = uuid_v4().chars().filter(|c| *c != '-').collect();
-    format!("toolu_{}", &hex[..24])
-}
-
 /// Builds the input of one firing the way the session and the tool pipeline do: fresh
-/// session id, transcript path under the rein home, `cwd` = the project directory, a
-/// `prompt_id` and `permission_mode: "default"` on the events that carry them (spec §2.4), and a
-/// tool input prepared by the tool itself (absolute paths, defaults).
+/// session id, transcript path under the rein home, `cwd` = the project directory, the base
+/// fields the event carries (spec §2.4), the event's defaults
+/// ([`crate::hooks::events::Event::sample_input`]), and a tool input prepared by the tool
+/// itself (absolute paths, defaults). `--input` fields override the defaults and are checked
+/// against the event's fields; the result is parsed as the event's input type.
 fn simulate(args: &FiringArgs, project_dir: &Path) -> Result<Simulated, CliError> {
     let event = parse_event(&args.event)?;
-    let map = parse_input(args.input.as_deref())?;
+    let spec = event.spec();
+    let Some(fires) = spec.fires else {
+        return Err(usage(format!("rein never fires {event}")));
+    };
+    let map = parse_input(args.input.as_deref())?.unwrap_or_default();
     let session_id = uuid_v4();
     let transcript = transcript_path(&rein_home(), project_dir, &session_id);
-    let prompt_id = uuid_v4();
-    let base = |prompt: bool, mode: bool| BaseInput {
+    let base = BaseInput {
         session_id: session_id.clone(),
         transcript_path: transcript.to_string_lossy().into_owned(),
         cwd: project_dir.to_string_lossy().into_owned(),
-        prompt_id: prompt.then(|| prompt_id.clone()),
-        permission_mode: mode.then(|| "default".to_string()),
+        prompt_id: spec.prompt_id.then(uuid_v4),
+        permission_mode: spec.permission_mode.then(|| "default".to_string()),
         effort: None,
     };
-    let tool_event = event.is_tool_event();
+    let tool_event = spec.tool_event;
     if tool_event && args.tool.is_none() {
         return Err(usage(format!(
             "{event} is a tool event: give the tool with --tool NAME (e.g. --tool Bash)"
@@ -720,261 +634,53 @@ fn simulate(args: &FiringArgs, project_dir: &Path) -> Result<Simulated, CliError
                 "{event} matches on the tool name: use --tool, not --matcher-value {v:?}"
             )));
         }
-        if matches!(
-            event,
-            HookEvent::UserPromptSubmit | HookEvent::Stop | HookEvent::PostToolBatch
-        ) {
+        if spec.matcher == MatcherClass::NoTarget {
             return Err(usage(format!(
                 "{event} has no match target (its matchers are ignored); --matcher-value does not apply"
             )));
         }
     }
-    let mv = |default: &str| args.matcher_value.clone().unwrap_or(default.to_string());
-    let input = match event {
-        HookEvent::PreToolUse
-        | HookEvent::PostToolUse
-        | HookEvent::PostToolUseFailure
-        | HookEvent::PermissionRequest
-        | HookEvent::PermissionDenied => {
-            let tool = args.tool.clone().unwrap_or_default();
-            let map = map.unwrap_or_default();
-            // `{"tool_input": …, other fields}` or just the tool input.
-            let (raw_input, fields) = if map.contains_key("tool_input") {
-                let known: &[&str] = match event {
-                    HookEvent::PostToolUse => {
-                        &["tool_input", "tool_response", "tool_use_id", "duration_ms"]
-                    }
-                    HookEvent::PostToolUseFailure => &[
-                        "tool_input",
-                        "tool_use_id",
-                        "error",
-                        "is_interrupt",
-                        "duration_ms",
-                    ],
-                    HookEvent::PermissionRequest => &["tool_input", "permission_suggestions"],
-                    HookEvent::PermissionDenied => &["tool_input", "tool_use_id", "reason"],
-                    _ => &["tool_input", "tool_use_id"],
-                };
-                let f = Fields::new(event, map, known)?;
-                (f.value("tool_input", json!({})), f)
-            } else {
-                (Value::Object(map), Fields::new(event, Map::new(), &[])?)
-            };
-            if !raw_input.is_object() {
-                return Err(usage("--input: tool_input must be a JSON object"));
-            }
-            let tool_input = prepare_tool_input(&tool, raw_input, project_dir, event)?;
-            let id = f_string(&fields, "tool_use_id", &tool_use_id())?;
-            match event {
-                HookEvent::PreToolUse => HookInput::PreToolUse(PreToolUseInput {
-                    base: base(true, true),
-                    hook_event_name: event,
-                    tool_name: tool,
-                    tool_input,
-                    tool_use_id: id,
-                }),
-                HookEvent::PostToolUse => HookInput::PostToolUse(PostToolUseInput {
-                    base: base(true, true),
-                    hook_event_name: event,
-                    tool_name: tool,
-                    tool_input,
-                    tool_response: fields.value("tool_response", json!({})),
-                    tool_use_id: id,
-                    duration_ms: fields.number("duration_ms")?,
-                }),
-                HookEvent::PostToolUseFailure => {
-                    HookInput::PostToolUseFailure(PostToolUseFailureInput {
-                        base: base(true, true),
-                        hook_event_name: event,
-                        tool_name: tool,
-                        tool_input,
-                        tool_use_id: id,
-                        error: fields.string("error", "Error")?,
-                        is_interrupt: fields.boolean("is_interrupt")?,
-                        duration_ms: fields.number("duration_ms")?,
-                    })
-                }
-                HookEvent::PermissionRequest => {
-                    HookInput::PermissionRequest(PermissionRequestInput {
-                        base: base(true, true),
-                        hook_event_name: event,
-                        tool_name: tool,
-                        tool_input,
-                        permission_suggestions: fields
-                            .map
-                            .get("permission_suggestions")
-                            .map(|_| fields.array("permission_suggestions"))
-                            .transpose()?,
-                    })
-                }
-                _ => HookInput::PermissionDenied(PermissionDeniedInput {
-                    base: base(true, true),
-                    hook_event_name: event,
-                    reason: fields.string("reason", &headless_denial_text(&tool))?,
-                    tool_name: tool,
-                    tool_input,
-                    tool_use_id: id,
-                }),
-            }
-        }
-        HookEvent::UserPromptSubmit => {
-            let f = Fields::new(event, map.unwrap_or_default(), &["prompt"])?;
-            HookInput::UserPromptSubmit(UserPromptSubmitInput {
-                base: base(true, true),
-                hook_event_name: event,
-                prompt: f.string("prompt", "")?,
-            })
-        }
-        HookEvent::SessionStart => {
-            let f = Fields::new(event, map.unwrap_or_default(), &["source", "model"])?;
-            let source = match &args.matcher_value {
-                Some(v) => v.clone(),
-                None => f.string("source", "startup")?,
-            };
-            HookInput::SessionStart(SessionStartInput {
-                base: base(false, false),
-                hook_event_name: event,
-                source,
-                model: f.opt_string("model")?,
-            })
-        }
-        HookEvent::SessionEnd => {
-            let f = Fields::new(event, map.unwrap_or_default(), &["reason"])?;
-            let reason = match &args.matcher_value {
-                Some(v) => v.clone(),
-                None => f.string("reason", "other")?,
-            };
-            HookInput::SessionEnd(SessionEndInput {
-                base: base(true, false),
-                hook_event_name: event,
-                reason,
-            })
-        }
-        HookEvent::Stop => {
-            let f = Fields::new(
-                event,
-                map.unwrap_or_default(),
-                &[
-                    "stop_hook_active",
-                    "last_assistant_message",
-                    "background_tasks",
-                    "session_crons",
-                ],
-            )?;
-            HookInput::Stop(StopInput {
-                base: base(true, true),
-                hook_event_name: event,
-                stop_hook_active: f.boolean("stop_hook_active")?,
-                last_assistant_message: f.opt_string("last_assistant_message")?,
-                background_tasks: f.array("background_tasks")?,
-                session_crons: f.array("session_crons")?,
-            })
-        }
-        HookEvent::StopFailure => {
-            let f = Fields::new(
-                event,
-                map.unwrap_or_default(),
-                &["error", "error_details", "last_assistant_message"],
-            )?;
-            let error = match &args.matcher_value {
-                Some(v) => v.clone(),
-                None => f.string("error", "unknown")?,
-            };
-            HookInput::StopFailure(StopFailureInput {
-                base: base(true, true),
-                hook_event_name: event,
-                error,
-                error_details: f.opt_string("error_details")?,
-                last_assistant_message: f.opt_string("last_assistant_message")?,
-            })
-        }
-        HookEvent::Notification => {
-            let f = Fields::new(
-                event,
-                map.unwrap_or_default(),
-                &["message", "title", "notification_type"],
-            )?;
-            let notification_type = match &args.matcher_value {
-                Some(v) => v.clone(),
-                None => f.string("notification_type", &mv("idle_prompt"))?,
-            };
-            HookInput::Notification(NotificationInput {
-                base: base(true, false),
-                hook_event_name: event,
-                message: f.string("message", "Claude is waiting for your input")?,
-                title: f.opt_string("title")?,
-                notification_type,
-            })
-        }
-        HookEvent::PostToolBatch => {
-            let f = Fields::new(event, map.unwrap_or_default(), &["tool_calls"])?;
-            let calls = f
-                .array("tool_calls")?
-                .into_iter()
-                .map(|c| {
-                    serde_json::from_value::<BatchCallInput>(c).map_err(|e| {
-                        usage(format!(
-                            "--input: each of tool_calls must be {{\"tool_name\",\"tool_input\",\"tool_use_id\"?,\"tool_response\"?}}: {e}"
-                        ))
-                    })
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            HookInput::PostToolBatch(PostToolBatchInput {
-                base: base(true, true),
-                hook_event_name: event,
-                tool_calls: calls
-                    .into_iter()
-                    .map(|c| crate::hooks::event::BatchToolCall {
-                        tool_name: c.tool_name,
-                        tool_input: c.tool_input,
-                        tool_use_id: c.tool_use_id.unwrap_or_else(tool_use_id),
-                        tool_response: c.tool_response,
-                    })
-                    .collect(),
-            })
-        }
-        HookEvent::UserPromptExpansion
-        | HookEvent::SubagentStart
-        | HookEvent::SubagentStop
-        | HookEvent::PreCompact
-        | HookEvent::PostCompact
-        | HookEvent::PreModelSwitch
-        | HookEvent::PostModelSwitch
-        | HookEvent::Setup
-        | HookEvent::TeammateIdle
-        | HookEvent::TaskCreated
-        | HookEvent::TaskCompleted
-        | HookEvent::Elicitation
-        | HookEvent::ElicitationResult
-        | HookEvent::ConfigChange
-        | HookEvent::WorktreeCreate
-        | HookEvent::WorktreeRemove
-        | HookEvent::InstructionsLoaded
-        | HookEvent::CwdChanged
-        | HookEvent::FileChanged
-        | HookEvent::DirectoryAdded
-        | HookEvent::MessageDisplay => {
-            return Err(usage(format!("rein never fires {event}")));
-        }
+    let tool = args.tool.clone().unwrap_or_default();
+    let mut input = fires.sample_input(base, &tool);
+    // `{"tool_input": …, other fields}` or, on tool events, just the tool input.
+    let (raw_tool_input, fields) = if tool_event && !map.contains_key("tool_input") {
+        (Some(Value::Object(map)), Map::new())
+    } else {
+        let mut fields = map;
+        (fields.remove("tool_input"), fields)
     };
+    let known: Vec<&str> = fires
+        .fields()
+        .iter()
+        .copied()
+        .filter(|f| *f != "tool_name" && (tool_event || *f != "tool_input"))
+        .collect();
+    if let Some(bad) = fields.keys().find(|k| !known.contains(&k.as_str())) {
+        return Err(usage(format!(
+            "--input: {event} has no field {bad:?} (fields: {})",
+            known.join(", ")
+        )));
+    }
+    if tool_event {
+        let raw = raw_tool_input.unwrap_or_else(|| json!({}));
+        if !raw.is_object() {
+            return Err(usage("--input: tool_input must be a JSON object"));
+        }
+        let prepared = prepare_tool_input(&tool, raw, project_dir, event)?;
+        input.insert("tool_input".to_string(), prepared);
+    }
+    input.extend(fields);
+    if let (Some(v), Some(field)) = (&args.matcher_value, spec.match_field) {
+        input.insert(field.to_string(), Value::String(v.clone()));
+    }
+    let firing = fires
+        .parse_input(Value::Object(input))
+        .map_err(|e| usage(format!("--input: {event}: {e}")))?;
     Ok(Simulated {
         session_id,
         transcript,
-        input,
+        firing,
     })
-}
-
-fn f_string(fields: &Fields, key: &str, default: &str) -> Result<String, CliError> {
-    fields.string(key, default)
-}
-
-/// One entry of PostToolBatch `tool_calls` in `--input`.
-#[derive(Debug, serde::Deserialize)]
-struct BatchCallInput {
-    tool_name: String,
-    tool_input: Value,
-    tool_use_id: Option<String>,
-    tool_response: Option<Value>,
 }
 
 /// The tool input as the session hands it to hooks: validated and normalised by the tool
@@ -1071,164 +777,6 @@ fn indent_block(text: &str, pad: &str) -> String {
     out
 }
 
-/// What the model and the user get from the decision, per spec §4.5: `(channel, text)`.
-struct Views {
-    model: Vec<(String, String)>,
-    user: Vec<String>,
-    summary: String,
-}
-
-fn views(input: &HookInput, d: &Decision) -> Views {
-    let mut model = Vec::new();
-    let mut user = Vec::new();
-    let tool = input.tool().map(|(t, _)| t.to_string()).unwrap_or_default();
-    let mut summary = match input.event() {
-        HookEvent::PreToolUse => match &d.permission {
-            Some(PermissionDecision::Deny { text, reason }) => {
-                model.push((
-                    "error tool_result (the tool does not run)".to_string(),
-                    text.clone(),
-                ));
-                format!("deny: {}", reason.trim_end())
-            }
-            Some(PermissionDecision::Ask { reason }) => {
-                model.push((
-                    "error tool_result in a headless run (-p), unless a PermissionRequest hook allows it; on a terminal the user is asked".to_string(),
-                    reason.clone().unwrap_or_else(|| headless_denial_text(&tool)),
-                ));
-                format!(
-                    "ask{}",
-                    reason
-                        .as_ref()
-                        .map(|r| format!(": {r}"))
-                        .unwrap_or_default()
-                )
-            }
-            Some(PermissionDecision::Defer { reason }) => {
-                model.push((
-                    "the tool does not run and the session stops at this call".to_string(),
-                    reason
-                        .clone()
-                        .unwrap_or_else(|| "Tool call deferred by a PreToolUse hook".to_string()),
-                ));
-                "defer".to_string()
-            }
-            Some(PermissionDecision::Allow { reason }) => format!(
-                "allow (no permission prompt; deny and ask rules still apply){}",
-                reason
-                    .as_ref()
-                    .map(|r| format!(": {r}"))
-                    .unwrap_or_default()
-            ),
-            None => "no permission decision (the permission rules and mode decide)".to_string(),
-        },
-        HookEvent::PermissionRequest => match &d.permission_request {
-            Some(PermissionRequestDecision::Deny { message, interrupt }) => {
-                model.push((
-                    "error tool_result (the tool does not run)".to_string(),
-                    message.clone(),
-                ));
-                format!(
-                    "deny{}: {message}",
-                    if *interrupt { " and interrupt" } else { "" }
-                )
-            }
-            Some(PermissionRequestDecision::Allow { .. }) => {
-                "allow (the tool runs without asking; deny rules still apply)".to_string()
-            }
-            None => "no decision (the user is asked; headless runs refuse)".to_string(),
-        },
-        HookEvent::UserPromptSubmit => match &d.prompt_blocked_text {
-            Some(text) => {
-                user.push(text.clone());
-                "prompt blocked (no model call; the text is shown to the user)".to_string()
-            }
-            None => "prompt goes ahead".to_string(),
-        },
-        HookEvent::Stop => match &d.stop_feedback {
-            Some(text) => {
-                model.push((
-                    "user message (the turn continues)".to_string(),
-                    text.clone(),
-                ));
-                "block: the turn continues with this feedback".to_string()
-            }
-            None => "the turn ends".to_string(),
-        },
-        HookEvent::PostToolUse
-        | HookEvent::PostToolUseFailure
-        | HookEvent::PostToolBatch
-        | HookEvent::SessionStart
-        | HookEvent::SessionEnd
-        | HookEvent::StopFailure
-        | HookEvent::Notification
-        | HookEvent::PermissionDenied
-        | HookEvent::UserPromptExpansion
-        | HookEvent::SubagentStart
-        | HookEvent::SubagentStop
-        | HookEvent::PreCompact
-        | HookEvent::PostCompact
-        | HookEvent::PreModelSwitch
-        | HookEvent::PostModelSwitch
-        | HookEvent::Setup
-        | HookEvent::TeammateIdle
-        | HookEvent::TaskCreated
-        | HookEvent::TaskCompleted
-        | HookEvent::Elicitation
-        | HookEvent::ElicitationResult
-        | HookEvent::ConfigChange
-        | HookEvent::WorktreeCreate
-        | HookEvent::WorktreeRemove
-        | HookEvent::InstructionsLoaded
-        | HookEvent::CwdChanged
-        | HookEvent::FileChanged
-        | HookEvent::DirectoryAdded
-        | HookEvent::MessageDisplay => match &d.block {
-            Some(b) if input.event() == HookEvent::PostToolBatch => {
-                format!("block: the loop stops ({b})")
-            }
-            Some(b) => format!("blocking error: {b}"),
-            None => "no decision".to_string(),
-        },
-    };
-    if let Some(ui) = &d.updated_input {
-        model.push((
-            "the tool runs with this input instead".to_string(),
-            ui.to_string(),
-        ));
-    }
-    if let Some(out) = &d.updated_tool_output {
-        model.push((
-            "the tool output is replaced by".to_string(),
-            out.to_string(),
-        ));
-    }
-    for c in &d.context {
-        model.push(("context with the next model request".to_string(), c.clone()));
-    }
-    if d.retry {
-        model.push((
-            "context".to_string(),
-            format!("PermissionDenied:{tool} hook: you may retry this tool call."),
-        ));
-    }
-    if d.stop_loop {
-        summary.push_str(&format!(
-            "; continue:false, the loop stops after this step{}",
-            d.stop_reason
-                .as_ref()
-                .map(|r| format!(" ({r})"))
-                .unwrap_or_default()
-        ));
-    }
-    user.extend(d.user_messages.iter().cloned());
-    Views {
-        model,
-        user,
-        summary,
-    }
-}
-
 fn handler_index(settings: &Settings, run: &HandlerRun) -> Option<usize> {
     settings
         .handlers
@@ -1280,14 +828,19 @@ fn test(
     let env = environment(&ctx, &sim);
     let run_log = env.run_log.clone();
     let dispatcher = Arc::new(Dispatcher::new(ctx.settings.clone(), env));
-    let input = sim.input.clone();
     let d = Arc::clone(&dispatcher);
-    let (decision, async_context) = runtime.block_on(async move {
-        let decision = d.fire(&input).await;
+    let firing = sim.firing.as_ref();
+    let (mut outcome, async_context) = runtime.block_on(async move {
+        let outcome = d.fire_erased(firing).await;
         // Background (`async`) hooks: wait for them so their output can be shown.
         d.wait_background().await;
-        (decision, d.take_async_context())
+        (outcome, d.take_async_context())
     });
+    let v = firing.explain(outcome.as_ref()).unwrap_or_default();
+    let decision: Common = firing
+        .common_of(outcome.as_mut())
+        .map(std::mem::take)
+        .unwrap_or_default();
     let env_files: Vec<(PathBuf, String)> = dispatcher
         .env_files()
         .into_iter()
@@ -1297,11 +850,10 @@ fn test(
         })
         .collect();
     let settings = dispatcher.settings();
-    let v = views(&sim.input, &decision);
-    let stdin = String::from_utf8_lossy(&sim.input.to_stdin_bytes())
+    let stdin = String::from_utf8_lossy(&stdin_bytes(&firing.input_json()))
         .trim_end()
         .to_string();
-    let hook_name = sim.input.hook_name();
+    let hook_name = firing.hook_name();
     if as_json {
         let runs: Vec<Value> = decision
             .runs
@@ -1328,7 +880,7 @@ fn test(
             })
             .collect();
         let value = json!({
-            "event": sim.input.event().as_str(),
+            "event": firing.event().as_str(),
             "hook_name": hook_name,
             "session_id": sim.session_id,
             "stdin": serde_json::from_str::<Value>(&stdin).unwrap_or(Value::Null),
@@ -1359,7 +911,7 @@ fn test(
         let timeout = idx
             .map(|i| {
                 let h = &settings.handlers[i];
-                effective_timeout(h.event, h.timeout)
+                crate::hooks::timeout::listed_seconds(h.event, h.timeout)
             })
             .unwrap_or(600.0);
         out.push('\n');
@@ -1440,8 +992,9 @@ fn explain_cmd(ctx: Context, firing: &FiringArgs, as_json: bool) -> Result<i32, 
     let sim = simulate(firing, &ctx.project_dir)?;
     let env = environment(&ctx, &sim);
     let dispatcher = Dispatcher::new(ctx.settings, env);
-    let explained = explain::explain(&dispatcher, &sim.input);
-    let hook_name = sim.input.hook_name();
+    let target = sim.firing.target();
+    let explained = explain::explain(&dispatcher, &target);
+    let hook_name = sim.firing.hook_name();
     let runs = explained
         .iter()
         .filter(|e| matches!(e.verdict, Verdict::Runs))
@@ -1449,9 +1002,9 @@ fn explain_cmd(ctx: Context, firing: &FiringArgs, as_json: bool) -> Result<i32, 
     let other_events = dispatcher.settings().handlers.len() - explained.len();
     if as_json {
         let value = json!({
-            "event": sim.input.event().as_str(),
+            "event": target.event.as_str(),
             "hook_name": hook_name,
-            "match_value": sim.input.match_value(),
+            "match_value": target.match_value,
             "would_run": runs,
             "handlers": explained.iter().map(|e| {
                 let (runs, reason) = match &e.verdict {
@@ -1475,9 +1028,9 @@ fn explain_cmd(ctx: Context, firing: &FiringArgs, as_json: bool) -> Result<i32, 
         "{hook_name}: {} of {} configured for {} would run (nothing is run)\n",
         runs,
         plural(explained.len(), "handler"),
-        sim.input.event()
+        target.event
     );
-    if let Some((tool, input)) = sim.input.tool() {
+    if let Some((tool, input)) = target.tool {
         out.push_str(&format!("tool {tool}, tool_input {input}\n"));
     }
     for e in &explained {
@@ -1504,7 +1057,7 @@ fn explain_cmd(ctx: Context, firing: &FiringArgs, as_json: bool) -> Result<i32, 
                     .unwrap_or_default();
                 out.push_str(&format!(
                     "    matcher {how} accepts it{cond}; timeout {}\n",
-                    timeout_text(e.handler.event, e.handler.timeout)
+                    crate::hooks::timeout::describe(e.handler.event, e.handler.timeout)
                 ));
             }
             Verdict::Skipped(r) => out.push_str(&format!("    why: {}\n", r.message)),

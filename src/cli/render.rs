@@ -11,7 +11,7 @@ use crate::agent::model::{ContentBlock, ModelResponse, StopReason};
 use crate::agent::progress::{Observer, Progress};
 use crate::agent::session::{Denial, TurnEnd, TurnOutcome};
 use crate::agent::transcript::bounded_stream;
-use crate::hooks::decision::{OutcomeKind, RunStatus};
+use crate::hooks::run::{OutcomeKind, RunStatus};
 use crate::pipeline::CallStatus;
 
 /// Glyphs for the text renderer; ASCII when the locale is not UTF-8.
@@ -233,11 +233,12 @@ impl Observer for StreamJson {
                 "session_id": sid,
             })),
             Progress::Hook {
-                decision,
+                event,
+                common,
                 hook_name,
                 ..
             } => {
-                for run in &decision.runs {
+                for run in &common.runs {
                     let outcome = match &run.outcome {
                         OutcomeKind::Success => "success",
                         OutcomeKind::Blocking(_) => "blocking_error",
@@ -256,7 +257,7 @@ impl Observer for StreamJson {
                         "type": "system",
                         "subtype": "hook_response",
                         "hook_name": hook_name,
-                        "hook_event": decision.event.as_str(),
+                        "hook_event": event.as_str(),
                         "command": run.command,
                         "outcome": outcome,
                         "exit_code": exit_code,

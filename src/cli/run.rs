@@ -8,17 +8,17 @@ use std::time::Instant;
 
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
-use crate::agent::id::uuid_v4;
 use crate::agent::model::Model;
 use crate::agent::progress::Observers;
 use crate::agent::providers::{ProviderConfig, from_config};
 use crate::agent::session::{
-    Session, SessionConfig, TurnEnd, TurnOutcome, session_end_budget, stop_block_cap_from_env,
+    Session, SessionConfig, TurnEnd, TurnOutcome, stop_block_cap_from_env,
 };
 use crate::agent::transcript::{rein_home, transcript_path};
 use crate::cli::render::{Glyphs, NoticesToStderr, StreamJson, TextRenderer, result_json};
 use crate::cli::{EXIT_ERROR, EXIT_OK, EXIT_USAGE, OutputFormat, RunArgs};
 use crate::hooks::dispatch::{Dispatcher, HookEnvironment};
+use crate::id::uuid_v4;
 use crate::permissions::mode::{PermissionMode, check_bypass_allowed, resolve_mode};
 use crate::permissions::policy::{PermissionPolicy, PolicyPaths};
 use crate::permissions::prompt::{Prompter, TtyPrompter};
@@ -126,7 +126,7 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
         permission_mode: setup.permission_mode.clone(),
         max_turns: args.max_turns,
         stop_block_cap: stop_block_cap_from_env(),
-        session_end_budget: session_end_budget(&dispatcher),
+        session_end_budget: dispatcher.session_end_phase_budget(),
     };
     let mut session = Session::new(
         config,

@@ -34,7 +34,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::oneshot;
 
-use crate::hooks::decision::RunStatus;
+use crate::hooks::run::RunStatus;
 
 /// Most stdout bytes kept per run: 10 MiB.
 ///

@@ -1,5 +1,10 @@
 //! The one door every hook point goes through: select handlers (event, matcher, `if`), dedup,
-//! run them concurrently, merge their outcomes into a [`Decision`].
+//! run them concurrently, fold their answers into the event's typed outcome.
+//!
+//! The dispatcher is generic over [`Event`] only at its two ends: [`Dispatcher::fire`] takes an
+//! `E::Input` and returns an `E::Outcome`. Between them everything is event-agnostic: a
+//! [`Target`] (event, match value, tool, cwd) for selection, stdin bytes for the runners, and
+//! one [`Answer`] per handler for the event's fold ([`crate::hooks::events::merge`]).
 //!
 //! Flow of one [`Dispatcher::fire`]:
 //!
@@ -11,10 +16,12 @@
 //! 2. **Dedup** (spec §5.2): see [`dedup`].
 //! 3. **Run** every selected handler concurrently (`join_all`), each under its own timeout
 //!    (spec §5.3); `async` handlers are moved to the background and count as success now.
-//! 4. **Merge** the answers in *configuration order*, never completion order: see [`merge`].
+//! 4. **Merge** the answers in *configuration order*, never completion order: see
+//!    [`crate::hooks::events::merge`] and each event's `fold`.
 //!
 //! Every run is appended to the run log and gets a `tracing` span.
 
+use std::any::Any;
 use std::collections::HashMap;
 use std::fs::OpenOptions;
 use std::future::Future;
@@ -29,33 +36,19 @@ use tokio::task::JoinHandle;
 use tracing::Instrument;
 
 use crate::hooks::command::{self, CommandForm, CommandSpec, RawRun, RunEnd};
-use crate::hooks::decision::{
-    Decision, HandlerRun, OutcomeKind, PermissionDecision, PermissionRequestDecision, RunStatus,
-};
-use crate::hooks::event::{HookEvent, HookInput};
+use crate::hooks::events::{Answer, Event, merge, stdin_bytes};
 use crate::hooks::matcher::{self, Matcher};
-use crate::hooks::output::{
-    self, HookPermission, HookSpecificOutput, Interpreted, PermissionRequestAnswer,
-};
+use crate::hooks::output::{self, Interpreted};
 use crate::hooks::registry::{InProcessHook, Registry};
+use crate::hooks::run::{HandlerRun, OutcomeKind, RunStatus};
+use crate::hooks::spec::HookEvent;
+use crate::hooks::timeout;
 use crate::permissions::rule::RuleContext;
 use crate::settings::schema::{
     CommandHandler, ConfiguredHandler, HandlerKind, HandlerOrigin, Location, OnFailure, Settings,
     SourceKind,
 };
 
-/// Default timeout of a command hook (spec §5.3).
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
-/// Default timeout of a UserPromptSubmit hook.
-pub const USER_PROMPT_SUBMIT_TIMEOUT: Duration = Duration::from_secs(30);
-/// The whole SessionEnd phase's budget when nothing raises it.
-pub const SESSION_END_BUDGET: Duration = Duration::from_millis(1500);
-/// Upper bound of the SessionEnd budget raised by a handler's `timeout`.
-pub const SESSION_END_HANDLER_CAP: Duration = Duration::from_secs(60);
-/// Upper bound of the SessionEnd budget set by `CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS`.
-pub const SESSION_END_ENV_CAP: Duration = Duration::from_secs(3600);
-/// Env var that sets the SessionEnd budget in milliseconds.
-pub const SESSION_END_TIMEOUT_VAR: &str = "CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS";
 /// Texts longer than this many characters are spilled to a file (spec §4.5).
 pub const SPILL_THRESHOLD: usize = 10_000;
 /// Size of the preview kept in a `<persisted-output>` notice.
@@ -218,11 +211,44 @@ fn each_tool_name(tool: &str) -> impl Iterator<Item = &str> {
     std::iter::once(tool).chain(matcher::tool_aliases(tool).iter().copied())
 }
 
-fn matcher_accepts(matcher: &Matcher, input: &HookInput) -> bool {
-    let Some(value) = input.match_value() else {
+/// What selection needs to know about one firing: the event-agnostic view of an input.
+#[derive(Debug, Clone, Copy)]
+pub struct Target<'a> {
+    /// The event.
+    pub event: HookEvent,
+    /// What `matcher` is tested against; `None`: every matcher accepts.
+    pub match_value: Option<&'a str>,
+    /// Tool name and input, on tool events (for `if`).
+    pub tool: Option<(&'a str, &'a Value)>,
+    /// The input's `cwd`.
+    pub cwd: &'a str,
+}
+
+impl<'a> Target<'a> {
+    /// The target of an input of `E`.
+    pub fn of<E: Event>(input: &'a E::Input) -> Target<'a> {
+        Target {
+            event: E::EVENT,
+            match_value: E::match_value(input),
+            tool: E::tool(input),
+            cwd: &E::base(input).cwd,
+        }
+    }
+
+    /// `"<Event>"` or `"<Event>:<match value>"`.
+    pub fn hook_name(&self) -> String {
+        match self.match_value {
+            Some(v) => format!("{}:{v}", self.event),
+            None => self.event.to_string(),
+        }
+    }
+}
+
+fn matcher_accepts(matcher: &Matcher, target: &Target<'_>) -> bool {
+    let Some(value) = target.match_value else {
         return true;
     };
-    if input.event().is_tool_event() {
+    if target.event.is_tool_event() {
         each_tool_name(value).any(|name| matcher.matches(name))
     } else {
         matcher.matches(value)
@@ -279,49 +305,6 @@ pub fn dedup(selected: Vec<SelectedHandler<'_>>) -> Vec<SelectedHandler<'_>> {
         .collect()
 }
 
-/// What one handler answered, interpreted; the unit [`merge`] folds.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Answer {
-    pub run: HandlerRun,
-    /// Whether the blocking outcome (if any) came from JSON (`decision: block`) rather than
-    /// exit code 2 / `onFailure`; Stop renders the two differently.
-    pub block_from_json: bool,
-    /// PreToolUse permission answer of this handler (JSON `permissionDecision`, legacy
-    /// `decision`); a blocking outcome is turned into deny by [`merge`].
-    pub permission: Option<PermissionDecision>,
-    pub updated_input: Option<Value>,
-    pub additional_context: Option<String>,
-    pub updated_tool_output: Option<Value>,
-    pub system_message: Option<String>,
-    /// `continue: false`, with its `stopReason`.
-    pub stop: Option<Option<String>>,
-    pub suppress_original_prompt: bool,
-    pub retry: bool,
-    pub permission_request: Option<PermissionRequestDecision>,
-    /// Plain stdout of a successful exit 0, trimmed (context only on SessionStart and
-    /// UserPromptSubmit).
-    pub success_text: Option<String>,
-}
-
-impl Answer {
-    fn bare(run: HandlerRun) -> Answer {
-        Answer {
-            run,
-            block_from_json: false,
-            permission: None,
-            updated_input: None,
-            additional_context: None,
-            updated_tool_output: None,
-            system_message: None,
-            stop: None,
-            suppress_original_prompt: false,
-            retry: false,
-            permission_request: None,
-            success_text: None,
-        }
-    }
-}
-
 /// Where a handler runs and with what (spec §5.3–5.4).
 struct Plan {
     spec: CommandSpec,
@@ -358,13 +341,13 @@ impl Dispatcher {
         &self.registry
     }
 
-    /// The handlers that would run for `input`, deduplicated, in configuration order
+    /// The handlers that would run for `target`, deduplicated, in configuration order
     /// (configured handlers first, then in-process ones).
-    pub fn select(&self, input: &HookInput) -> Vec<SelectedHandler<'_>> {
-        let event = input.event();
+    pub fn select(&self, target: &Target<'_>) -> Vec<SelectedHandler<'_>> {
+        let event = target.event;
         let env = &self.shared.env;
         let home = env.home_dir();
-        let cwd = PathBuf::from(&input.base().cwd);
+        let cwd = PathBuf::from(target.cwd);
         let ctx = RuleContext {
             cwd: &cwd,
             project_dir: &env.project_dir,
@@ -379,12 +362,12 @@ impl Dispatcher {
                 // Non-command types are marked inactive by the loader; this is the backstop.
                 continue;
             };
-            if !matcher_accepts(&handler.matcher, input) {
+            if !matcher_accepts(&handler.matcher, target) {
                 continue;
             }
             if handler.if_text.is_some() || handler.if_condition.is_some() {
                 // `if` is only evaluated on tool events; elsewhere the handler never runs.
-                let (Some((tool, tool_input)), Some(cond)) = (input.tool(), &handler.if_condition)
+                let (Some((tool, tool_input)), Some(cond)) = (target.tool, &handler.if_condition)
                 else {
                     continue;
                 };
@@ -395,26 +378,43 @@ impl Dispatcher {
             selected.push(SelectedHandler::Command { handler, command });
         }
         for hook in self.registry.for_event(event) {
-            if matcher_accepts(&hook.matcher, input) {
+            if matcher_accepts(&hook.matcher, target) {
                 selected.push(SelectedHandler::InProcess(hook));
             }
         }
         dedup(selected)
     }
 
-    /// Fires one event: every selected handler runs concurrently; never fails.
-    pub async fn fire(&self, input: &HookInput) -> Decision {
-        let selected = self.select(input);
+    /// Fires one event: every selected handler runs concurrently, and their answers fold into
+    /// the event's outcome in configuration order. Never fails: a handler that cannot start,
+    /// crashes or hangs costs its own answer only.
+    pub async fn fire<E: Event>(&self, input: &E::Input) -> E::Outcome {
+        let target = Target::of::<E>(input);
+        let selected = self.select(&target);
         if selected.is_empty() {
-            return Decision::empty(input.event());
+            return E::Outcome::default();
         }
-        let stdin = Arc::new(input.to_stdin_bytes());
-        let session_end_budget = self.session_end_budget(&selected);
+        let stdin = Arc::new(stdin_bytes(input));
+        let answers = self.run_all(&target, &selected, stdin, input).await;
+        merge::<E>(input, answers)
+    }
+
+    /// Runs every selected handler concurrently; the answers come back in the order of
+    /// `selected` (configuration order), large texts spilled.
+    async fn run_all(
+        &self,
+        target: &Target<'_>,
+        selected: &[SelectedHandler<'_>],
+        stdin: Arc<Vec<u8>>,
+        input: &(dyn Any + Send + Sync),
+    ) -> Vec<Answer> {
+        let event = target.event;
+        let session_end_budget = self.session_end_budget(selected);
         let mut env_file_index = 0usize;
         let mut futures = Vec::with_capacity(selected.len());
-        for sel in &selected {
+        for sel in selected {
             let env_file = match sel {
-                SelectedHandler::Command { .. } if input.event() == HookEvent::SessionStart => {
+                SelectedHandler::Command { .. } if event == HookEvent::SessionStart => {
                     let path = self.prepare_env_file(env_file_index);
                     env_file_index += 1;
                     Some(path)
@@ -423,18 +423,24 @@ impl Dispatcher {
             };
             let span = tracing::info_span!(
                 "hook",
-                event = %input.event(),
+                event = %event,
                 command = %sel.command_text(),
                 origin = %sel.origin(),
             );
             let fut = self
-                .run_selected(sel, input, Arc::clone(&stdin), env_file, session_end_budget)
+                .run_selected(
+                    sel,
+                    target,
+                    input,
+                    Arc::clone(&stdin),
+                    env_file,
+                    session_end_budget,
+                )
                 .instrument(span);
             futures.push(fut);
         }
         let answers = futures_util::future::join_all(futures).await;
-        let event = input.event();
-        let answers = answers
+        answers
             .into_iter()
             .map(|mut a| {
                 a.additional_context = a
@@ -448,8 +454,7 @@ impl Dispatcher {
                     .map(|t| spill(&self.shared, event, "systemMessage", t));
                 a
             })
-            .collect();
-        merge(input, answers)
+            .collect()
     }
 
     /// `CLAUDE_ENV_FILE`s written so far by SessionStart hooks, in configuration order; the
@@ -482,78 +487,47 @@ impl Dispatcher {
         }
     }
 
-    /// The SessionEnd phase budget (spec §5.3): 1.5 s, raised to the largest `timeout` of a
-    /// selected SessionEnd handler (capped at 60 s); `CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS`
-    /// (settings `env` first, then rein's environment; capped at 1 h) replaces it.
+    /// The SessionEnd phase budget ([`timeout::session_end_budget`]) over `selected`;
+    /// `CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS` is read from settings `env` first, then from
+    /// rein's environment.
     fn session_end_budget(&self, selected: &[SelectedHandler<'_>]) -> Duration {
-        let from_env = self
-            .shared
+        timeout::session_end_budget(
+            selected.iter().map(|sel| match sel {
+                SelectedHandler::Command { handler, .. } => handler.timeout,
+                SelectedHandler::InProcess(_) => None,
+            }),
+            self.session_end_override().as_deref(),
+        )
+    }
+
+    /// The budget of the whole SessionEnd phase as the session waits for it: over every active
+    /// SessionEnd handler that runs a process or a request.
+    pub fn session_end_phase_budget(&self) -> Duration {
+        timeout::session_end_budget(
+            self.settings
+                .handlers
+                .iter()
+                .filter(|h| h.event == Some(HookEvent::SessionEnd) && h.inactive.is_none())
+                .filter(|h| match h.kind {
+                    HandlerKind::Command(_) | HandlerKind::Http(_) => true,
+                    HandlerKind::Prompt(_) | HandlerKind::Agent(_) | HandlerKind::McpTool(_) => {
+                        false
+                    }
+                })
+                .map(|h| h.timeout),
+            self.session_end_override().as_deref(),
+        )
+    }
+
+    fn session_end_override(&self) -> Option<String> {
+        self.shared
             .env
             .extra_env
             .iter()
             .rev()
-            .find(|(k, _)| k == SESSION_END_TIMEOUT_VAR)
+            .find(|(k, _)| k == timeout::SESSION_END_TIMEOUT_VAR)
             .map(|(_, v)| v.clone())
-            .or_else(|| std::env::var(SESSION_END_TIMEOUT_VAR).ok())
-            .and_then(|v| v.trim().parse::<u64>().ok());
-        if let Some(ms) = from_env {
-            return Duration::from_millis(ms).min(SESSION_END_ENV_CAP);
-        }
-        let largest = selected
-            .iter()
-            .filter_map(|sel| match sel {
-                SelectedHandler::Command { handler, .. } => handler.timeout,
-                SelectedHandler::InProcess(_) => None,
-            })
-            .filter_map(seconds)
-            .max()
-            .unwrap_or(Duration::ZERO)
-            .min(SESSION_END_HANDLER_CAP);
-        largest.max(SESSION_END_BUDGET)
-    }
-
-    fn timeout_for(
-        &self,
-        event: HookEvent,
-        configured: Option<f64>,
-        session_end: Duration,
-    ) -> Duration {
-        let own = configured.and_then(seconds);
-        match event {
-            HookEvent::SessionEnd => own.unwrap_or(session_end).min(session_end),
-            HookEvent::UserPromptSubmit => own.unwrap_or(USER_PROMPT_SUBMIT_TIMEOUT),
-            HookEvent::PreToolUse
-            | HookEvent::PostToolUse
-            | HookEvent::PostToolUseFailure
-            | HookEvent::PostToolBatch
-            | HookEvent::Notification
-            | HookEvent::UserPromptExpansion
-            | HookEvent::SessionStart
-            | HookEvent::Stop
-            | HookEvent::StopFailure
-            | HookEvent::SubagentStart
-            | HookEvent::SubagentStop
-            | HookEvent::PreCompact
-            | HookEvent::PostCompact
-            | HookEvent::PreModelSwitch
-            | HookEvent::PostModelSwitch
-            | HookEvent::PermissionRequest
-            | HookEvent::PermissionDenied
-            | HookEvent::Setup
-            | HookEvent::TeammateIdle
-            | HookEvent::TaskCreated
-            | HookEvent::TaskCompleted
-            | HookEvent::Elicitation
-            | HookEvent::ElicitationResult
-            | HookEvent::ConfigChange
-            | HookEvent::WorktreeCreate
-            | HookEvent::WorktreeRemove
-            | HookEvent::InstructionsLoaded
-            | HookEvent::CwdChanged
-            | HookEvent::FileChanged
-            | HookEvent::DirectoryAdded
-            | HookEvent::MessageDisplay => own.unwrap_or(DEFAULT_TIMEOUT),
-        }
+            .or_else(|| std::env::var(timeout::SESSION_END_TIMEOUT_VAR).ok())
     }
 
     /// Creates `<env_file_dir>/sessionstart-hook-<n>.sh` (empty) and records it.
@@ -576,7 +550,7 @@ impl Dispatcher {
         &self,
         handler: &ConfiguredHandler,
         command: &CommandHandler,
-        input: &HookInput,
+        target: &Target<'_>,
         env_file: Option<&Path>,
         session_end: Duration,
     ) -> Plan {
@@ -592,12 +566,8 @@ impl Dispatcher {
                     .collect(),
             },
         };
-        let cwd = hook_cwd(
-            Path::new(&input.base().cwd),
-            &env.project_dir,
-            &env.home_dir(),
-        );
-        let timeout = self.timeout_for(input.event(), handler.timeout, session_end);
+        let cwd = hook_cwd(Path::new(target.cwd), &env.project_dir, &env.home_dir());
+        let timeout = timeout::effective(target.event, handler.timeout, session_end);
         let mut spec = CommandSpec::new(form, cwd, timeout);
         spec.env = hook_env(env, env_file);
         spec.env_remove = removed_env();
@@ -614,34 +584,43 @@ impl Dispatcher {
     async fn run_selected(
         &self,
         sel: &SelectedHandler<'_>,
-        input: &HookInput,
+        target: &Target<'_>,
+        input: &(dyn Any + Send + Sync),
         stdin: Arc<Vec<u8>>,
         env_file: Option<PathBuf>,
         session_end: Duration,
     ) -> Answer {
         let answer = match sel {
             SelectedHandler::Command { handler, command } => {
-                let plan = self.plan(handler, command, input, env_file.as_deref(), session_end);
+                let plan = self.plan(handler, command, target, env_file.as_deref(), session_end);
                 let text = command_display(command);
                 if command.is_async || command.async_rewake {
                     self.spawn_background(
-                        input,
+                        target,
                         handler.origin.clone(),
                         text,
                         plan,
                         Arc::clone(&stdin),
                     )
                 } else {
-                    self.run_foreground(input, handler.origin.clone(), text, plan, &stdin)
+                    self.run_foreground(target, handler.origin.clone(), text, plan, &stdin)
                         .await
                 }
             }
             SelectedHandler::InProcess(hook) => {
-                let timeout = self.timeout_for(input.event(), None, session_end);
-                run_in_process(hook, sel.origin(), sel.command_text(), input, timeout).await
+                let timeout = timeout::effective(target.event, None, session_end);
+                run_in_process(
+                    hook,
+                    sel.origin(),
+                    sel.command_text(),
+                    target.event,
+                    input,
+                    timeout,
+                )
+                .await
             }
         };
-        log_run(&self.shared.env, input.event(), stdin.len(), &answer);
+        log_run(&self.shared.env, target.event, stdin.len(), &answer);
         answer
     }
 
@@ -650,13 +629,13 @@ impl Dispatcher {
     /// background like a configured `async` handler.
     async fn run_foreground(
         &self,
-        input: &HookInput,
+        target: &Target<'_>,
         origin: HandlerOrigin,
         text: String,
         plan: Plan,
         stdin: &[u8],
     ) -> Answer {
-        let event = input.event();
+        let event = target.event;
         match command::run_detecting_async(plan.spec, stdin.to_vec()).await {
             RunEnd::Finished(raw) => interpret(event, origin, &text, &raw, plan.on_failure),
             RunEnd::Backgrounded { raw, background } => {
@@ -679,7 +658,7 @@ impl Dispatcher {
                         }
                     }
                 };
-                self.finish_later(input, origin, text, stdin.len(), finished);
+                self.finish_later(target, origin, text, stdin.len(), finished);
                 answer
             }
         }
@@ -688,7 +667,7 @@ impl Dispatcher {
     /// Starts a configured `async` handler in the background; it counts as success now.
     fn spawn_background(
         &self,
-        input: &HookInput,
+        target: &Target<'_>,
         origin: HandlerOrigin,
         text: String,
         plan: Plan,
@@ -702,8 +681,8 @@ impl Dispatcher {
             };
             command::run_until(&plan.spec, &stdin, cancelled).await
         };
-        self.finish_later(input, origin.clone(), text.clone(), stdin_len, finished);
-        Answer::bare(HandlerRun {
+        self.finish_later(target, origin.clone(), text.clone(), stdin_len, finished);
+        bare(HandlerRun {
             origin,
             command: text,
             status: RunStatus::Backgrounded,
@@ -723,15 +702,15 @@ impl Dispatcher {
     /// `systemMessage` for [`Dispatcher::take_async_context`].
     fn finish_later(
         &self,
-        input: &HookInput,
+        target: &Target<'_>,
         origin: HandlerOrigin,
         text: String,
         stdin_len: usize,
         finished: impl Future<Output = RawRun> + Send + 'static,
     ) {
         let shared = Arc::clone(&self.shared);
-        let event = input.event();
-        let hook_name = input.hook_name();
+        let event = target.event;
+        let hook_name = target.hook_name();
         let handle = tokio::spawn(async move {
             let raw = finished.await;
             let answer = interpret(event, origin, &text, &raw, OnFailure::Continue);
@@ -751,15 +730,6 @@ impl Dispatcher {
             lock(&shared.async_context).extend(out);
         });
         lock(&self.shared.background).push(handle);
-    }
-}
-
-fn seconds(s: f64) -> Option<Duration> {
-    if s.is_finite() && s > 0.0 {
-        // 2^31-1 ms is Claude Code's effective maximum.
-        Some(Duration::from_secs_f64(s.min(2_147_483.647)))
-    } else {
-        None
     }
 }
 
@@ -838,18 +808,12 @@ async fn run_in_process(
     hook: &InProcessHook,
     origin: HandlerOrigin,
     text: String,
-    input: &HookInput,
+    event: HookEvent,
+    input: &(dyn Any + Send + Sync),
     timeout: Duration,
 ) -> Answer {
     let started = Instant::now();
-    let f = Arc::clone(&hook.handler);
-    let owned = input.clone();
-    // Why spawn_blocking: the closure is synchronous and may block; a panic surfaces as a
-    // JoinError instead of unwinding into the agent loop.
-    let task = tokio::task::spawn_blocking(move || f(&owned));
-    let result = tokio::time::timeout(timeout, task).await;
-    let duration = started.elapsed();
-    let run = |status: RunStatus, outcome: OutcomeKind, json: Option<Value>| HandlerRun {
+    let run = |status: RunStatus, outcome: OutcomeKind, duration: Duration| HandlerRun {
         origin: origin.clone(),
         command: text.clone(),
         status,
@@ -861,29 +825,44 @@ async fn run_in_process(
         stderr_bytes: 0,
         stdout_capped: false,
         stderr_capped: false,
-        json,
+        json: None,
     };
+    let crashed = |why: String, duration: Duration| {
+        bare(run(
+            RunStatus::Crashed(why.clone()),
+            OutcomeKind::NonBlocking(why),
+            duration,
+        ))
+    };
+    let Some(call) = (hook.handler)(input) else {
+        // Why this cannot be the caller's fault: the registry files a handler under the event
+        // its input type belongs to, and the dispatcher only hands it that event's inputs.
+        return crashed(
+            format!("in-process hook for {} got a {event} input", hook.event),
+            Duration::ZERO,
+        );
+    };
+    // Why a task of its own: a panic in the handler surfaces as a JoinError instead of
+    // unwinding into the agent loop, and a timeout can abort it.
+    let task = tokio::spawn(call);
+    let abort = task.abort_handle();
+    let result = tokio::time::timeout(timeout, task).await;
+    let duration = started.elapsed();
     match result {
-        Err(_) => Answer::bare(run(RunStatus::TimedOut, OutcomeKind::Cancelled, None)),
+        Err(_) => {
+            abort.abort();
+            bare(run(RunStatus::TimedOut, OutcomeKind::Cancelled, duration))
+        }
         Ok(Err(join_err)) => {
             let why = match join_err.try_into_panic() {
                 Ok(payload) => panic_text(payload.as_ref()),
                 Err(err) => err.to_string(),
             };
-            let why = format!("in-process hook panicked: {why}");
-            Answer::bare(run(
-                RunStatus::Crashed(why.clone()),
-                OutcomeKind::NonBlocking(why),
-                None,
-            ))
+            crashed(format!("in-process hook panicked: {why}"), duration)
         }
-        Ok(Ok(Err(err))) => Answer::bare(run(
-            RunStatus::Crashed(err.clone()),
-            OutcomeKind::NonBlocking(err),
-            None,
-        )),
+        Ok(Ok(Err(err))) => crashed(err, duration),
         Ok(Ok(Ok(value))) => {
-            // The closure's JSON goes through the very same recognition and validation as a
+            // The handler's JSON goes through the very same recognition and validation as a
             // command's stdout, as if the hook had printed it and exited 0.
             let stdout = serde_json::to_vec(&value).unwrap_or_default();
             let raw = RawRun {
@@ -900,13 +879,7 @@ async fn run_in_process(
                 cancelled: false,
                 lingering_killed: false,
             };
-            let mut answer = interpret(
-                input.event(),
-                origin.clone(),
-                &text,
-                &raw,
-                OnFailure::Continue,
-            );
+            let mut answer = interpret(event, origin.clone(), &text, &raw, OnFailure::Continue);
             if let OutcomeKind::NonBlocking(why) = &answer.run.outcome {
                 answer.run.status = RunStatus::Crashed(why.clone());
             }
@@ -969,351 +942,39 @@ fn crlf_hint(command: &str) -> Option<String> {
     })
 }
 
+/// An answer with nothing but its run.
+fn bare(run: HandlerRun) -> Answer {
+    Answer {
+        run,
+        output: None,
+        additional_context: None,
+        system_message: None,
+        success_text: None,
+    }
+}
+
 fn answer_from(event: HookEvent, interpreted: Interpreted, run: HandlerRun) -> Answer {
-    let mut answer = Answer::bare(run);
+    let mut answer = bare(run);
     answer.success_text = interpreted.plain_stdout.filter(|s| !s.is_empty());
     let Some(out) = interpreted.output else {
         return answer;
     };
-    answer.block_from_json = out.block_reason().is_some();
-    if event == HookEvent::PreToolUse {
-        answer.permission = out.permission().map(|(p, reason)| match p {
-            HookPermission::Allow => PermissionDecision::Allow { reason },
-            HookPermission::Ask => PermissionDecision::Ask { reason },
-            HookPermission::Defer => PermissionDecision::Defer { reason },
-            HookPermission::Deny => PermissionDecision::Deny {
-                reason: reason.unwrap_or_else(|| "Blocked by hook".to_string()),
-                text: String::new(),
-            },
-        });
+    let reads_context = event
+        .spec()
+        .output
+        .iter()
+        .any(|f| f.name == "additionalContext");
+    if reads_context {
+        answer.additional_context = out
+            .hook_specific
+            .as_ref()
+            .and_then(|hso| hso.get("additionalContext"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
     }
-    answer.additional_context = out.additional_context().map(str::to_string);
     answer.system_message = out.system_message.clone();
-    if out.stops_loop() {
-        answer.stop = Some(out.stop_reason.clone());
-    }
-    match out.hook_specific {
-        Some(HookSpecificOutput::PreToolUse { updated_input, .. }) => {
-            answer.updated_input = updated_input.map(Value::Object);
-        }
-        Some(HookSpecificOutput::PermissionRequest { decision }) => {
-            answer.permission_request = Some(match decision {
-                PermissionRequestAnswer::Allow {
-                    updated_input,
-                    updated_permissions,
-                } => PermissionRequestDecision::Allow {
-                    updated_input: updated_input.map(Value::Object),
-                    updated_permissions,
-                },
-                PermissionRequestAnswer::Deny { message, interrupt } => {
-                    PermissionRequestDecision::Deny {
-                        message: message
-                            .or_else(|| out.reason.clone())
-                            .unwrap_or_else(|| "Permission denied by hook".to_string()),
-                        interrupt,
-                    }
-                }
-            });
-        }
-        Some(HookSpecificOutput::PermissionDenied { retry }) => {
-            answer.retry = retry.unwrap_or(false);
-        }
-        Some(HookSpecificOutput::PostToolUse {
-            updated_tool_output,
-            ..
-        }) => {
-            answer.updated_tool_output = updated_tool_output;
-        }
-        Some(HookSpecificOutput::UserPromptSubmit {
-            suppress_original_prompt,
-            ..
-        }) => {
-            answer.suppress_original_prompt = suppress_original_prompt.unwrap_or(false);
-        }
-        Some(
-            HookSpecificOutput::PostToolUseFailure { .. }
-            | HookSpecificOutput::PostToolBatch { .. }
-            | HookSpecificOutput::SessionStart { .. }
-            | HookSpecificOutput::SessionEnd
-            | HookSpecificOutput::Stop { .. }
-            | HookSpecificOutput::StopFailure
-            | HookSpecificOutput::Notification { .. }
-            | HookSpecificOutput::NotFired { .. },
-        )
-        | None => {}
-    }
+    answer.output = Some(out);
     answer
-}
-
-fn rank(p: &PermissionDecision) -> u8 {
-    match p {
-        PermissionDecision::Deny { .. } => 4,
-        PermissionDecision::Defer { .. } => 3,
-        PermissionDecision::Ask { .. } => 2,
-        PermissionDecision::Allow { .. } => 1,
-    }
-}
-
-/// Folds the answers of one firing, given in **configuration order**, into a [`Decision`].
-///
-/// rein's rule (deterministic; Claude Code folds in completion order, spec §4.6):
-///
-/// 1. **Permission** (PreToolUse): deny > defer > ask > allow. A blocking error (exit 2,
-///    `decision: block`, `onFailure: block`) counts as deny. Among answers of the winning rank
-///    the **first** in configuration order supplies the reason. A deny carries its
-///    model-facing text `PreToolUse:<Tool> hook error: <reason>`.
-/// 2. **PermissionRequest**: deny > allow (a blocking error is a deny with message
-///    `[cmd]: stderr`); the first deny's message wins; an allow takes the `updatedInput` of the
-///    last allowing answer that has one and the `updatedPermissions` of all allowing answers.
-/// 3. **updatedInput** (PreToolUse): the **last** answer in configuration order that has one and
-///    whose own decision is allow, ask or absent (not deny/defer, not blocking).
-/// 4. **additionalContext**: every answer's, in configuration order, joined with `\n` into ONE
-///    context entry `<hookName> hook additional context: …` (Stop: a
-///    `<system-reminder>`-wrapped `Stop hook additional context: …`), placed after the
-///    per-handler entries of rule 5.
-/// 5. **Per-handler context entries**, in configuration order: plain stdout of exit 0 on
-///    SessionStart / UserPromptSubmit (`<hookName> hook success: …`); blocking errors on
-///    PostToolUse/PostToolUseFailure (`… hook blocking error from command: "<cmd>": …`) and
-///    JSON blocks on Stop (`Stop hook blocking error from command: …`).
-/// 6. **Blocking errors** elsewhere: all reasons, in configuration order, joined with `\n` into
-///    `block` (Stop also gets `stop_feedback = "Stop hook feedback:\n<reasons>"`;
-///    UserPromptSubmit gets `prompt_blocked_text`). On SessionStart, Notification, SessionEnd,
-///    StopFailure, PermissionDenied a block stops nothing and only becomes a user message.
-/// 7. **updatedToolOutput**: the last answer in configuration order that has one.
-/// 8. **continue: false** from any answer stops the loop; the first `stopReason` is kept.
-/// 9. **systemMessage**: all shown, in configuration order (`<hookName> says: …`); non-blocking
-///    errors and timeouts become user messages too. `suppressOriginalPrompt` and `retry`: any.
-pub fn merge(input: &HookInput, answers: Vec<Answer>) -> Decision {
-    let event = input.event();
-    let hook_name = input.hook_name();
-    let mut d = Decision::empty(event);
-    let mut best: Option<PermissionDecision> = None;
-    let mut contexts: Vec<String> = Vec::new();
-    let mut blocks: Vec<String> = Vec::new();
-    let mut pr_deny: Option<PermissionRequestDecision> = None;
-    let mut pr_allow: Option<(Option<Value>, Vec<Value>)> = None;
-
-    for answer in answers {
-        let cmd = answer.run.command.clone();
-        let blocking = match &answer.run.outcome {
-            OutcomeKind::Blocking(reason) => Some(reason.clone()),
-            OutcomeKind::Success | OutcomeKind::NonBlocking(_) | OutcomeKind::Cancelled => None,
-        };
-        // Rule 1: this answer's own permission.
-        let own = match &blocking {
-            Some(reason) if event == HookEvent::PreToolUse => Some(PermissionDecision::Deny {
-                reason: reason.clone(),
-                text: String::new(),
-            }),
-            Some(_) | None => answer.permission.clone(),
-        };
-        if let Some(p) = &own
-            && best.as_ref().is_none_or(|b| rank(p) > rank(b))
-        {
-            best = Some(p.clone());
-        }
-        // Rule 3.
-        if event == HookEvent::PreToolUse
-            && let Some(ui) = &answer.updated_input
-            && matches!(
-                own,
-                None | Some(PermissionDecision::Allow { .. })
-                    | Some(PermissionDecision::Ask { .. })
-            )
-        {
-            d.updated_input = Some(ui.clone());
-        }
-        // Rule 2.
-        if event == HookEvent::PermissionRequest {
-            let pr = match &blocking {
-                Some(reason) => Some(PermissionRequestDecision::Deny {
-                    message: reason.clone(),
-                    interrupt: false,
-                }),
-                None => answer.permission_request.clone(),
-            };
-            match pr {
-                Some(deny @ PermissionRequestDecision::Deny { .. }) if pr_deny.is_none() => {
-                    pr_deny = Some(deny);
-                }
-                Some(PermissionRequestDecision::Deny { .. }) => {}
-                Some(PermissionRequestDecision::Allow {
-                    updated_input,
-                    updated_permissions,
-                }) => {
-                    let entry = pr_allow.get_or_insert((None, Vec::new()));
-                    if updated_input.is_some() {
-                        entry.0 = updated_input;
-                    }
-                    entry.1.extend(updated_permissions);
-                }
-                None => {}
-            }
-        }
-        // Rule 5 and 6.
-        if let Some(ctx) = &answer.success_text
-            && matches!(event, HookEvent::SessionStart | HookEvent::UserPromptSubmit)
-        {
-            d.context.push(format!("{hook_name} hook success: {ctx}"));
-        }
-        if let Some(reason) = &blocking {
-            match event {
-                HookEvent::PostToolUse | HookEvent::PostToolUseFailure => {
-                    d.context.push(format!(
-                        "{hook_name} hook blocking error from command: \"{cmd}\": {reason}"
-                    ));
-                    blocks.push(reason.clone());
-                }
-                HookEvent::Stop | HookEvent::SubagentStop => {
-                    if answer.block_from_json {
-                        d.context.push(format!(
-                            "{} hook blocking error from command: \"{cmd}\": {reason}",
-                            event.as_str()
-                        ));
-                    }
-                    blocks.push(reason.clone());
-                }
-                HookEvent::UserPromptSubmit | HookEvent::PostToolBatch => {
-                    blocks.push(reason.clone());
-                }
-                HookEvent::PreToolUse | HookEvent::PermissionRequest => {}
-                HookEvent::SessionEnd => {}
-                HookEvent::Notification
-                | HookEvent::UserPromptExpansion
-                | HookEvent::SessionStart
-                | HookEvent::StopFailure
-                | HookEvent::SubagentStart
-                | HookEvent::PreCompact
-                | HookEvent::PostCompact
-                | HookEvent::PreModelSwitch
-                | HookEvent::PostModelSwitch
-                | HookEvent::PermissionDenied
-                | HookEvent::Setup
-                | HookEvent::TeammateIdle
-                | HookEvent::TaskCreated
-                | HookEvent::TaskCompleted
-                | HookEvent::Elicitation
-                | HookEvent::ElicitationResult
-                | HookEvent::ConfigChange
-                | HookEvent::WorktreeCreate
-                | HookEvent::WorktreeRemove
-                | HookEvent::InstructionsLoaded
-                | HookEvent::CwdChanged
-                | HookEvent::FileChanged
-                | HookEvent::DirectoryAdded
-                | HookEvent::MessageDisplay => {
-                    d.user_messages
-                        .push(format!("{hook_name} hook error: {reason}"));
-                }
-            }
-        }
-        // Rule 9: user-facing notices.
-        if event == HookEvent::SessionEnd {
-            let failed = match &answer.run.status {
-                RunStatus::Exited(code) => *code != 0,
-                RunStatus::Signaled(_) | RunStatus::SpawnFailed(_) | RunStatus::Crashed(_) => true,
-                RunStatus::TimedOut | RunStatus::Backgrounded => false,
-            };
-            if failed {
-                d.user_messages.push(format!(
-                    "SessionEnd hook [{cmd}] failed: {}",
-                    answer.run.stderr
-                ));
-            } else if answer.run.status == RunStatus::TimedOut {
-                d.user_messages.push(format!(
-                    "SessionEnd hook [{cmd}] was cancelled: the SessionEnd time budget ran out"
-                ));
-            }
-        } else {
-            match &answer.run.outcome {
-                OutcomeKind::NonBlocking(text) => d
-                    .user_messages
-                    .push(format!("{hook_name} hook error: {text}")),
-                OutcomeKind::Cancelled => d.user_messages.push(if event == HookEvent::PreToolUse {
-                    "A hook didn't answer in time, so it didn't check this action.".to_string()
-                } else {
-                    format!("{hook_name} hook [{cmd}] timed out and was cancelled")
-                }),
-                OutcomeKind::Success | OutcomeKind::Blocking(_) => {}
-            }
-        }
-        if let Some(msg) = &answer.system_message {
-            d.user_messages.push(format!("{hook_name} says: {msg}"));
-        }
-        // Rule 4, 7, 8, 9.
-        if let Some(ctx) = &answer.additional_context {
-            contexts.push(ctx.clone());
-        }
-        if answer.updated_tool_output.is_some() {
-            d.updated_tool_output = answer.updated_tool_output.clone();
-        }
-        if let Some(reason) = &answer.stop {
-            if d.stop_reason.is_none() {
-                d.stop_reason = reason.clone();
-            }
-            d.stop_loop = true;
-        }
-        d.suppress_original_prompt |= answer.suppress_original_prompt;
-        d.retry |= answer.retry;
-        d.runs.push(answer.run);
-    }
-
-    if !contexts.is_empty() {
-        let joined = contexts.join("\n");
-        d.context.push(
-            if matches!(event, HookEvent::Stop | HookEvent::SubagentStop) {
-                format!(
-                    "<system-reminder>\n{} hook additional context: {joined}\n</system-reminder>",
-                    event.as_str()
-                )
-            } else {
-                format!(
-                    "{} hook additional context: {joined}",
-                    context_name(event, &hook_name)
-                )
-            },
-        );
-    }
-    d.permission = best.map(|p| match p {
-        PermissionDecision::Deny { reason, .. } => PermissionDecision::Deny {
-            text: format!("{hook_name} hook error: {reason}"),
-            reason,
-        },
-        other @ (PermissionDecision::Allow { .. }
-        | PermissionDecision::Ask { .. }
-        | PermissionDecision::Defer { .. }) => other,
-    });
-    if event == HookEvent::PermissionRequest {
-        d.permission_request = match (pr_deny, pr_allow) {
-            (Some(deny), _) => Some(deny),
-            (None, Some((updated_input, updated_permissions))) => {
-                d.updated_input = updated_input.clone();
-                Some(PermissionRequestDecision::Allow {
-                    updated_input,
-                    updated_permissions,
-                })
-            }
-            (None, None) => None,
-        };
-    }
-    if !blocks.is_empty() {
-        let joined = blocks.join("\n");
-        if matches!(event, HookEvent::Stop | HookEvent::SubagentStop) {
-            d.stop_feedback = Some(format!("Stop hook feedback:\n{joined}"));
-        }
-        if let HookInput::UserPromptSubmit(i) = input {
-            d.prompt_blocked_text = Some(if d.suppress_original_prompt {
-                format!("UserPromptSubmit operation blocked by hook:\n{joined}")
-            } else {
-                format!(
-                    "UserPromptSubmit operation blocked by hook:\n{joined}\n\nOriginal prompt: {}",
-                    i.prompt
-                )
-            });
-        }
-        d.block = Some(joined);
-    }
-    d
 }
 
 /// Replaces a text over [`SPILL_THRESHOLD`] characters by a `<persisted-output>` notice with a
@@ -1365,6 +1026,28 @@ fn outcome_word(outcome: &OutcomeKind) -> &'static str {
     }
 }
 
+/// The permission answer of an output, in one word, for the run log: PreToolUse's
+/// `permissionDecision` (or the legacy `decision: approve`), PermissionRequest's
+/// `decision.behavior`.
+fn decision_word(event: HookEvent, output: &output::HookJsonOutput) -> Option<&'static str> {
+    let hso = output.hook_specific.as_ref();
+    let word = |v: Option<&Value>| match v.and_then(Value::as_str) {
+        Some("allow") => Some("allow"),
+        Some("deny") => Some("deny"),
+        Some("ask") => Some("ask"),
+        Some("defer") => Some("defer"),
+        Some(_) | None => None,
+    };
+    word(hso.and_then(|h| h.get("permissionDecision")))
+        .or_else(|| (event == HookEvent::PreToolUse && output.approves()).then_some("allow"))
+        .or_else(|| {
+            word(
+                hso.and_then(|h| h.get("decision"))
+                    .and_then(|d| d.get("behavior")),
+            )
+        })
+}
+
 /// The run-log record of one handler run.
 fn run_record(event: HookEvent, stdin_bytes: usize, answer: &Answer) -> Value {
     let run = &answer.run;
@@ -1383,15 +1066,11 @@ fn run_record(event: HookEvent, stdin_bytes: usize, answer: &Answer) -> Value {
         | RunStatus::TimedOut
         | RunStatus::Backgrounded => None,
     };
-    let decision = match (&run.outcome, &answer.permission, &answer.permission_request) {
-        (OutcomeKind::Blocking(_), _, _) => Some("block"),
-        (_, Some(PermissionDecision::Deny { .. }), _) => Some("deny"),
-        (_, Some(PermissionDecision::Defer { .. }), _) => Some("defer"),
-        (_, Some(PermissionDecision::Ask { .. }), _) => Some("ask"),
-        (_, Some(PermissionDecision::Allow { .. }), _) => Some("allow"),
-        (_, None, Some(PermissionRequestDecision::Allow { .. })) => Some("allow"),
-        (_, None, Some(PermissionRequestDecision::Deny { .. })) => Some("deny"),
-        (_, None, None) => None,
+    let decision = match &run.outcome {
+        OutcomeKind::Blocking(_) => Some("block"),
+        OutcomeKind::Success | OutcomeKind::NonBlocking(_) | OutcomeKind::Cancelled => {
+            answer.output.as_ref().and_then(|o| decision_word(event, o))
+        }
     };
     json!({
         "event": event.as_str(),

@@ -8,10 +8,10 @@
 
 use std::path::PathBuf;
 
-use crate::hooks::dispatch::{Dispatcher, SelectedHandler, dedup, dedup_key, tool_names};
-use crate::hooks::event::{HookEvent, HookInput};
-use crate::hooks::lint::format_seconds;
-use crate::hooks::matcher::{Matcher, MatcherClass};
+use crate::hooks::dispatch::{Dispatcher, SelectedHandler, Target, dedup, dedup_key, tool_names};
+use crate::hooks::matcher::Matcher;
+use crate::hooks::spec::HookEvent;
+use crate::hooks::spec::MatcherClass;
 use crate::permissions::rule::RuleContext;
 use crate::settings::schema::{ConfiguredHandler, HandlerKind, Inactive, Settings};
 
@@ -48,34 +48,6 @@ pub struct HandlerStatus<'a> {
     /// Why it never fires, if it never does.
     pub never: Option<Reason>,
     pub duplicate: Option<Duplicate>,
-}
-
-/// The timeout that applies and how to say it: `10 s`, `600 s (default)`,
-/// `30 s (UserPromptSubmit default)`.
-pub fn timeout_text(event: Option<HookEvent>, configured: Option<f64>) -> String {
-    match (event, configured) {
-        (Some(HookEvent::SessionEnd), Some(t)) if t > 60.0 => format!(
-            "{} s (capped at 60 s: the SessionEnd phase budget)",
-            format_seconds(t)
-        ),
-        (_, Some(t)) => format!("{} s", format_seconds(t)),
-        (Some(HookEvent::UserPromptSubmit), None) => "30 s (UserPromptSubmit default)".to_string(),
-        (Some(HookEvent::SessionEnd), None) => {
-            "1.5 s (SessionEnd phase budget, default)".to_string()
-        }
-        (_, None) => "600 s (default)".to_string(),
-    }
-}
-
-/// The timeout in seconds that applies (SessionEnd: the default phase budget when unset).
-pub fn effective_timeout(event: Option<HookEvent>, configured: Option<f64>) -> f64 {
-    match (event, configured) {
-        (Some(HookEvent::SessionEnd), Some(t)) => t.min(60.0),
-        (_, Some(t)) => t,
-        (Some(HookEvent::UserPromptSubmit), None) => 30.0,
-        (Some(HookEvent::SessionEnd), None) => 1.5,
-        (_, None) => 600.0,
-    }
 }
 
 /// How the matcher is read: `(kind, description)`, kind ∈ `all|exact|regex|invalid|ignored`.
@@ -266,24 +238,24 @@ pub struct Explained<'a> {
     pub verdict: Verdict,
 }
 
-/// Which configured handlers of `input`'s event would run for it, and why each other one
+/// Which configured handlers of `target`'s event would run for it, and why each other one
 /// would not. Runs nothing.
-pub fn explain<'a>(dispatcher: &'a Dispatcher, input: &HookInput) -> Vec<Explained<'a>> {
+pub fn explain<'a>(dispatcher: &'a Dispatcher, target: &Target<'_>) -> Vec<Explained<'a>> {
     let settings = dispatcher.settings();
-    let selected = dispatcher.select(input);
+    let selected = dispatcher.select(target);
     let env = dispatcher.environment();
     let home = env.home.clone().unwrap_or_else(|| {
         std::env::var_os("HOME")
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("/"))
     });
-    let cwd = PathBuf::from(&input.base().cwd);
+    let cwd = PathBuf::from(target.cwd);
     let ctx = RuleContext {
         cwd: &cwd,
         project_dir: &env.project_dir,
         home: &home,
     };
-    let event = input.event();
+    let event = target.event;
     let mut out = Vec::new();
     for (index, handler) in settings.handlers.iter().enumerate() {
         if handler.event != Some(event) {
@@ -296,7 +268,7 @@ pub fn explain<'a>(dispatcher: &'a Dispatcher, input: &HookInput) -> Vec<Explain
         let verdict = if runs {
             Verdict::Runs
         } else {
-            Verdict::Skipped(skip_reason(handler, input, settings, &selected, &ctx))
+            Verdict::Skipped(skip_reason(handler, target, settings, &selected, &ctx))
         };
         out.push(Explained {
             index,
@@ -309,7 +281,7 @@ pub fn explain<'a>(dispatcher: &'a Dispatcher, input: &HookInput) -> Vec<Explain
 
 fn skip_reason(
     handler: &ConfiguredHandler,
-    input: &HookInput,
+    target: &Target<'_>,
     settings: &Settings,
     selected: &[SelectedHandler<'_>],
     ctx: &RuleContext<'_>,
@@ -320,8 +292,8 @@ fn skip_reason(
     let HandlerKind::Command(command) = &handler.kind else {
         return inactive_reason(handler, &Inactive::UnsupportedType, settings);
     };
-    if let Some(value) = input.match_value() {
-        let names: Vec<&str> = if input.event().is_tool_event() {
+    if let Some(value) = target.match_value {
+        let names: Vec<&str> = if target.event.is_tool_event() {
             tool_names(value)
         } else {
             vec![value]
@@ -340,7 +312,7 @@ fn skip_reason(
         }
     }
     if let Some(text) = &handler.if_text {
-        let holds = match (input.tool(), &handler.if_condition) {
+        let holds = match (target.tool, &handler.if_condition) {
             (Some((tool, tool_input)), Some(cond)) => tool_names(tool)
                 .iter()
                 .any(|n| cond.matches(n, tool_input, ctx)),

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
-use crate::hooks::event::HookEvent;
+use crate::hooks::spec::HookEvent;
 use crate::settings::schema::{
     CommandHandler, ConfiguredHandler, Diagnostic, HandlerKind, Location, Severity,
 };

@@ -12,7 +12,7 @@ mod js_regex;
 
 use serde_json::Value;
 
-use crate::hooks::event::HookEvent;
+use crate::hooks::spec::{HookEvent, MatcherClass};
 use crate::permissions::rule::{Rule, RuleContext, RuleError, RulePurpose};
 
 /// Backtracking budget for the few matchers that need `fancy-regex`; exceeding it is a
@@ -38,60 +38,6 @@ pub enum Matcher {
     Regex(JsRegex),
     /// Not a valid pattern: never matches. Holds the compile error.
     Invalid(String),
-}
-
-/// Which exact-list rule applies to an event (spec §3.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum MatcherClass {
-    /// The extended set `U6`: `[A-Za-z0-9_|, -]`, split on `|` or `,`.
-    Extended,
-    /// FileChanged, StopFailure: `[A-Za-z0-9_|]`, split on `|`.
-    Strict,
-    /// Events with no match target: the matcher is ignored.
-    NoTarget,
-}
-
-impl MatcherClass {
-    /// The rule for `event`; unknown events (`None`) use the extended rule.
-    pub fn of(event: Option<HookEvent>) -> MatcherClass {
-        let Some(event) = event else {
-            return MatcherClass::Extended;
-        };
-        match event {
-            HookEvent::PreToolUse
-            | HookEvent::PostToolUse
-            | HookEvent::PostToolUseFailure
-            | HookEvent::PermissionRequest
-            | HookEvent::PermissionDenied
-            | HookEvent::UserPromptExpansion
-            | HookEvent::SessionStart
-            | HookEvent::SessionEnd
-            | HookEvent::Setup
-            | HookEvent::PreCompact
-            | HookEvent::PostCompact
-            | HookEvent::PreModelSwitch
-            | HookEvent::PostModelSwitch
-            | HookEvent::Notification
-            | HookEvent::SubagentStart
-            | HookEvent::SubagentStop
-            | HookEvent::Elicitation
-            | HookEvent::ElicitationResult
-            | HookEvent::ConfigChange
-            | HookEvent::InstructionsLoaded
-            | HookEvent::DirectoryAdded => MatcherClass::Extended,
-            HookEvent::FileChanged | HookEvent::StopFailure => MatcherClass::Strict,
-            HookEvent::PostToolBatch
-            | HookEvent::UserPromptSubmit
-            | HookEvent::Stop
-            | HookEvent::TeammateIdle
-            | HookEvent::TaskCreated
-            | HookEvent::TaskCompleted
-            | HookEvent::WorktreeCreate
-            | HookEvent::WorktreeRemove
-            | HookEvent::CwdChanged
-            | HookEvent::MessageDisplay => MatcherClass::NoTarget,
-        }
-    }
 }
 
 /// A JavaScript regex compiled for Rust: the source as written plus the engine that runs it.

@@ -1,11 +1,23 @@
-//! The hook engine: event inputs, selection, running handlers, and merging their outcomes.
+//! The hook engine: the table of events ([`spec`]), one module per fired event ([`events`]),
+//! selection and running ([`dispatch`]), judgement of exit code and stdout ([`output`]), the
+//! process layer of command hooks ([`command`]), timeouts ([`timeout`]), the typed in-process
+//! registry ([`registry`]), and the seam its callers use ([`host`]).
 
 pub mod command;
-pub mod decision;
 pub mod dispatch;
-pub mod event;
+pub mod events;
 pub mod explain;
+pub mod host;
 pub mod lint;
 pub mod matcher;
 pub mod output;
 pub mod registry;
+pub mod run;
+pub mod spec;
+pub mod timeout;
+
+/// A fresh `toolu_…` id (24 hex digits), as Claude Code's tool-use ids look.
+pub fn new_tool_use_id() -> String {
+    let hex: String = crate::id::uuid_v4().chars().filter(|c| *c != '-').collect();
+    format!("toolu_{}", &hex[..24])
+}

@@ -6,14 +6,17 @@
 //! never read as an answer (a lossy decode could turn garbage into an `allow`). stderr is only
 //! displayed, so it is decoded lossily.
 //!
-//! The field tables below ([`common_fields`], [`specific_fields`]) are the one source for both
-//! validation and the "Expected schema" text of a validation error.
+//! The field tables ([`common_fields`] here, each event's `output` column in
+//! [`crate::hooks::spec`]) are the one source for both validation and the "Expected schema"
+//! text of a validation error. serde cannot say what these messages say (every problem with
+//! its path, the expected schema), so validation stays hand-written; once an output is valid,
+//! each event module reads its `hookSpecificOutput` with serde.
 
 use serde_json::{Map, Value};
 
 use crate::hooks::command::RawRun;
-use crate::hooks::decision::{HandlerRun, OutcomeKind, RunStatus};
-use crate::hooks::event::HookEvent;
+use crate::hooks::run::{HandlerRun, OutcomeKind, RunStatus};
+use crate::hooks::spec::{Field, FieldType, HookEvent};
 use crate::settings::schema::{HandlerOrigin, OnFailure};
 
 /// Deepest nesting of objects/arrays accepted in hook JSON.
@@ -36,131 +39,6 @@ pub enum LegacyDecision {
     Block,
 }
 
-/// `hookSpecificOutput.permissionDecision` (PreToolUse; PreModelSwitch without `defer`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HookPermission {
-    Allow,
-    Deny,
-    Ask,
-    Defer,
-}
-
-impl HookPermission {
-    fn parse(text: &str) -> Option<HookPermission> {
-        match text {
-            "allow" => Some(HookPermission::Allow),
-            "deny" => Some(HookPermission::Deny),
-            "ask" => Some(HookPermission::Ask),
-            "defer" => Some(HookPermission::Defer),
-            _ => None,
-        }
-    }
-}
-
-/// `hookSpecificOutput.decision` of PermissionRequest.
-#[derive(Debug, Clone, PartialEq)]
-pub enum PermissionRequestAnswer {
-    Allow {
-        updated_input: Option<Map<String, Value>>,
-        updated_permissions: Vec<Value>,
-    },
-    Deny {
-        message: Option<String>,
-        interrupt: bool,
-    },
-}
-
-/// The event-specific part of a hook's JSON, one variant per event rein fires (spec §4.4).
-#[derive(Debug, Clone, PartialEq)]
-pub enum HookSpecificOutput {
-    PreToolUse {
-        permission_decision: Option<HookPermission>,
-        permission_decision_reason: Option<String>,
-        /// Replaces the whole tool input.
-        updated_input: Option<Map<String, Value>>,
-        additional_context: Option<String>,
-    },
-    PermissionRequest {
-        decision: PermissionRequestAnswer,
-    },
-    PermissionDenied {
-        retry: Option<bool>,
-    },
-    PostToolUse {
-        additional_context: Option<String>,
-        updated_tool_output: Option<Value>,
-        /// Legacy, MCP tools only; ignored when `updated_tool_output` is present.
-        updated_mcp_tool_output: Option<Value>,
-        classifier_context: Option<String>,
-    },
-    PostToolUseFailure {
-        additional_context: Option<String>,
-    },
-    PostToolBatch {
-        additional_context: Option<String>,
-    },
-    UserPromptSubmit {
-        additional_context: Option<String>,
-        session_title: Option<String>,
-        suppress_original_prompt: Option<bool>,
-    },
-    SessionStart {
-        additional_context: Option<String>,
-        initial_user_message: Option<String>,
-        session_title: Option<String>,
-        watch_paths: Option<Vec<String>>,
-        reload_skills: Option<bool>,
-    },
-    /// No hook-specific fields are read on SessionEnd.
-    SessionEnd,
-    Stop {
-        additional_context: Option<String>,
-    },
-    /// No hook-specific fields are read on StopFailure.
-    StopFailure,
-    Notification {
-        additional_context: Option<String>,
-    },
-    /// An event rein never fires: its fields were validated and are kept as written.
-    NotFired {
-        event: HookEvent,
-        fields: Map<String, Value>,
-    },
-}
-
-impl HookSpecificOutput {
-    /// `additionalContext`, on every event that reads it.
-    pub fn additional_context(&self) -> Option<&str> {
-        match self {
-            HookSpecificOutput::PreToolUse {
-                additional_context, ..
-            }
-            | HookSpecificOutput::PostToolUse {
-                additional_context, ..
-            }
-            | HookSpecificOutput::PostToolUseFailure { additional_context }
-            | HookSpecificOutput::PostToolBatch { additional_context }
-            | HookSpecificOutput::UserPromptSubmit {
-                additional_context, ..
-            }
-            | HookSpecificOutput::SessionStart {
-                additional_context, ..
-            }
-            | HookSpecificOutput::Stop { additional_context }
-            | HookSpecificOutput::Notification { additional_context } => {
-                additional_context.as_deref()
-            }
-            HookSpecificOutput::PermissionRequest { .. }
-            | HookSpecificOutput::PermissionDenied { .. }
-            | HookSpecificOutput::SessionEnd
-            | HookSpecificOutput::StopFailure => None,
-            HookSpecificOutput::NotFired { fields, .. } => {
-                fields.get("additionalContext").and_then(Value::as_str)
-            }
-        }
-    }
-}
-
 /// A validated hook JSON output (spec §4.3). Unknown keys are tolerated and not kept here (the
 /// raw value is in [`Interpreted::json`]).
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -173,7 +51,9 @@ pub struct HookJsonOutput {
     pub reason: Option<String>,
     pub system_message: Option<String>,
     pub terminal_sequence: Option<String>,
-    pub hook_specific: Option<HookSpecificOutput>,
+    /// The validated `hookSpecificOutput` (its `hookEventName` matched the event); each event
+    /// module reads it as its typed `Output`.
+    pub hook_specific: Option<Map<String, Value>>,
 }
 
 impl HookJsonOutput {
@@ -194,63 +74,28 @@ impl HookJsonOutput {
         }
     }
 
-    /// PreToolUse's permission answer with its reason: `permissionDecision` if given (reason
-    /// falls back to `reason`), else the legacy `decision` (`approve` → allow, `block` → deny).
-    pub fn permission(&self) -> Option<(HookPermission, Option<String>)> {
-        if let Some(HookSpecificOutput::PreToolUse {
-            permission_decision: Some(decision),
-            permission_decision_reason,
-            ..
-        }) = &self.hook_specific
-        {
-            let reason = permission_decision_reason
-                .clone()
-                .or_else(|| self.reason.clone());
-            return Some((*decision, reason));
-        }
-        match self.decision {
-            Some(LegacyDecision::Approve) => Some((HookPermission::Allow, self.reason.clone())),
-            Some(LegacyDecision::Block) => Some((HookPermission::Deny, self.block_reason())),
-            None => None,
-        }
+    /// Legacy `decision: "approve"` (PreToolUse: permission allow).
+    pub fn approves(&self) -> bool {
+        self.decision == Some(LegacyDecision::Approve)
     }
 
-    /// `hookSpecificOutput.additionalContext`, if the event reads it.
-    pub fn additional_context(&self) -> Option<&str> {
-        self.hook_specific
-            .as_ref()
-            .and_then(HookSpecificOutput::additional_context)
-    }
-
-    /// Whether the output refuses on its own (`decision: "block"`, a PreToolUse `deny`, a
-    /// PermissionRequest `deny`): then exit 2 adds no second blocking error.
+    /// Whether the output refuses on its own (`decision: "block"`, a PreToolUse
+    /// `permissionDecision: "deny"`, a PermissionRequest `decision.behavior: "deny"`): then exit
+    /// 2 adds no second blocking error. The keys are read raw: validation already restricted
+    /// them to the events that have them.
     pub fn refuses(&self) -> bool {
         if self.decision == Some(LegacyDecision::Block) {
             return true;
         }
-        match &self.hook_specific {
-            Some(HookSpecificOutput::PreToolUse {
-                permission_decision,
-                ..
-            }) => *permission_decision == Some(HookPermission::Deny),
-            Some(HookSpecificOutput::PermissionRequest { decision }) => {
-                matches!(decision, PermissionRequestAnswer::Deny { .. })
-            }
-            Some(
-                HookSpecificOutput::PermissionDenied { .. }
-                | HookSpecificOutput::PostToolUse { .. }
-                | HookSpecificOutput::PostToolUseFailure { .. }
-                | HookSpecificOutput::PostToolBatch { .. }
-                | HookSpecificOutput::UserPromptSubmit { .. }
-                | HookSpecificOutput::SessionStart { .. }
-                | HookSpecificOutput::SessionEnd
-                | HookSpecificOutput::Stop { .. }
-                | HookSpecificOutput::StopFailure
-                | HookSpecificOutput::Notification { .. }
-                | HookSpecificOutput::NotFired { .. },
-            )
-            | None => false,
-        }
+        let Some(hso) = &self.hook_specific else {
+            return false;
+        };
+        hso.get("permissionDecision").and_then(Value::as_str) == Some("deny")
+            || hso
+                .get("decision")
+                .and_then(|d| d.get("behavior"))
+                .and_then(Value::as_str)
+                == Some("deny")
     }
 }
 
@@ -324,50 +169,11 @@ impl Interpreted {
     }
 }
 
-/// Events on which `onFailure` is ignored (spec §1.6).
-pub fn ignores_on_failure(event: HookEvent) -> bool {
-    match event {
-        HookEvent::Stop
-        | HookEvent::SubagentStop
-        | HookEvent::TaskCompleted
-        | HookEvent::TeammateIdle => true,
-        HookEvent::PreToolUse
-        | HookEvent::PostToolUse
-        | HookEvent::PostToolUseFailure
-        | HookEvent::PostToolBatch
-        | HookEvent::Notification
-        | HookEvent::UserPromptSubmit
-        | HookEvent::UserPromptExpansion
-        | HookEvent::SessionStart
-        | HookEvent::SessionEnd
-        | HookEvent::StopFailure
-        | HookEvent::SubagentStart
-        | HookEvent::PreCompact
-        | HookEvent::PostCompact
-        | HookEvent::PreModelSwitch
-        | HookEvent::PostModelSwitch
-        | HookEvent::PermissionRequest
-        | HookEvent::PermissionDenied
-        | HookEvent::Setup
-        | HookEvent::TaskCreated
-        | HookEvent::Elicitation
-        | HookEvent::ElicitationResult
-        | HookEvent::ConfigChange
-        | HookEvent::WorktreeCreate
-        | HookEvent::WorktreeRemove
-        | HookEvent::InstructionsLoaded
-        | HookEvent::CwdChanged
-        | HookEvent::FileChanged
-        | HookEvent::DirectoryAdded
-        | HookEvent::MessageDisplay => false,
-    }
-}
-
 /// Interprets one finished run of the command hook `command_text` (as configured; exec form:
 /// command and args joined by spaces) on `event`. The procedure, first match wins (spec §4.1):
 ///
 /// 0. `onFailure: "block"` is ignored on Stop, SubagentStop, TaskCompleted, TeammateIdle
-///    ([`ignores_on_failure`]; the caller passes `Continue` for async hooks). "Blocks on
+///    (`EventSpec::on_failure`; the caller passes `Continue` for async hooks). "Blocks on
 ///    failure" below means it is `Block` after that.
 /// 1. **Could not start** (`SpawnFailed`, also `Crashed`): text
 ///    `Error occurred while executing hook command: <err>` → `NonBlocking(text)`; blocks on
@@ -405,7 +211,7 @@ pub fn interpret(
 ) -> Interpreted {
     // Step 0.
     let block_on_failure = match on_failure {
-        OnFailure::Block => !ignores_on_failure(event),
+        OnFailure::Block => event.spec().on_failure,
         OnFailure::Continue => false,
     };
     let stderr = String::from_utf8_lossy(&raw.stderr).into_owned();
@@ -603,9 +409,10 @@ pub fn interpret(
     interpreted
 }
 
-/// Events whose exit-2 "script missing" case is downgraded (spec §4.1 step 7b).
+/// Events whose exit-2 "script missing" case is downgraded (spec §4.1 step 7b): exactly those
+/// where `onFailure` does not apply.
 fn stop_like(event: HookEvent) -> bool {
-    ignores_on_failure(event)
+    !event.spec().on_failure
 }
 
 fn looks_like_missing_script(stderr: &str) -> bool {
@@ -751,8 +558,7 @@ pub fn unread_keys(event: HookEvent, json: &Value) -> Vec<String> {
     }
     if let Some(hso) = map.get("hookSpecificOutput").and_then(Value::as_object) {
         for key in hso.keys() {
-            let known =
-                key == "hookEventName" || specific_fields(event).iter().any(|f| f.name == key);
+            let known = key == "hookEventName" || event.spec().output.iter().any(|f| f.name == key);
             if !known {
                 unread.push(format!("hookSpecificOutput.{key}"));
             }
@@ -868,58 +674,6 @@ fn join_issues(issues: &[Issue]) -> (String, String) {
 // ---------------------------------------------------------------------------------------------
 // Schema: field tables, validation, typed extraction.
 
-/// The type a field must have.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FieldType {
-    Bool,
-    String,
-    Number,
-    /// One of these strings.
-    Enum(&'static [&'static str]),
-    /// A JSON object.
-    Object,
-    /// An array of strings.
-    StringArray,
-    /// Any JSON value.
-    Any,
-    /// PermissionRequest's `{behavior:"allow", …} | {behavior:"deny", …}`.
-    PermissionRequestDecision,
-    /// A terminal escape: OSC 0/1/2/9/99/777 or BEL (spec §4.3).
-    TerminalSequence,
-}
-
-impl FieldType {
-    fn describe(self) -> String {
-        match self {
-            FieldType::Bool => "boolean".to_string(),
-            FieldType::String | FieldType::TerminalSequence => "string".to_string(),
-            FieldType::Number => "number".to_string(),
-            FieldType::Enum(options) => options
-                .iter()
-                .map(|o| format!("\"{o}\""))
-                .collect::<Vec<_>>()
-                .join(" | "),
-            FieldType::Object => "object".to_string(),
-            FieldType::StringArray => "string[]".to_string(),
-            FieldType::Any => "any".to_string(),
-            FieldType::PermissionRequestDecision => {
-                "{ \"behavior\": \"allow\", \"updatedInput\"?: \
-                 object, \"updatedPermissions\"?: object[] } | { \"behavior\": \"deny\", \
-                 \"message\"?: string, \"interrupt\"?: boolean }"
-                    .to_string()
-            }
-        }
-    }
-}
-
-/// One optional field of an output object.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Field {
-    pub name: &'static str,
-    pub ty: FieldType,
-    pub required: bool,
-}
-
 const fn opt(name: &'static str, ty: FieldType) -> Field {
     Field {
         name,
@@ -944,96 +698,6 @@ pub fn common_fields() -> &'static [Field] {
     COMMON
 }
 
-const CONTEXT: Field = opt("additionalContext", FieldType::String);
-const PRE_TOOL_USE: &[Field] = &[
-    opt(
-        "permissionDecision",
-        FieldType::Enum(&["allow", "deny", "ask", "defer"]),
-    ),
-    opt("permissionDecisionReason", FieldType::String),
-    opt("updatedInput", FieldType::Object),
-    CONTEXT,
-    opt("permissionDisplay", FieldType::Any),
-];
-const PERMISSION_REQUEST: &[Field] = &[Field {
-    name: "decision",
-    ty: FieldType::PermissionRequestDecision,
-    required: true,
-}];
-const POST_TOOL_USE: &[Field] = &[
-    CONTEXT,
-    opt("updatedToolOutput", FieldType::Any),
-    opt("updatedMCPToolOutput", FieldType::Any),
-    opt("classifierContext", FieldType::String),
-];
-const CONTEXT_ONLY: &[Field] = &[CONTEXT];
-const USER_PROMPT_SUBMIT: &[Field] = &[
-    CONTEXT,
-    opt("sessionTitle", FieldType::String),
-    opt("suppressOriginalPrompt", FieldType::Bool),
-];
-const USER_PROMPT_EXPANSION: &[Field] = &[CONTEXT, opt("suppressOriginalPrompt", FieldType::Bool)];
-const SESSION_START: &[Field] = &[
-    CONTEXT,
-    opt("initialUserMessage", FieldType::String),
-    opt("sessionTitle", FieldType::String),
-    opt("watchPaths", FieldType::StringArray),
-    opt("reloadSkills", FieldType::Bool),
-];
-const PRE_MODEL_SWITCH: &[Field] = &[
-    opt(
-        "permissionDecision",
-        FieldType::Enum(&["allow", "deny", "ask"]),
-    ),
-    opt("permissionDecisionReason", FieldType::String),
-];
-const PERMISSION_DENIED: &[Field] = &[opt("retry", FieldType::Bool)];
-const ELICITATION: &[Field] = &[
-    opt("action", FieldType::Enum(&["accept", "decline", "cancel"])),
-    opt("content", FieldType::Object),
-];
-const WATCH_PATHS: &[Field] = &[opt("watchPaths", FieldType::StringArray)];
-const WORKTREE_CREATE: &[Field] = &[opt("worktreePath", FieldType::String)];
-const MESSAGE_DISPLAY: &[Field] = &[opt("displayContent", FieldType::String)];
-const NONE: &[Field] = &[];
-
-/// The `hookSpecificOutput` fields `event` reads (spec §4.4), besides `hookEventName`.
-pub fn specific_fields(event: HookEvent) -> &'static [Field] {
-    match event {
-        HookEvent::PreToolUse => PRE_TOOL_USE,
-        HookEvent::PermissionRequest => PERMISSION_REQUEST,
-        HookEvent::PostToolUse => POST_TOOL_USE,
-        HookEvent::PostToolUseFailure
-        | HookEvent::PostToolBatch
-        | HookEvent::Notification
-        | HookEvent::Setup
-        | HookEvent::SubagentStart
-        | HookEvent::PostModelSwitch
-        | HookEvent::Stop
-        | HookEvent::SubagentStop => CONTEXT_ONLY,
-        HookEvent::UserPromptSubmit => USER_PROMPT_SUBMIT,
-        HookEvent::UserPromptExpansion => USER_PROMPT_EXPANSION,
-        HookEvent::SessionStart => SESSION_START,
-        HookEvent::PreModelSwitch => PRE_MODEL_SWITCH,
-        HookEvent::PermissionDenied => PERMISSION_DENIED,
-        HookEvent::Elicitation | HookEvent::ElicitationResult => ELICITATION,
-        HookEvent::CwdChanged | HookEvent::FileChanged => WATCH_PATHS,
-        HookEvent::WorktreeCreate => WORKTREE_CREATE,
-        HookEvent::MessageDisplay => MESSAGE_DISPLAY,
-        HookEvent::SessionEnd
-        | HookEvent::StopFailure
-        | HookEvent::PreCompact
-        | HookEvent::PostCompact
-        | HookEvent::TeammateIdle
-        | HookEvent::TaskCreated
-        | HookEvent::TaskCompleted
-        | HookEvent::ConfigChange
-        | HookEvent::WorktreeRemove
-        | HookEvent::InstructionsLoaded
-        | HookEvent::DirectoryAdded => NONE,
-    }
-}
-
 /// The "Expected schema" block of a validation error, generated from the field tables.
 pub fn expected_schema(event: HookEvent) -> String {
     let mut out = String::from("{\n");
@@ -1046,7 +710,7 @@ pub fn expected_schema(event: HookEvent) -> String {
     }
     out.push_str("  \"hookSpecificOutput\"?: {\n");
     out.push_str(&format!("    \"hookEventName\": \"{event}\""));
-    for field in specific_fields(event) {
+    for field in event.spec().output {
         let mark = if field.required { "" } else { "?" };
         out.push_str(&format!(
             ",\n    \"{}\"{mark}: {}",
@@ -1260,7 +924,7 @@ fn validate(event: HookEvent, value: &Value) -> Result<HookJsonOutput, Rejection
                     return Err(Rejection::WrongEvent { got: name.clone() });
                 }
                 Some(Value::String(_)) => {
-                    for field in specific_fields(event) {
+                    for field in event.spec().output {
                         let path = format!("hookSpecificOutput.{}", field.name);
                         match hso.get(field.name) {
                             Some(v) => check_field(&path, field.ty, v, &mut issues),
@@ -1299,113 +963,6 @@ fn validate(event: HookEvent, value: &Value) -> Result<HookJsonOutput, Rejection
         reason: string(map, "reason"),
         system_message: string(map, "systemMessage"),
         terminal_sequence: string(map, "terminalSequence"),
-        hook_specific: specific.map(|hso| typed_specific(event, hso)),
+        hook_specific: specific.cloned(),
     })
-}
-
-/// Builds the typed variant from an already validated `hookSpecificOutput`.
-fn typed_specific(event: HookEvent, hso: &Map<String, Value>) -> HookSpecificOutput {
-    let string = |k: &str| hso.get(k).and_then(Value::as_str).map(str::to_string);
-    let boolean = |k: &str| hso.get(k).and_then(Value::as_bool);
-    let object = |k: &str| hso.get(k).and_then(Value::as_object).cloned();
-    let context = || string("additionalContext");
-    match event {
-        HookEvent::PreToolUse => HookSpecificOutput::PreToolUse {
-            permission_decision: hso
-                .get("permissionDecision")
-                .and_then(Value::as_str)
-                .and_then(HookPermission::parse),
-            permission_decision_reason: string("permissionDecisionReason"),
-            updated_input: object("updatedInput"),
-            additional_context: context(),
-        },
-        HookEvent::PermissionRequest => {
-            let decision = hso.get("decision").and_then(Value::as_object);
-            let field = |k: &str| decision.and_then(|d| d.get(k));
-            let answer = match field("behavior").and_then(Value::as_str) {
-                Some("allow") => PermissionRequestAnswer::Allow {
-                    updated_input: field("updatedInput").and_then(Value::as_object).cloned(),
-                    updated_permissions: field("updatedPermissions")
-                        .and_then(Value::as_array)
-                        .cloned()
-                        .unwrap_or_default(),
-                },
-                // Validation guarantees allow|deny; anything else cannot reach here, and a
-                // refusal is the safe reading.
-                Some(_) | None => PermissionRequestAnswer::Deny {
-                    message: field("message").and_then(Value::as_str).map(str::to_string),
-                    interrupt: field("interrupt").and_then(Value::as_bool).unwrap_or(false),
-                },
-            };
-            HookSpecificOutput::PermissionRequest { decision: answer }
-        }
-        HookEvent::PermissionDenied => HookSpecificOutput::PermissionDenied {
-            retry: boolean("retry"),
-        },
-        HookEvent::PostToolUse => HookSpecificOutput::PostToolUse {
-            additional_context: context(),
-            updated_tool_output: hso.get("updatedToolOutput").cloned(),
-            updated_mcp_tool_output: hso.get("updatedMCPToolOutput").cloned(),
-            classifier_context: string("classifierContext"),
-        },
-        HookEvent::PostToolUseFailure => HookSpecificOutput::PostToolUseFailure {
-            additional_context: context(),
-        },
-        HookEvent::PostToolBatch => HookSpecificOutput::PostToolBatch {
-            additional_context: context(),
-        },
-        HookEvent::UserPromptSubmit => HookSpecificOutput::UserPromptSubmit {
-            additional_context: context(),
-            session_title: string("sessionTitle"),
-            suppress_original_prompt: boolean("suppressOriginalPrompt"),
-        },
-        HookEvent::SessionStart => HookSpecificOutput::SessionStart {
-            additional_context: context(),
-            initial_user_message: string("initialUserMessage"),
-            session_title: string("sessionTitle"),
-            watch_paths: hso
-                .get("watchPaths")
-                .and_then(Value::as_array)
-                .map(|items| {
-                    items
-                        .iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_string)
-                        .collect()
-                }),
-            reload_skills: boolean("reloadSkills"),
-        },
-        HookEvent::SessionEnd => HookSpecificOutput::SessionEnd,
-        HookEvent::Stop => HookSpecificOutput::Stop {
-            additional_context: context(),
-        },
-        HookEvent::StopFailure => HookSpecificOutput::StopFailure,
-        HookEvent::Notification => HookSpecificOutput::Notification {
-            additional_context: context(),
-        },
-        HookEvent::UserPromptExpansion
-        | HookEvent::SubagentStart
-        | HookEvent::SubagentStop
-        | HookEvent::PreCompact
-        | HookEvent::PostCompact
-        | HookEvent::PreModelSwitch
-        | HookEvent::PostModelSwitch
-        | HookEvent::Setup
-        | HookEvent::TeammateIdle
-        | HookEvent::TaskCreated
-        | HookEvent::TaskCompleted
-        | HookEvent::Elicitation
-        | HookEvent::ElicitationResult
-        | HookEvent::ConfigChange
-        | HookEvent::WorktreeCreate
-        | HookEvent::WorktreeRemove
-        | HookEvent::InstructionsLoaded
-        | HookEvent::CwdChanged
-        | HookEvent::FileChanged
-        | HookEvent::DirectoryAdded
-        | HookEvent::MessageDisplay => HookSpecificOutput::NotFired {
-            event,
-            fields: hso.clone(),
-        },
-    }
 }

@@ -13,3 +13,8 @@ pub mod path;
 pub mod policy;
 pub mod prompt;
 pub mod rule;
+
+/// The text a headless run gives the model when a call needs approval nobody can give.
+pub fn headless_denial_text(tool: &str) -> String {
+    format!("Claude requested permissions to use {tool}, but you haven't granted it yet.")
+}

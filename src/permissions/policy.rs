@@ -17,7 +17,6 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::hooks::decision::PermissionDecision;
 use crate::permissions::bash;
 use crate::permissions::mode::{PermissionMode, ToolTier};
 use crate::permissions::path::normalize;
@@ -25,6 +24,29 @@ use crate::permissions::rule::{
     Rule, RuleContext, RuleError, RulePurpose, canonical_tool_name, input_path,
 };
 use crate::settings::schema::{PermissionSettings, RuleEntry};
+
+/// What PreToolUse hooks answered, as the permission step reads it (the pipeline translates
+/// the hooks' outcome into this; permissions know no hook types).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HookAnswer {
+    /// Skip the prompt; deny and ask rules still apply.
+    Allow,
+    /// Ask a person, with this reason.
+    Ask {
+        /// Shown to the person.
+        reason: Option<String>,
+    },
+    /// Do not run the call.
+    Defer {
+        /// The hook's reason.
+        reason: Option<String>,
+    },
+    /// Refuse the call with this model-facing text.
+    Deny {
+        /// The model-facing text.
+        message: String,
+    },
+}
 
 /// What to do with a tool call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -233,12 +255,7 @@ impl PermissionPolicy {
     ///    acceptEdits inside the working directories → Allow; everything else → Ask.
     ///
     /// In dontAsk mode every Ask of steps 4–8 becomes a Deny.
-    pub fn evaluate(
-        &self,
-        tool_name: &str,
-        input: &Value,
-        hook: Option<&PermissionDecision>,
-    ) -> Verdict {
+    pub fn evaluate(&self, tool_name: &str, input: &Value, hook: Option<&HookAnswer>) -> Verdict {
         match catch_unwind(AssertUnwindSafe(|| {
             self.evaluate_inner(tool_name, input, hook)
         })) {
@@ -251,25 +268,20 @@ impl PermissionPolicy {
         }
     }
 
-    fn evaluate_inner(
-        &self,
-        tool_name: &str,
-        input: &Value,
-        hook: Option<&PermissionDecision>,
-    ) -> Verdict {
+    fn evaluate_inner(&self, tool_name: &str, input: &Value, hook: Option<&HookAnswer>) -> Verdict {
         let tool = canonical_tool_name(tool_name);
         match hook {
-            Some(PermissionDecision::Deny { text, .. }) => {
+            Some(HookAnswer::Deny { message: text }) => {
                 return Verdict::Deny {
                     message: text.clone(),
                 };
             }
-            Some(PermissionDecision::Defer { reason }) => {
+            Some(HookAnswer::Defer { reason }) => {
                 return Verdict::Defer {
                     reason: reason.clone(),
                 };
             }
-            Some(PermissionDecision::Allow { .. } | PermissionDecision::Ask { .. }) | None => {}
+            Some(HookAnswer::Allow | HookAnswer::Ask { .. }) | None => {}
         }
         if let Some(message) = self.check_deny(tool, input) {
             return Verdict::Deny { message };
@@ -297,14 +309,14 @@ impl PermissionPolicy {
             );
         }
         match hook {
-            Some(PermissionDecision::Ask { reason }) => {
+            Some(HookAnswer::Ask { reason }) => {
                 let reason = reason
                     .clone()
                     .unwrap_or_else(|| "A PreToolUse hook asked for approval".to_string());
                 return self.ask(tool, reason, AskCause::Hook);
             }
-            Some(PermissionDecision::Allow { .. }) => return Verdict::Allow,
-            Some(PermissionDecision::Deny { .. } | PermissionDecision::Defer { .. }) | None => {}
+            Some(HookAnswer::Allow) => return Verdict::Allow,
+            Some(HookAnswer::Deny { .. } | HookAnswer::Defer { .. }) | None => {}
         }
         let bypass = self.mode == PermissionMode::BypassPermissions;
         match tier {

@@ -9,8 +9,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::hooks::event::HookEvent;
-use crate::hooks::matcher::{IfCondition, Matcher, MatcherClass};
+use crate::hooks::matcher::{IfCondition, Matcher};
+use crate::hooks::spec::HookEvent;
+use crate::hooks::spec::MatcherClass;
 use crate::settings::schema::{
     CommandHandler, ConfiguredHandler, Diagnostic, HandlerKind, HandlerOrigin, HttpHandler,
     Inactive, Location, McpToolHandler, OnFailure, PromptHandler, Severity, SourceKind,

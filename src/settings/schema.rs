@@ -7,8 +7,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::hooks::event::HookEvent;
 use crate::hooks::matcher::{IfCondition, Matcher};
+use crate::hooks::spec::HookEvent;
 
 /// The settings tiers, lowest precedence first (spec §1.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -9,15 +9,13 @@ pub mod patch;
 pub mod read;
 pub mod write;
 
-use std::future::Future;
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
 /// A boxed future, so tools can live behind `dyn Tool`.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub use crate::BoxFuture;
 
 /// Session state a tool may read or change.
 #[derive(Debug)]

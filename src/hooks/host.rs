@@ -1,0 +1,57 @@
+//! The seam between the hook engine and its callers (the tool pipeline, the session): a
+//! [`HookHost`] answers firings of any event, and [`fire`] keeps the caller typed.
+//!
+//! [`crate::hooks::dispatch::Dispatcher`] is the real host. The seam exists so the loop's
+//! rules can be tested against scripted outcomes: a test host answers [`Firing`]s with boxed
+//! outcomes of the right event.
+
+use std::any::Any;
+use std::path::PathBuf;
+
+use crate::BoxFuture;
+use crate::hooks::dispatch::Dispatcher;
+use crate::hooks::events::{Event, Firing, Typed};
+
+/// The hook engine as the pipeline and the session use it.
+pub trait HookHost: Send + Sync {
+    /// Fires one event; the box holds that event's `Outcome`.
+    fn fire_erased<'a>(&'a self, firing: &'a dyn Firing) -> BoxFuture<'a, Box<dyn Any + Send>>;
+    /// `CLAUDE_ENV_FILE`s written so far (see [`Dispatcher::env_files`]).
+    fn env_files(&self) -> Vec<PathBuf>;
+    /// Context from finished background hooks (see [`Dispatcher::take_async_context`]).
+    fn take_async_context(&self) -> Vec<String>;
+    /// Ends background hooks (see [`Dispatcher::shutdown`]).
+    fn shutdown(&self) -> BoxFuture<'_, ()>;
+}
+
+impl HookHost for Dispatcher {
+    fn fire_erased<'a>(&'a self, firing: &'a dyn Firing) -> BoxFuture<'a, Box<dyn Any + Send>> {
+        firing.fire_on(self)
+    }
+
+    fn env_files(&self) -> Vec<PathBuf> {
+        Dispatcher::env_files(self)
+    }
+
+    fn take_async_context(&self) -> Vec<String> {
+        Dispatcher::take_async_context(self)
+    }
+
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        Box::pin(Dispatcher::shutdown(self))
+    }
+}
+
+/// Fires `E` on `host` and returns its outcome. A host that answers with another event's
+/// outcome (a bug in a test double) yields the empty outcome, logged.
+pub async fn fire<E: Event>(host: &dyn HookHost, input: E::Input) -> E::Outcome {
+    let firing = Typed::<E>(input);
+    let outcome = host.fire_erased(&firing).await;
+    match outcome.downcast::<E::Outcome>() {
+        Ok(outcome) => *outcome,
+        Err(_) => {
+            tracing::error!(event = %E::EVENT, "hook host answered with another event's outcome");
+            E::Outcome::default()
+        }
+    }
+}

@@ -1,0 +1,57 @@
+//! How one handler ran and what its run meant: the record every runner returns and every
+//! event's fold reads. Failure is data here, never an `Err`.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::settings::schema::HandlerOrigin;
+
+/// How one handler process (or in-process handler) ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunStatus {
+    /// Exited normally with this code.
+    Exited(i32),
+    /// Killed by this signal (treated as exit 1, non-blocking).
+    Signaled(i32),
+    /// Exceeded its timeout; the process group was killed.
+    TimedOut,
+    /// Could not be started; the error text.
+    SpawnFailed(String),
+    /// Backgrounded (`async`), nothing processed now.
+    Backgrounded,
+    /// An in-process handler panicked or returned an error.
+    Crashed(String),
+}
+
+/// What one handler's run meant, after exit code and stdout were interpreted (spec §4.1).
+#[derive(Debug, Clone, PartialEq)]
+pub enum OutcomeKind {
+    Success,
+    /// Exit 2 / `decision: block` / `onFailure: block`; the blocking reason text.
+    Blocking(String),
+    /// A failure that does not block; user-facing text.
+    NonBlocking(String),
+    /// Timed out or cancelled.
+    Cancelled,
+}
+
+/// Per-handler record, reported in configuration order (never completion order).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HandlerRun {
+    pub origin: HandlerOrigin,
+    /// The command as configured (exec form: command and args joined by spaces).
+    pub command: String,
+    pub status: RunStatus,
+    pub outcome: OutcomeKind,
+    pub duration: Duration,
+    /// Captured stdout/stderr (lossy for display; capped).
+    pub stdout: String,
+    pub stderr: String,
+    pub stdout_bytes: u64,
+    pub stderr_bytes: u64,
+    pub stdout_capped: bool,
+    pub stderr_capped: bool,
+    /// The parsed JSON output, if stdout was hook JSON.
+    pub json: Option<Value>,
+}
