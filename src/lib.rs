@@ -7,12 +7,15 @@
 
 pub mod agent;
 pub mod cli;
+mod engine;
 pub mod hooks;
 pub mod id;
 pub mod permissions;
 pub mod pipeline;
 pub mod settings;
 pub mod tools;
+
+pub use engine::{Engine, EngineBuilder, EngineError};
 
 /// A boxed, sendable future: what object-safe async traits in rein return.
 pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;

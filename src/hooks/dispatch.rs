@@ -312,11 +312,23 @@ struct Plan {
 }
 
 impl Dispatcher {
+    /// A dispatcher over the configured handlers of `settings`, with an empty in-process
+    /// registry.
     pub fn new(settings: Settings, env: HookEnvironment) -> Dispatcher {
+        Dispatcher::with_registry(settings, env, Registry::new())
+    }
+
+    /// A dispatcher that also runs the in-process hooks of `registry` (shared: hooks added or
+    /// removed later take effect at the next firing).
+    pub fn with_registry(
+        settings: Settings,
+        env: HookEnvironment,
+        registry: Registry,
+    ) -> Dispatcher {
         let (cancel, _) = tokio::sync::watch::channel(false);
         Dispatcher {
             settings,
-            registry: Registry::new(),
+            registry,
             shared: Arc::new(Shared {
                 env,
                 env_files: Mutex::new(Vec::new()),

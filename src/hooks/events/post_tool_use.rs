@@ -5,6 +5,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 use crate::hooks::events::{Answer, BaseInput, Common, Event, Explained, FoldCx};
+use crate::hooks::registry::HookReply;
 use crate::hooks::spec::HookEvent;
 
 /// The event.
@@ -56,6 +57,13 @@ pub struct PostToolUseOutcome {
     pub updated_tool_output: Option<Value>,
     /// Every blocking reason, in configuration order, joined with `\n`.
     pub block: Option<String>,
+}
+
+impl PostToolUse {
+    /// An in-process answer: the model sees `output` instead of the tool's output.
+    pub fn replace_output(output: impl Into<Value>) -> HookReply {
+        HookReply::none().specific("updatedToolOutput", output.into())
+    }
 }
 
 /// A blocking error after the tool ran is feedback for the model: one context entry

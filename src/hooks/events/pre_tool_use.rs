@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::hooks::events::{Answer, BaseInput, Common, Event, Explained, FoldCx};
+use crate::hooks::registry::HookReply;
 use crate::hooks::run::OutcomeKind;
 use crate::hooks::spec::HookEvent;
 
@@ -101,6 +102,33 @@ pub struct PreToolUseOutcome {
     pub permission: Option<PermissionDecision>,
     /// The rewritten tool input (re-validated by the pipeline before use).
     pub updated_input: Option<Value>,
+}
+
+impl PreToolUse {
+    /// An in-process answer: refuse the call; `reason` is what the model is told.
+    pub fn deny(reason: impl Into<String>) -> HookReply {
+        HookReply::none()
+            .specific("permissionDecision", "deny")
+            .specific("permissionDecisionReason", reason.into())
+    }
+
+    /// An in-process answer: skip the permission prompt (deny and ask rules still apply).
+    pub fn allow() -> HookReply {
+        HookReply::none().specific("permissionDecision", "allow")
+    }
+
+    /// An in-process answer: ask a person (refused in headless runs), with `reason`.
+    pub fn ask(reason: impl Into<String>) -> HookReply {
+        HookReply::none()
+            .specific("permissionDecision", "ask")
+            .specific("permissionDecisionReason", reason.into())
+    }
+
+    /// An in-process answer: run the call with `input` instead (validated by the tool again;
+    /// the permission step still checks it).
+    pub fn rewrite(input: Map<String, Value>) -> HookReply {
+        HookReply::none().specific("updatedInput", Value::Object(input))
+    }
 }
 
 /// This answer's own permission: a blocking error is a deny; then `permissionDecision` (its

@@ -1,0 +1,324 @@
+//! The library's front door: [`Engine::builder`] does the wiring the `rein` binary does (settings
+//! files, permission rules and mode, the model, the built-in tools), [`Engine::on`] registers
+//! typed in-process hooks, and [`Engine::run`] / [`Engine::session`] run sessions.
+//!
+//! In-process hooks live in one registry the engine shares with every session it starts:
+//! registering or unregistering while a session runs takes effect at its next firing.
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::agent::model::Model;
+use crate::agent::progress::{Observer, Observers};
+use crate::agent::providers::mock::MockModel;
+use crate::agent::session::{DEFAULT_STOP_BLOCK_CAP, Session, SessionConfig, TurnOutcome};
+use crate::agent::transcript::{rein_home, transcript_path};
+use crate::hooks::dispatch::{Dispatcher, HookEnvironment};
+use crate::hooks::events::Event;
+use crate::hooks::registry::{HookReply, MatcherError, Registry, Unregister};
+use crate::id::uuid_v4;
+use crate::permissions::mode::{PermissionMode, resolve_mode};
+use crate::permissions::policy::{PermissionPolicy, PolicyPaths};
+use crate::pipeline::PolicyGate;
+use crate::settings::schema::{Diagnostic, Settings};
+use crate::settings::{LoadOptions, load};
+use crate::tools::{Tool, ToolContext, builtin_tools};
+
+/// What can go wrong while building an [`Engine`].
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The project directory does not exist or cannot be resolved.
+    #[error("project directory {path}: {source}")]
+    ProjectDir {
+        /// The directory as given.
+        path: PathBuf,
+        /// Why it cannot be used.
+        source: std::io::Error,
+    },
+    /// The permission mode cannot be used (unknown name, disabled by settings, …).
+    #[error("permission mode: {0}")]
+    PermissionMode(String),
+}
+
+/// Builds an [`Engine`]; see [`Engine::builder`].
+pub struct EngineBuilder {
+    project_dir: PathBuf,
+    home: Option<PathBuf>,
+    settings: Vec<String>,
+    user_settings: bool,
+    model: Option<Arc<dyn Model>>,
+    permission_mode: Option<String>,
+    allowed_tools: Vec<String>,
+    disallowed_tools: Vec<String>,
+    observer: Option<Arc<dyn Observer>>,
+}
+
+impl EngineBuilder {
+    /// Extra settings, as `--settings` takes them: a file path or inline JSON. Later ones win.
+    pub fn settings(mut self, file_or_json: impl Into<String>) -> EngineBuilder {
+        self.settings.push(file_or_json.into());
+        self
+    }
+
+    /// The home directory whose `~/.claude/settings.json` is read and under which rein keeps
+    /// transcripts and logs (`~/.rein`). Default: `$HOME`.
+    pub fn home(mut self, home: impl Into<PathBuf>) -> EngineBuilder {
+        self.home = Some(home.into());
+        self
+    }
+
+    /// Whether the settings files on disk (user, project, local, managed) are read; default
+    /// `true`. With `false` only [`EngineBuilder::settings`] apply.
+    pub fn read_settings_files(mut self, read: bool) -> EngineBuilder {
+        self.user_settings = read;
+        self
+    }
+
+    /// The model; default: the deterministic offline mock.
+    pub fn model(mut self, model: Arc<dyn Model>) -> EngineBuilder {
+        self.model = Some(model);
+        self
+    }
+
+    /// The permission mode (`default`, `acceptEdits`, `plan`, `dontAsk`, `bypassPermissions`);
+    /// default: what the settings say, else `default`.
+    pub fn permission_mode(mut self, mode: impl Into<String>) -> EngineBuilder {
+        self.permission_mode = Some(mode.into());
+        self
+    }
+
+    /// An allow rule, as `--allowedTools` takes it (`Bash(git *)`, `Read`).
+    pub fn allow(mut self, rule: impl Into<String>) -> EngineBuilder {
+        self.allowed_tools.push(rule.into());
+        self
+    }
+
+    /// A deny rule, as `--disallowedTools` takes it.
+    pub fn deny(mut self, rule: impl Into<String>) -> EngineBuilder {
+        self.disallowed_tools.push(rule.into());
+        self
+    }
+
+    /// Receives what every session of the engine reports as it goes (tool calls, results,
+    /// hook runs, notices).
+    pub fn observer(mut self, observer: Arc<dyn Observer>) -> EngineBuilder {
+        self.observer = Some(observer);
+        self
+    }
+
+    /// Loads the settings and resolves the permission mode. Problems in settings files do not
+    /// fail the build: they are in [`Engine::diagnostics`], and the rest applies as in Claude
+    /// Code.
+    pub fn build(self) -> Result<Engine, EngineError> {
+        let project_dir =
+            std::fs::canonicalize(&self.project_dir).map_err(|source| EngineError::ProjectDir {
+                path: self.project_dir.clone(),
+                source,
+            })?;
+        let mut opts = LoadOptions::from_env(
+            project_dir.clone(),
+            project_dir.clone(),
+            self.settings.clone(),
+        );
+        if let Some(home) = &self.home {
+            opts.home = home.clone();
+            opts.config_dir = None;
+        }
+        if !self.user_settings {
+            opts.setting_sources = Some(Vec::new());
+            opts.managed_dir = project_dir.join(".rein-no-managed-settings");
+        }
+        let settings = load(&opts);
+        let (mode, _warnings) = resolve_mode(
+            false,
+            self.permission_mode.as_deref(),
+            &settings.permissions,
+        )
+        .map_err(|e| EngineError::PermissionMode(e.to_string()))?;
+        let home = self.home.clone().unwrap_or_else(|| opts.home.clone());
+        Ok(Engine {
+            project_dir,
+            home,
+            settings,
+            registry: Registry::new(),
+            model: self
+                .model
+                .unwrap_or_else(|| Arc::new(MockModel::new()) as Arc<dyn Model>),
+            mode,
+            allowed_tools: self.allowed_tools,
+            disallowed_tools: self.disallowed_tools,
+            observer: self.observer,
+        })
+    }
+}
+
+/// rein as a library: settings, hooks, permissions and a model, ready to run sessions.
+///
+/// ```no_run
+/// use rein::hooks::events::PreToolUse;
+/// use rein::hooks::registry::HookReply;
+///
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// let engine = rein::Engine::builder(".").build()?;
+/// let _guard = engine.on::<PreToolUse, _, _>("Bash", |input| async move {
+///     let command = input.tool_input["command"].as_str().unwrap_or_default();
+///     if command.contains("rm -rf") {
+///         PreToolUse::deny("rm -rf is not allowed here")
+///     } else {
+///         HookReply::none()
+///     }
+/// })?;
+/// let outcome = engine.run("run command rm -rf build").await;
+/// println!("{}", outcome.result);
+/// # Ok(())
+/// # }
+/// ```
+pub struct Engine {
+    project_dir: PathBuf,
+    home: PathBuf,
+    settings: Settings,
+    registry: Registry,
+    model: Arc<dyn Model>,
+    mode: PermissionMode,
+    allowed_tools: Vec<String>,
+    disallowed_tools: Vec<String>,
+    observer: Option<Arc<dyn Observer>>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("project_dir", &self.project_dir)
+            .field("mode", &self.mode)
+            .field("in_process_hooks", &self.registry.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Forwards progress to the engine's observer (sessions own their observer box).
+struct Forward(Arc<dyn Observer>);
+
+impl Observer for Forward {
+    fn observe(&self, progress: crate::agent::progress::Progress<'_>) {
+        self.0.observe(progress);
+    }
+}
+
+impl Engine {
+    /// Starts building an engine for the project at `project_dir`.
+    pub fn builder(project_dir: impl Into<PathBuf>) -> EngineBuilder {
+        EngineBuilder {
+            project_dir: project_dir.into(),
+            home: None,
+            settings: Vec::new(),
+            user_settings: true,
+            model: None,
+            permission_mode: None,
+            allowed_tools: Vec::new(),
+            disallowed_tools: Vec::new(),
+            observer: None,
+        }
+    }
+
+    /// Registers an in-process hook for event `E` (see [`Registry::on`]): `handler` gets the
+    /// event's typed input and answers with a [`HookReply`]. It runs after the configured
+    /// hooks of the event, in registration order, under the event's default timeout; a panic
+    /// or an error costs only its own answer. Dropping the returned handle unregisters it.
+    pub fn on<E, F, Fut>(&self, matcher: &str, handler: F) -> Result<Unregister, MatcherError>
+    where
+        E: Event,
+        F: Fn(E::Input) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = HookReply> + Send + 'static,
+    {
+        self.registry.on::<E, F, Fut>(matcher, handler)
+    }
+
+    /// Problems found in the settings files (each with file, line and column).
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.settings.diagnostics
+    }
+
+    /// The project directory (canonical).
+    pub fn project_dir(&self) -> &Path {
+        &self.project_dir
+    }
+
+    /// A new headless session (no one can be asked: calls that need approval are refused);
+    /// call [`Session::start`], then [`Session::run_prompt`] as often as needed, then
+    /// [`Session::end`].
+    pub fn session(&self) -> Session {
+        let session_id = uuid_v4();
+        let rein = rein_home_under(&self.home);
+        let transcript = transcript_path(&rein, &self.project_dir, &session_id);
+        let env = HookEnvironment {
+            project_dir: self.project_dir.clone(),
+            session_id: session_id.clone(),
+            env_file_dir: rein.join("session-env").join(&session_id),
+            extra_env: self.settings.env.clone(),
+            run_log: Some(rein.join("logs").join(format!("{session_id}.jsonl"))),
+            debug: false,
+            output_dir: Some(transcript.with_extension("").join("tool-results")),
+            attended: false,
+            home: Some(self.home.clone()),
+        };
+        let dispatcher =
+            Dispatcher::with_registry(self.settings.clone(), env, self.registry.clone());
+        let paths = PolicyPaths {
+            cwd: self.project_dir.clone(),
+            project_dir: self.project_dir.clone(),
+            home: self.home.clone(),
+            additional_dirs: Vec::new(),
+        };
+        let (policy, _warnings) = PermissionPolicy::from_settings(
+            &self.settings.permissions,
+            self.mode,
+            &self.allowed_tools,
+            &self.disallowed_tools,
+            paths,
+        );
+        let mut ctx = ToolContext::new(self.project_dir.clone());
+        ctx.env = self.settings.env.clone();
+        let mut observers = Observers::new();
+        if let Some(observer) = &self.observer {
+            observers.push(Box::new(Forward(Arc::clone(observer))));
+        }
+        let config = SessionConfig {
+            session_id,
+            project_dir: self.project_dir.clone(),
+            transcript_path: transcript,
+            permission_mode: self.mode.as_str().to_string(),
+            max_turns: None,
+            stop_block_cap: DEFAULT_STOP_BLOCK_CAP,
+            session_end_budget: dispatcher.session_end_phase_budget(),
+        };
+        let tools: Vec<Arc<dyn Tool>> = builtin_tools();
+        Session::new(
+            config,
+            Box::new(dispatcher),
+            Arc::clone(&self.model),
+            tools,
+            Box::new(PolicyGate::new(policy, None)),
+            ctx,
+            Box::new(observers),
+        )
+    }
+
+    /// Runs one prompt in a fresh session (SessionStart, the turn, SessionEnd) and returns how
+    /// the turn ended.
+    pub async fn run(&self, prompt: &str) -> TurnOutcome {
+        let mut session = self.session();
+        session.start().await;
+        let outcome = session.run_prompt(prompt).await;
+        session.end("other").await;
+        outcome
+    }
+}
+
+/// `<home>/.rein` unless `REIN_HOME` says otherwise (as the binary resolves it).
+fn rein_home_under(home: &Path) -> PathBuf {
+    match std::env::var_os("REIN_HOME") {
+        Some(_) => rein_home(),
+        None => home.join(".rein"),
+    }
+}
