@@ -7,7 +7,7 @@ use rein::tools::bash::{BashTool, MAX_OUTPUT_CHARS};
 use rein::tools::{Tool, ToolOutcome};
 use serde_json::json;
 
-use crate::{call, failure, project, success, write};
+use super::{call, failure, project, success, write};
 
 #[tokio::test]
 async fn cd_persists_between_calls() {

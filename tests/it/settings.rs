@@ -830,7 +830,7 @@ fn minified_one_line_file_with_ten_thousand_handlers() {
 #[test]
 fn a_typical_real_world_file_loads_clean() {
     let env = Env::new();
-    env.project(include_str!("fixtures/settings/real-world.json"));
+    env.project(include_str!("../fixtures/settings/real-world.json"));
     let s = env.load();
     assert_eq!(env.render(&s), "");
     assert!(!s.has_errors());

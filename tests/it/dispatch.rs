@@ -1,10 +1,8 @@
 //! Integration tests of the hook dispatcher: real `/bin/sh` hooks in temp dirs.
 
-mod dispatch_support;
-
 use std::time::{Duration, Instant};
 
-use dispatch_support::*;
+use crate::dispatch_support::*;
 use rein::hooks::decision::{
     OutcomeKind, PermissionDecision, PermissionRequestDecision, RunStatus,
 };
@@ -720,7 +718,7 @@ async fn timed_out_pre_tool_use_hook_is_non_blocking() {
 // Model-facing texts (tests/fixtures/golden/model-facing.txt)
 
 fn golden_text(label: &str, channel: &str) -> String {
-    let text = include_str!("fixtures/golden/model-facing.txt");
+    let text = include_str!("../fixtures/golden/model-facing.txt");
     for line in text.lines().filter(|l| !l.starts_with('#')) {
         let parts: Vec<&str> = line.splitn(3, '|').collect();
         if parts.len() == 3 && parts[0].trim() == label && parts[1].trim() == channel {

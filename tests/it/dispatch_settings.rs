@@ -1,8 +1,6 @@
 //! The dispatcher over settings read from real files by the loader: what a user drops in.
 
-mod dispatch_support;
-
-use dispatch_support::{Fixture, read};
+use crate::dispatch_support::{Fixture, read};
 use rein::hooks::dispatch::Dispatcher;
 use rein::settings::{LoadOptions, load};
 use serde_json::json;

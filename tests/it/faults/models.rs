@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::{Env, GRACE, Run, TOOL_RAN, assert_within, env, handler, run, tool_results};
+use super::{Env, GRACE, Run, TOOL_RAN, assert_within, env, handler, run, tool_results};
 
 // ---------------------------------------------------------------------------------------------
 // The server: one scripted reply per connection (the last one repeats), every request recorded.

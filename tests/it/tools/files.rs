@@ -6,7 +6,7 @@ use rein::tools::write::WriteTool;
 use rein::tools::{Tool, ToolOutcome};
 use serde_json::json;
 
-use crate::{failure, project, success, write};
+use super::{failure, project, success, write};
 
 #[tokio::test]
 async fn read_default_limit_and_long_lines() {

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::{Env, GRACE, Run, bash, env, handler, on, record_pgid, run_with, say, tool_results};
+use super::{Env, GRACE, Run, bash, env, handler, on, record_pgid, run_with, say, tool_results};
 
 /// What the model sees for a call cut short by the signal (Claude Code's wording).
 const INTERRUPTED: &str = "[Request interrupted by user for tool use]";

@@ -2,12 +2,10 @@
 //! table: permission precedence and `updatedInput` selection over answers in configuration
 //! order.
 
-mod dispatch_support;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use dispatch_support::Fixture;
+use crate::dispatch_support::Fixture;
 use rein::hooks::decision::{HandlerRun, OutcomeKind, PermissionDecision, RunStatus};
 use rein::hooks::dispatch::{Answer, merge};
 use rein::settings::schema::{HandlerOrigin, Location, SourceKind};

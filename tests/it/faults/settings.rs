@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::{Env, Run, TOOL_RAN, assert_within, env, path_str, run_capped, tool_results};
+use super::{Env, Run, TOOL_RAN, assert_within, env, path_str, run_capped, tool_results};
 
 /// A run that outlives this is killed (and the test fails on its exit code): an unprotected
 /// read of a named pipe or a backtracking matcher would never finish.
@@ -42,7 +42,7 @@ fn marker_hook(e: &Env, name: &str) -> String {
 
 /// The standard Bash call under a cap.
 fn session(e: &Env) -> Run {
-    run_capped(e.mock_cmd(crate::tool_then_done(), &[]), CAP)
+    run_capped(e.mock_cmd(super::tool_then_done(), &[]), CAP)
 }
 
 fn validate(e: &Env) -> Run {
@@ -238,9 +238,9 @@ fn hooks_of_the_wrong_type_void_that_file_but_keep_its_deny_rules() {
             "{file}:3:12: error: \"hooks\" must be an object mapping event names to arrays, found {type_name}; because it may have held the PreToolUse hooks that guard this file's permissions, none of this file's hooks, allow rules or env apply until it is fixed (its deny and ask rules still do)"
         );
         let script = e.mock(json!([
-            crate::bash("touch allowed.flag"),
-            crate::bash(&format!("echo ran > {TOOL_RAN}")),
-            crate::say("done"),
+            super::bash("touch allowed.flag"),
+            super::bash(&format!("echo ran > {TOOL_RAN}")),
+            super::say("done"),
         ]));
         let mut c = e.cmd();
         c.args(["-p", "go", "--mock-script"]).arg(&script);

@@ -10,7 +10,7 @@ use rein::tools::write::WriteTool;
 use rein::tools::{Tool, ToolOutcome};
 use serde_json::{Value, json};
 
-use crate::{project, write};
+use super::{project, write};
 
 /// The golden sample with `<PROJECT>` replaced by `root`.
 fn golden(name: &str, root: &Path) -> Value {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::{
+use super::{
     Env, GRACE, Run, TOOL_RAN, assert_within, env, handler, on, record_pgid, tool_results,
     tool_then_done,
 };
@@ -457,9 +457,9 @@ fn a_hook_fault_on_one_call_leaves_the_next_call_checked() {
     e.hooks(json!({"PreToolUse": on("Bash", &hook, 1)}));
     let run = e.run_mock(
         json!([
-            crate::bash("echo one > one.flag"),
-            crate::bash("echo two > two.flag"),
-            crate::say("done")
+            super::bash("echo one > one.flag"),
+            super::bash("echo two > two.flag"),
+            super::say("done")
         ]),
         &[],
     );
