@@ -4,36 +4,29 @@
 use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::path::PathBuf;
+use std::ops::Deref;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use assert_cmd::cargo::CommandCargoExt;
 use serde_json::{Value, json};
+
+use crate::harness::{Sandbox, bash, redact_json, rein_bin, say};
 
 // ---------- harness ----------
 
-struct Env {
-    _root: tempfile::TempDir,
-    project: PathBuf,
-    home: PathBuf,
+/// A [`Sandbox`] with `<project>/.claude/` and `<project>/hooks/`.
+struct Env(Sandbox);
+
+impl Deref for Env {
+    type Target = Sandbox;
+    fn deref(&self) -> &Sandbox {
+        &self.0
+    }
 }
 
 fn env() -> Env {
-    let root = tempfile::tempdir().unwrap();
-    let project = root.path().join("proj");
-    let home = root.path().join("home");
-    std::fs::create_dir_all(project.join(".claude")).unwrap();
-    std::fs::create_dir_all(project.join("hooks")).unwrap();
-    std::fs::create_dir_all(&home).unwrap();
-    let project = std::fs::canonicalize(project).unwrap();
-    let home = std::fs::canonicalize(home).unwrap();
-    Env {
-        _root: root,
-        project,
-        home,
-    }
+    Env(Sandbox::new("proj", &["proj/.claude", "proj/hooks"]))
 }
 
 struct Out {
@@ -43,29 +36,6 @@ struct Out {
 }
 
 impl Env {
-    /// Writes `<project>/.claude/settings.json` with `{"hooks": hooks}`.
-    fn hooks(&self, hooks: Value) {
-        self.settings(json!({ "hooks": hooks }));
-    }
-
-    fn settings(&self, settings: Value) {
-        std::fs::write(
-            self.project.join(".claude/settings.json"),
-            serde_json::to_string_pretty(&settings).unwrap(),
-        )
-        .unwrap();
-    }
-
-    /// An executable `/bin/sh` script in `<project>/hooks/`; returns its absolute path.
-    fn script(&self, name: &str, body: &str) -> String {
-        let path = self.project.join("hooks").join(name);
-        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
-        let mut perm = std::fs::metadata(&path).unwrap().permissions();
-        std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
-        std::fs::set_permissions(&path, perm).unwrap();
-        path.display().to_string()
-    }
-
     /// A hook that appends its stdin (one JSON line) to `<project>/<log>`.
     fn dump(&self, log: &str) -> String {
         self.script(
@@ -74,26 +44,10 @@ impl Env {
         )
     }
 
-    fn mock(&self, steps: Value) -> PathBuf {
-        let path = self.project.join("mock.json");
-        std::fs::write(&path, steps.to_string()).unwrap();
-        path
-    }
-
     fn cmd(&self) -> Command {
-        let mut c = Command::cargo_bin("rein").unwrap();
-        c.current_dir(&self.project)
-            .env("HOME", &self.home)
-            .env("REIN_HOME", self.home.join(".rein"))
-            .env_remove("ANTHROPIC_API_KEY")
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("REIN_PROVIDER")
-            .env_remove("CLAUDE_CONFIG_DIR")
-            .env_remove("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP")
-            .env("REIN_MANAGED_SETTINGS_DIR", self.home.join("no-managed"))
-            // The suite may run as root, where bypassPermissions needs a declared sandbox.
-            .env("IS_SANDBOX", "1")
-            .stdin(Stdio::null());
+        let mut c = self.rein();
+        // The suite may run as root, where bypassPermissions needs a declared sandbox.
+        c.env("IS_SANDBOX", "1");
         c
     }
 
@@ -121,21 +75,6 @@ impl Env {
         self.run(&args)
     }
 
-    fn transcript_files(&self) -> Vec<PathBuf> {
-        let dir = self.home.join(".rein/projects");
-        let mut out = Vec::new();
-        if let Ok(entries) = std::fs::read_dir(&dir) {
-            for e in entries.flatten() {
-                for f in std::fs::read_dir(e.path()).unwrap().flatten() {
-                    if f.path().extension().is_some_and(|x| x == "jsonl") {
-                        out.push(f.path());
-                    }
-                }
-            }
-        }
-        out
-    }
-
     fn transcript(&self) -> Vec<Value> {
         let files = self.transcript_files();
         assert_eq!(files.len(), 1, "transcripts: {files:?}");
@@ -156,18 +95,6 @@ impl Env {
             Err(_) => Vec::new(),
         }
     }
-
-    fn exists(&self, name: &str) -> bool {
-        self.project.join(name).exists()
-    }
-}
-
-fn bash(command: &str) -> Value {
-    json!({"tool_use": [{"name": "Bash", "input": {"command": command}}]})
-}
-
-fn say(text: &str) -> Value {
-    json!({"text": text})
 }
 
 fn hook(command: &str) -> Value {
@@ -1013,29 +940,6 @@ fn sigterm_mid_tool_call_runs_session_end_and_exits_143() {
 
 // ---------- transcript ----------
 
-fn redact(v: &mut Value, e: &Env) {
-    match v {
-        Value::Object(map) => {
-            for (k, val) in map.iter_mut() {
-                match k.as_str() {
-                    "uuid" | "parentUuid" | "sessionId" | "promptId" | "timestamp" => {
-                        if !val.is_null() {
-                            *val = json!(format!("[{k}]"));
-                        }
-                    }
-                    "durationMs" => *val = json!("[ms]"),
-                    _ => redact(val, e),
-                }
-            }
-        }
-        Value::Array(a) => a.iter_mut().for_each(|x| redact(x, e)),
-        Value::String(s) => {
-            *s = s.replace(&e.project.display().to_string(), "[PROJECT]");
-        }
-        Value::Null | Value::Bool(_) | Value::Number(_) => {}
-    }
-}
-
 #[test]
 fn transcript_line_shapes() {
     let e = env();
@@ -1068,7 +972,7 @@ fn transcript_line_shapes() {
     let re = regex::Regex::new(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$").unwrap();
     assert!(re.is_match(ts), "{ts}");
     for l in &mut lines {
-        redact(l, &e);
+        redact_json(l, &e.project);
     }
     insta::assert_json_snapshot!("transcript_line_shapes", lines);
 }
@@ -1276,7 +1180,7 @@ fn transcript_is_readable_by_a_hook_mid_session() {
 /// returns everything the terminal showed. rein reads a line only when it wants one, so the
 /// typed lines are consumed in order by the prompt and the permission dialogue.
 fn run_on_tty(e: &Env, args: &str, input: &str) -> (i32, String) {
-    let bin = assert_cmd::cargo::cargo_bin("rein");
+    let bin = rein_bin();
     let template = e.cmd();
     let mut c = Command::new("script");
     c.args(["-qec", &format!("{} {args}", bin.display()), "/dev/null"])

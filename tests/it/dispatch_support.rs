@@ -1,8 +1,6 @@
 //! Test support for the dispatcher tests: `Settings` built in code (no loader), hook inputs,
 //! temp dirs and scripts.
 
-#![allow(dead_code)]
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -18,36 +16,37 @@ use rein::settings::schema::{
 };
 use serde_json::{Value, json};
 
+use crate::harness::{Sandbox, sh_script, write_executable};
+
 pub const SESSION: &str = "3f2b7a9e-1c4d-4e8f-9a0b-5c6d7e8f9a01";
 
 /// A fresh project dir with `hooks/` and a fake home.
 pub struct Fixture {
-    pub tmp: tempfile::TempDir,
+    sandbox: Sandbox,
     pub project: PathBuf,
     pub home: PathBuf,
 }
 
 impl Fixture {
     pub fn new() -> Fixture {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let project = tmp.path().join("project");
-        let home = tmp.path().join("home");
-        std::fs::create_dir_all(project.join("hooks")).expect("mkdir");
-        std::fs::create_dir_all(&home).expect("mkdir");
-        Fixture { tmp, project, home }
+        let sandbox = Sandbox::new("project", &["project/hooks"]);
+        Fixture {
+            project: sandbox.project.clone(),
+            home: sandbox.home.clone(),
+            sandbox,
+        }
     }
 
     /// Writes an executable `/bin/sh` script `hooks/<name>` and returns its path.
     pub fn script(&self, name: &str, body: &str) -> PathBuf {
         let path = self.project.join("hooks").join(name);
-        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write script");
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        write_executable(&path, sh_script(body));
         path
     }
 
+    /// `name` in the temp dir, beside the project and home.
     pub fn path(&self, name: &str) -> PathBuf {
-        self.tmp.path().join(name)
+        self.sandbox.root.join(name)
     }
 
     pub fn env(&self) -> HookEnvironment {

@@ -14,6 +14,8 @@ use rein::hooks::output::{
 };
 use rein::settings::schema::OnFailure;
 
+use crate::harness::write_executable;
+
 const STDIN: &[u8] =
     b"{\"session_id\":\"s\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\"}\n";
 
@@ -26,10 +28,8 @@ fn shell(cwd: &Path, command: &str, timeout: Duration) -> CommandSpec {
 }
 
 fn write_script(dir: &Path, name: &str, body: &str) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
     let path = dir.join(name);
-    std::fs::write(&path, body).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    write_executable(&path, body);
     path
 }
 

@@ -7,60 +7,49 @@
 //! durations, session ids and tool-use ids redacted.
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
-use assert_cmd::Command;
 use serde_json::Value;
+
+use crate::harness::{Sandbox, redact, rein_bin, write, write_executable};
 
 /// A fake machine under one temp dir: `home/`, `config/` (CLAUDE_CONFIG_DIR), `rein/`
 /// (REIN_HOME), `managed/`, and the project `project/`.
 struct Machine {
-    _tmp: tempfile::TempDir,
-    root: PathBuf,
+    sandbox: Sandbox,
 }
 
 impl Machine {
     fn new() -> Machine {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = fs::canonicalize(tmp.path()).unwrap();
-        for d in ["home", "config", "rein", "managed", "project/.claude"] {
-            fs::create_dir_all(root.join(d)).unwrap();
+        Machine {
+            sandbox: Sandbox::new("project", &["config", "rein", "managed", "project/.claude"]),
         }
-        Machine { _tmp: tmp, root }
     }
 
     fn path(&self, rel: &str) -> PathBuf {
-        self.root.join(rel)
-    }
-
-    fn project(&self) -> PathBuf {
-        self.path("project")
+        self.sandbox.root.join(rel)
     }
 
     fn write(&self, rel: &str, text: &str) -> PathBuf {
         let p = self.path(rel);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(&p, text).unwrap();
+        write(&p, text);
         p
     }
 
     fn script(&self, rel: &str, text: &str) -> PathBuf {
-        let p = self.write(rel, text);
-        fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+        let p = self.path(rel);
+        write_executable(&p, text);
         p
     }
 
+    /// The sealed `rein` ([`Sandbox::rein`]) with this machine's own rein home, Claude config
+    /// dir and managed-settings dir.
     fn rein(&self) -> Command {
-        let mut cmd = Command::cargo_bin("rein").unwrap();
-        cmd.current_dir(self.project())
-            .env("HOME", self.path("home"))
-            .env("REIN_HOME", self.path("rein"))
+        let mut cmd = self.sandbox.rein();
+        cmd.env("REIN_HOME", self.path("rein"))
             .env("CLAUDE_CONFIG_DIR", self.path("config"))
-            .env("REIN_MANAGED_SETTINGS_DIR", self.path("managed"))
-            .env_remove("CLAUDE_PROJECT_DIR")
-            .env_remove("REIN_LOG")
-            .env_remove("REIN_PROVIDER");
+            .env("REIN_MANAGED_SETTINGS_DIR", self.path("managed"));
         cmd
     }
 
@@ -74,27 +63,9 @@ impl Machine {
         )
     }
 
-    /// Output with the machine-specific parts replaced: the temp dir by `[TMP]`, durations by
-    /// `[N] ms`, UUIDs by `[UUID]`, tool-use ids by `toolu_[ID]`.
+    /// Output with the machine-specific parts replaced ([`redact`]).
     fn redact(&self, text: &str) -> String {
-        let root = self.root.to_str().unwrap();
-        let encoded: String = root
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-            .collect();
-        let text = text
-            .replace(root, "[TMP]")
-            .replace(&encoded, "[TMP-ENCODED]");
-        let uuid =
-            regex::Regex::new(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-                .unwrap();
-        let text = uuid.replace_all(&text, "[UUID]");
-        let ms = regex::Regex::new(r"\b\d+ ms\b").unwrap();
-        let text = ms.replace_all(&text, "[N] ms");
-        let ms_json = regex::Regex::new(r#""duration_ms": \d+"#).unwrap();
-        let text = ms_json.replace_all(&text, r#""duration_ms": [N]"#);
-        let tool = regex::Regex::new(r"toolu_[0-9a-f]{24}").unwrap();
-        tool.replace_all(&text, "toolu_[ID]").into_owned()
+        redact(text, &self.sandbox.root)
     }
 }
 
@@ -889,7 +860,7 @@ fn docs_writing_hooks_every_command_works_as_shown() {
         fs::create_dir_all(p.parent().unwrap()).unwrap();
         fs::write(p, text).unwrap();
     }
-    let bin = assert_cmd::cargo::cargo_bin("rein");
+    let bin = rein_bin();
     let path = format!(
         "{}:{}",
         bin.parent().unwrap().display(),

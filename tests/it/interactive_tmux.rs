@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crate::harness::{LEAKY_VARS, Sandbox, home_vars, rein_bin, write_executable};
+
 const PROMPT_HEADER: &str = "rein wants to use Bash: ";
 const PROMPT_KEYS: &str = "[y] allow once  [a] always for this session  [n] deny >";
 const DENIAL: &str = "The user doesn't want to proceed with this tool use.";
@@ -97,39 +99,37 @@ fn prompts(screen: &str) -> usize {
 }
 
 fn write_launcher(root: &Path, project: &Path, home: &Path, code_file: &Path) -> PathBuf {
-    let bin = env!("CARGO_BIN_EXE_rein");
     let launcher = root.join("launch.sh");
     // Why a script: the tmux server (not this process) spawns the pane, so the environment and
-    // working directory are set here; the exit code goes to a file because the pane closes.
+    // working directory are set here (the same as `Sandbox::rein` sets); the exit code goes to
+    // a file because the pane closes.
+    let exports: Vec<String> = home_vars(home)
+        .iter()
+        .map(|(name, value)| format!("{name}='{}'", value.display()))
+        .collect();
     let body = format!(
         "#!/bin/sh\n\
          cd '{project}' || exit 99\n\
-         unset ANTHROPIC_API_KEY OPENAI_API_KEY REIN_PROVIDER CLAUDE_CONFIG_DIR\n\
-         export HOME='{home}' REIN_HOME='{home}/.rein' REIN_MANAGED_SETTINGS_DIR='{home}/no-managed'\n\
+         unset {unset}\n\
+         export {exports}\n\
          '{bin}'\n\
          echo $? > '{code}.tmp' && mv '{code}.tmp' '{code}'\n",
         project = project.display(),
-        home = home.display(),
+        unset = LEAKY_VARS.join(" "),
+        exports = exports.join(" "),
+        bin = rein_bin().display(),
         code = code_file.display(),
     );
-    std::fs::write(&launcher, body).unwrap();
-    let mut perm = std::fs::metadata(&launcher).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
-    std::fs::set_permissions(&launcher, perm).unwrap();
+    write_executable(&launcher, body);
     launcher
 }
 
 #[test]
 fn permission_prompt_deny_allow_once_and_always_on_a_real_terminal() {
-    let root = tempfile::tempdir().unwrap();
-    let project = root.path().join("proj");
-    let home = root.path().join("home");
-    std::fs::create_dir_all(&project).unwrap();
-    std::fs::create_dir_all(&home).unwrap();
-    let project = std::fs::canonicalize(project).unwrap();
-    let home = std::fs::canonicalize(home).unwrap();
-    let code_file = root.path().join("exit.code");
-    let launcher = write_launcher(root.path(), &project, &home, &code_file);
+    let sandbox = Sandbox::new("proj", &[]);
+    let project = sandbox.project.clone();
+    let code_file = sandbox.root.join("exit.code");
+    let launcher = write_launcher(&sandbox.root, &project, &sandbox.home, &code_file);
 
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)

@@ -14,6 +14,7 @@ mod dispatch_merge;
 mod dispatch_settings;
 mod dispatch_support;
 mod faults;
+mod harness;
 mod hook_runner;
 mod hook_scripts;
 mod hooks_cli;

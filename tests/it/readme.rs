@@ -5,7 +5,8 @@
 //! run as written and must succeed.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+use crate::harness::Sandbox;
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -51,18 +52,14 @@ fn split_words(line: &str) -> Vec<String> {
 
 /// A temporary project holding the demo files, with rein's home and HOME inside it.
 struct Demo {
-    _tmp: tempfile::TempDir,
+    sandbox: Sandbox,
     project: PathBuf,
-    home: PathBuf,
 }
 
 impl Demo {
     fn new() -> Demo {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let project = tmp.path().join("proj");
-        let home = tmp.path().join("home");
-        std::fs::create_dir_all(project.join("hooks")).expect("mkdir");
-        std::fs::create_dir_all(&home).expect("mkdir");
+        let sandbox = Sandbox::new("proj", &["proj/hooks"]);
+        let project = sandbox.project.clone();
         for f in ["Cargo.toml", "settings.example.json"] {
             std::fs::copy(repo().join(f), project.join(f)).expect("copy");
         }
@@ -71,26 +68,12 @@ impl Demo {
             std::fs::copy(entry.path(), project.join("hooks").join(entry.file_name()))
                 .expect("copy hook");
         }
-        Demo {
-            _tmp: tmp,
-            project,
-            home,
-        }
+        Demo { sandbox, project }
     }
 
+    /// The built binary, sealed off from the developer's environment ([`Sandbox::rein`]).
     fn rein(&self, args: &[String]) -> std::process::Output {
-        Command::new(env!("CARGO_BIN_EXE_rein"))
-            .args(args)
-            .current_dir(&self.project)
-            .env("HOME", &self.home)
-            .env("REIN_HOME", self.home.join(".rein"))
-            .env("REIN_MANAGED_SETTINGS_DIR", self.home.join("managed"))
-            .env_remove("CLAUDE_CONFIG_DIR")
-            .env_remove("ANTHROPIC_API_KEY")
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("REIN_PROVIDER")
-            .output()
-            .expect("run rein")
+        self.sandbox.rein().args(args).output().expect("run rein")
     }
 
     fn ledger(&self, name: &str) -> Vec<serde_json::Value> {

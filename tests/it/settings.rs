@@ -8,20 +8,19 @@ use rein::hooks::matcher::Matcher;
 use rein::settings::schema::{HandlerKind, Inactive, Settings, SourceKind};
 use rein::settings::{LoadOptions, load, parse_setting_sources};
 
+use crate::harness::{Sandbox, write};
+
 /// A fake machine: home, project, managed dir, all under one temp dir.
 struct Env {
-    _tmp: tempfile::TempDir,
+    _sandbox: Sandbox,
     root: PathBuf,
     opts: LoadOptions,
 }
 
 impl Env {
     fn new() -> Env {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = fs::canonicalize(tmp.path()).unwrap();
-        for d in ["home/.claude", "project/.claude", "managed"] {
-            fs::create_dir_all(root.join(d)).unwrap();
-        }
+        let sandbox = Sandbox::new("project", &["home/.claude", "project/.claude", "managed"]);
+        let root = sandbox.root.clone();
         let opts = LoadOptions {
             project_dir: root.join("project"),
             cwd: root.join("project"),
@@ -32,7 +31,7 @@ impl Env {
             managed_dir: root.join("managed"),
         };
         Env {
-            _tmp: tmp,
+            _sandbox: sandbox,
             root,
             opts,
         }
@@ -40,8 +39,7 @@ impl Env {
 
     fn write(&self, rel: &str, text: &str) -> PathBuf {
         let p = self.root.join(rel);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(&p, text).unwrap();
+        write(&p, text);
         p
     }
 

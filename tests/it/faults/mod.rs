@@ -3,8 +3,8 @@
 //! goes on, the transcript is complete JSON, no process is left behind, memory stays bounded,
 //! and the user is told what went wrong. The matching table is `docs/reliability.md`.
 //!
-//! One binary; each submodule is one family of faults. The harness here gives every test a
-//! fresh project and home directory, runs `rein` while sampling its peak RSS, and inspects
+//! Each submodule is one family of faults. The harness here gives every test a fresh project
+//! and home directory (a [`Sandbox`]), runs `rein` while sampling its peak RSS, and inspects
 //! `/proc` for processes left in a hook's process group.
 
 mod fuzz;
@@ -14,34 +14,31 @@ mod session;
 mod settings;
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::ops::Deref;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use assert_cmd::cargo::CommandCargoExt;
 use serde_json::{Value, json};
 
-/// A fresh project (`<root>/proj` with `.claude/` and `hooks/`) and home (`<root>/home`).
-pub struct Env {
-    _root: tempfile::TempDir,
-    pub project: PathBuf,
-    pub home: PathBuf,
+use crate::harness::{Sandbox, sh_script};
+pub use crate::harness::{bash, say};
+
+/// A [`Sandbox`] with `<project>/.claude/`, `<project>/hooks/` and `<home>/.claude/`.
+pub struct Env(Sandbox);
+
+impl Deref for Env {
+    type Target = Sandbox;
+    fn deref(&self) -> &Sandbox {
+        &self.0
+    }
 }
 
 pub fn env() -> Env {
-    let root = tempfile::tempdir().unwrap();
-    let project = root.path().join("proj");
-    let home = root.path().join("home");
-    std::fs::create_dir_all(project.join(".claude")).unwrap();
-    std::fs::create_dir_all(project.join("hooks")).unwrap();
-    std::fs::create_dir_all(home.join(".claude")).unwrap();
-    let project = std::fs::canonicalize(project).unwrap();
-    let home = std::fs::canonicalize(home).unwrap();
-    Env {
-        _root: root,
-        project,
-        home,
-    }
+    Env(Sandbox::new(
+        "proj",
+        &["proj/.claude", "proj/hooks", "home/.claude"],
+    ))
 }
 
 /// What one `rein` run did.
@@ -57,64 +54,16 @@ pub struct Run {
 }
 
 impl Env {
-    pub fn path(&self, rel: &str) -> PathBuf {
-        self.project.join(rel)
-    }
-
-    /// Writes `<project>/.claude/settings.json` with `{"hooks": hooks}`.
-    pub fn hooks(&self, hooks: Value) {
-        self.write_json(".claude/settings.json", &json!({ "hooks": hooks }));
-    }
-
-    pub fn write_json(&self, rel: &str, value: &Value) {
-        self.write(rel, &serde_json::to_string_pretty(value).unwrap());
-    }
-
-    pub fn write(&self, rel: &str, text: &str) {
-        let path = self.project.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-
-    /// An executable script `<project>/hooks/<name>` with exactly `text` (shebang included).
-    pub fn raw_script(&self, name: &str, text: &[u8]) -> String {
-        let path = self.project.join("hooks").join(name);
-        std::fs::write(&path, text).unwrap();
-        let mut perm = std::fs::metadata(&path).unwrap().permissions();
-        std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
-        std::fs::set_permissions(&path, perm).unwrap();
-        path.display().to_string()
-    }
-
     /// An executable `/bin/sh` script that first records its process group id in
-    /// `<project>/pgids.txt`, then runs `body`.
+    /// `<project>/pgids.txt`, then runs `body` (unlike [`Sandbox::script`], which it shadows).
     pub fn script(&self, name: &str, body: &str) -> String {
-        let text = format!("#!/bin/sh\n{}\n{body}\n", record_pgid(self));
-        self.raw_script(name, text.as_bytes())
-    }
-
-    /// `<project>/mock.json` holding `turns`.
-    pub fn mock(&self, turns: Value) -> PathBuf {
-        let path = self.project.join("mock.json");
-        std::fs::write(&path, turns.to_string()).unwrap();
-        path
+        let body = format!("{}\n{body}", record_pgid(self));
+        self.raw_script(name, sh_script(&body).as_bytes())
     }
 
     /// The `rein` command with a sealed environment (no real keys, no managed settings).
     pub fn cmd(&self) -> Command {
-        let mut c = Command::cargo_bin("rein").unwrap();
-        c.current_dir(&self.project)
-            .env("HOME", &self.home)
-            .env("REIN_HOME", self.home.join(".rein"))
-            .env("REIN_MANAGED_SETTINGS_DIR", self.home.join("no-managed"))
-            .env_remove("ANTHROPIC_API_KEY")
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("REIN_PROVIDER")
-            .env_remove("CLAUDE_CONFIG_DIR")
-            .env_remove("REIN_LOG")
-            .env_remove("CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS")
-            .stdin(Stdio::null());
-        c
+        self.rein()
     }
 
     /// `rein -p go --mock-script <turns>` plus `extra`.
@@ -133,22 +82,6 @@ impl Env {
             .args(["--allowedTools", "Bash,Write"])
             .args(extra);
         c
-    }
-
-    /// Files of every transcript written under `REIN_HOME`.
-    pub fn transcript_files(&self) -> Vec<PathBuf> {
-        let mut out = Vec::new();
-        let Ok(dirs) = std::fs::read_dir(self.home.join(".rein/projects")) else {
-            return out;
-        };
-        for dir in dirs.flatten() {
-            for f in std::fs::read_dir(dir.path()).unwrap().flatten() {
-                if f.path().extension().is_some_and(|x| x == "jsonl") {
-                    out.push(f.path());
-                }
-            }
-        }
-        out
     }
 
     /// The one transcript, every line parsed (a torn or invalid line fails the test).
@@ -171,10 +104,6 @@ impl Env {
             .iter()
             .map(|f| std::fs::metadata(f).unwrap().len())
             .sum()
-    }
-
-    pub fn exists(&self, rel: &str) -> bool {
-        self.project.join(rel).exists()
     }
 
     pub fn read(&self, rel: &str) -> String {
@@ -380,15 +309,6 @@ pub fn assert_group_gone(pgid: i32) {
     }
 }
 
-/// A Bash tool call in a mock script.
-pub fn bash(command: &str) -> Value {
-    json!({"tool_use": [{"name": "Bash", "input": {"command": command}}]})
-}
-
-pub fn say(text: &str) -> Value {
-    json!({"text": text})
-}
-
 /// A command handler with a timeout in seconds.
 pub fn handler(command: &str, timeout_s: u64) -> Value {
     json!({"type": "command", "command": command, "timeout": timeout_s})
@@ -408,6 +328,18 @@ pub fn tool_results(lines: &[Value]) -> Vec<Value> {
         .flatten()
         .filter(|b| b["type"] == "tool_result")
         .cloned()
+        .collect()
+}
+
+/// The `tool_use` ids of the transcript's assistant lines, in order.
+pub fn transcript_call_ids(lines: &[Value]) -> Vec<String> {
+    lines
+        .iter()
+        .filter(|l| l["type"] == "assistant")
+        .filter_map(|l| l["message"]["content"].as_array())
+        .flatten()
+        .filter(|b| b["type"] == "tool_use")
+        .map(|b| b["id"].as_str().unwrap().to_string())
         .collect()
 }
 

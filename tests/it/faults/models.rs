@@ -17,7 +17,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::{Env, GRACE, Run, TOOL_RAN, assert_within, env, handler, run, tool_results};
+use super::{
+    Env, GRACE, Run, TOOL_RAN, assert_within, env, handler, run, tool_results, transcript_call_ids,
+};
 
 // ---------------------------------------------------------------------------------------------
 // The server: one scripted reply per connection (the last one repeats), every request recorded.
@@ -636,18 +638,6 @@ fn assert_failed(e: &Env, p: Provider, run: &Run, kind: &str, message: &str) {
     let lines = e.transcript();
     assert_eq!(lines[0]["type"], "user", "{lines:?}");
     assert_eq!(lines[0]["message"]["content"], "go");
-}
-
-/// The `tool_use` ids of the transcript's assistant lines, in order.
-fn transcript_call_ids(lines: &[Value]) -> Vec<String> {
-    lines
-        .iter()
-        .filter(|l| l["type"] == "assistant")
-        .filter_map(|l| l["message"]["content"].as_array())
-        .flatten()
-        .filter(|b| b["type"] == "tool_use")
-        .map(|b| b["id"].as_str().unwrap().to_string())
-        .collect()
 }
 
 /// The tool_result rein reports for arguments that are not JSON (Claude Code's wording).

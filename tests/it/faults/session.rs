@@ -8,7 +8,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::{Env, GRACE, Run, bash, env, handler, on, record_pgid, run_with, say, tool_results};
+use super::{
+    Env, GRACE, Run, bash, env, handler, on, record_pgid, run_with, say, tool_results,
+    transcript_call_ids,
+};
 
 /// What the model sees for a call cut short by the signal (Claude Code's wording).
 const INTERRUPTED: &str = "[Request interrupted by user for tool use]";
@@ -74,14 +77,7 @@ fn session_end_marker(e: &Env) -> String {
 /// result; returns the tool results.
 fn assert_transcript_whole(e: &Env) -> Vec<Value> {
     let lines = e.transcript();
-    let uses: Vec<String> = lines
-        .iter()
-        .filter(|l| l["type"] == "assistant")
-        .filter_map(|l| l["message"]["content"].as_array())
-        .flatten()
-        .filter(|b| b["type"] == "tool_use")
-        .map(|b| b["id"].as_str().unwrap().to_string())
-        .collect();
+    let uses = transcript_call_ids(&lines);
     let results = tool_results(&lines);
     for id in &uses {
         assert!(

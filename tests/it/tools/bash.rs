@@ -7,7 +7,8 @@ use rein::tools::bash::{BashTool, MAX_OUTPUT_CHARS};
 use rein::tools::{Tool, ToolOutcome};
 use serde_json::json;
 
-use super::{call, failure, project, success, write};
+use super::{call, failure, project, success};
+use crate::harness::write;
 
 #[tokio::test]
 async fn cd_persists_between_calls() {

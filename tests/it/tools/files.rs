@@ -6,7 +6,8 @@ use rein::tools::write::WriteTool;
 use rein::tools::{Tool, ToolOutcome};
 use serde_json::json;
 
-use super::{failure, project, success, write};
+use super::{failure, project, success};
+use crate::harness::write;
 
 #[tokio::test]
 async fn read_default_limit_and_long_lines() {

@@ -10,7 +10,8 @@ use rein::tools::write::WriteTool;
 use rein::tools::{Tool, ToolOutcome};
 use serde_json::{Value, json};
 
-use super::{project, write};
+use super::project;
+use crate::harness::write;
 
 /// The golden sample with `<PROJECT>` replaced by `root`.
 fn golden(name: &str, root: &Path) -> Value {

@@ -5,7 +5,7 @@ mod files;
 mod golden;
 mod search;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use rein::tools::{Tool, ToolContext, ToolOutcome};
 use serde_json::Value;
@@ -40,11 +40,4 @@ pub async fn failure(tool: &dyn Tool, input: Value, ctx: &ToolContext) -> String
         Ok(ToolOutcome::Failure { error, .. }) => error,
         Err(error) => error,
     }
-}
-
-pub fn write(path: &Path, text: &str) {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).expect("mkdir");
-    }
-    std::fs::write(path, text).expect("write");
 }

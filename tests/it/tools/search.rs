@@ -7,7 +7,8 @@ use rein::tools::glob::GlobTool;
 use rein::tools::grep::GrepTool;
 use serde_json::{Value, json};
 
-use super::{failure, project, success, write};
+use super::{failure, project, success};
+use crate::harness::write;
 
 fn set_mtime(path: &std::path::Path, secs_ago: u64) {
     let file = std::fs::File::options()
