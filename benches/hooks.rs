@@ -22,6 +22,9 @@
 //! really ran and answered, nothing spawned when nothing matches, a session ran its 150 hooks)
 //! abort the run, because figures of a broken setup would be meaningless.
 
+// Why: a benchmark may panic on a setup failure; its figures would be meaningless anyway.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;

@@ -1,0 +1,227 @@
+//! What most modules need to run rein for real: a temp dir holding a project and an isolated
+//! home ([`Sandbox`]), the built `rein` binary with the developer's environment sealed off
+//! ([`Sandbox::rein`]), files and executable scripts, transcripts, and the redactions that make
+//! outputs snapshot-stable.
+//!
+//! Helpers that only one family needs stay with it (the fault suite's RSS-sampling runner, the
+//! dispatcher tests' in-code settings, the tool tests' `ToolContext`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+/// The built `rein` binary.
+pub fn rein_bin() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_rein"))
+}
+
+/// Variables of the developer's environment that would change what rein does (real API keys,
+/// their config dirs, log and timeout knobs); every sealed run clears them.
+pub const LEAKY_VARS: &[&str] = &[
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "REIN_PROVIDER",
+    "REIN_LOG",
+    "CLAUDE_CONFIG_DIR",
+    "CLAUDE_PROJECT_DIR",
+    "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP",
+    "CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS",
+];
+
+/// The variables that give a run `home` as its own: `HOME`, rein's home `<home>/.rein`, and a
+/// managed-settings dir that does not exist.
+pub fn home_vars(home: &Path) -> [(&'static str, PathBuf); 3] {
+    [
+        ("HOME", home.to_path_buf()),
+        ("REIN_HOME", home.join(".rein")),
+        ("REIN_MANAGED_SETTINGS_DIR", home.join("no-managed")),
+    ]
+}
+
+/// A fresh temp dir (removed on drop) holding the project `<root>/<name>` and the home
+/// `<root>/home`. Paths are canonical, so they agree with what `pwd -P` and rein report.
+/// Relative paths in its methods are relative to the project.
+pub struct Sandbox {
+    _tmp: tempfile::TempDir,
+    pub root: PathBuf,
+    pub project: PathBuf,
+    pub home: PathBuf,
+}
+
+impl Sandbox {
+    /// Creates the project `<root>/<project>`, the home `<root>/home`, and `dirs` (relative to
+    /// the root, e.g. `"proj/.claude"`).
+    pub fn new(project: &str, dirs: &[&str]) -> Sandbox {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = std::fs::canonicalize(tmp.path()).expect("canonicalize tempdir");
+        for dir in [project, "home"].iter().chain(dirs) {
+            std::fs::create_dir_all(root.join(dir)).expect("mkdir");
+        }
+        Sandbox {
+            project: root.join(project),
+            home: root.join("home"),
+            root,
+            _tmp: tmp,
+        }
+    }
+
+    /// The built `rein`, run in the project with the home's variables ([`home_vars`]), none of
+    /// [`LEAKY_VARS`], and stdin from `/dev/null`.
+    pub fn rein(&self) -> Command {
+        let mut c = Command::new(rein_bin());
+        c.current_dir(&self.project)
+            .envs(home_vars(&self.home))
+            .stdin(Stdio::null());
+        for var in LEAKY_VARS {
+            c.env_remove(var);
+        }
+        c
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.project.join(rel)
+    }
+
+    pub fn exists(&self, rel: &str) -> bool {
+        self.path(rel).exists()
+    }
+
+    /// Writes `<project>/<rel>`, creating its parent dirs.
+    pub fn write(&self, rel: &str, text: &str) {
+        write(&self.path(rel), text);
+    }
+
+    pub fn write_json(&self, rel: &str, value: &Value) {
+        self.write(rel, &serde_json::to_string_pretty(value).expect("JSON"));
+    }
+
+    /// Writes `<project>/.claude/settings.json`.
+    pub fn settings(&self, settings: Value) {
+        self.write_json(".claude/settings.json", &settings);
+    }
+
+    /// Writes `<project>/.claude/settings.json` with `{"hooks": hooks}`.
+    pub fn hooks(&self, hooks: Value) {
+        self.settings(json!({ "hooks": hooks }));
+    }
+
+    /// An executable `<project>/hooks/<name>` with exactly `text` (shebang included); returns
+    /// its absolute path.
+    pub fn raw_script(&self, name: &str, text: &[u8]) -> String {
+        let path = self.project.join("hooks").join(name);
+        write_executable(&path, text);
+        path.display().to_string()
+    }
+
+    /// An executable `/bin/sh` script `<project>/hooks/<name>` running `body`; returns its
+    /// absolute path.
+    pub fn script(&self, name: &str, body: &str) -> String {
+        self.raw_script(name, sh_script(body).as_bytes())
+    }
+
+    /// `<project>/mock.json` holding `steps`, for `--mock-script`.
+    pub fn mock(&self, steps: Value) -> PathBuf {
+        let path = self.path("mock.json");
+        std::fs::write(&path, steps.to_string()).expect("write mock script");
+        path
+    }
+
+    /// Files of every transcript written under rein's home (`<home>/.rein/projects/*/*.jsonl`).
+    pub fn transcript_files(&self) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let Ok(dirs) = std::fs::read_dir(self.home.join(".rein/projects")) else {
+            return out;
+        };
+        for dir in dirs.flatten() {
+            for f in std::fs::read_dir(dir.path()).expect("read_dir").flatten() {
+                if f.path().extension().is_some_and(|x| x == "jsonl") {
+                    out.push(f.path());
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Writes `path`, creating its parent dirs.
+pub fn write(path: &Path, text: &str) {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).expect("mkdir");
+    }
+    std::fs::write(path, text).expect("write");
+}
+
+/// Writes `path` with `text` and mode 0755, creating its parent dirs.
+pub fn write_executable(path: &Path, text: impl AsRef<[u8]>) {
+    use std::os::unix::fs::PermissionsExt;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).expect("mkdir");
+    }
+    std::fs::write(path, text).expect("write script");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+/// The text of a `/bin/sh` script running `body`.
+pub fn sh_script(body: &str) -> String {
+    format!("#!/bin/sh\n{body}\n")
+}
+
+/// A Bash tool call, one step of a `--mock-script`.
+pub fn bash(command: &str) -> Value {
+    json!({"tool_use": [{"name": "Bash", "input": {"command": command}}]})
+}
+
+/// A final text, one step of a `--mock-script`.
+pub fn say(text: &str) -> Value {
+    json!({"text": text})
+}
+
+/// CLI output with what differs between runs replaced: the temp dir `root` by `[TMP]` (and its
+/// `-`-encoded form, as in rein's project dirs, by `[TMP-ENCODED]`), UUIDs by `[UUID]`,
+/// durations by `[N] ms` / `"duration_ms": [N]`, tool-use ids by `toolu_[ID]`.
+pub fn redact(text: &str, root: &Path) -> String {
+    let root = root.to_str().expect("temp dir path is UTF-8");
+    let encoded: String = root
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let text = text
+        .replace(root, "[TMP]")
+        .replace(&encoded, "[TMP-ENCODED]");
+    let uuid = regex::Regex::new(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+        .expect("regex");
+    let text = uuid.replace_all(&text, "[UUID]");
+    let ms = regex::Regex::new(r"\b\d+ ms\b").expect("regex");
+    let text = ms.replace_all(&text, "[N] ms");
+    let ms_json = regex::Regex::new(r#""duration_ms": \d+"#).expect("regex");
+    let text = ms_json.replace_all(&text, r#""duration_ms": [N]"#);
+    let tool = regex::Regex::new(r"toolu_[0-9a-f]{24}").expect("regex");
+    tool.replace_all(&text, "toolu_[ID]").into_owned()
+}
+
+/// A transcript line (or any JSON) with what differs between runs replaced: ids and timestamps
+/// by `"[<key>]"` (where not null), `durationMs` by `"[ms]"`, and `project` inside strings by
+/// `[PROJECT]`.
+pub fn redact_json(v: &mut Value, project: &Path) {
+    match v {
+        Value::Object(map) => {
+            for (k, val) in map.iter_mut() {
+                match k.as_str() {
+                    "uuid" | "parentUuid" | "sessionId" | "promptId" | "timestamp" => {
+                        if !val.is_null() {
+                            *val = json!(format!("[{k}]"));
+                        }
+                    }
+                    "durationMs" => *val = json!("[ms]"),
+                    _ => redact_json(val, project),
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| redact_json(x, project)),
+        Value::String(s) => {
+            *s = s.replace(&project.display().to_string(), "[PROJECT]");
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}

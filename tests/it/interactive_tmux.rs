@@ -1,0 +1,218 @@
+//! End-to-end on a real terminal: the built `rein` binary runs interactively inside a detached
+//! `tmux` session (its own socket, `-f /dev/null`), keys are typed with `tmux send-keys` and the
+//! screen is read with `tmux capture-pane`. Proves the permission dialogue's `n`, `y` and `a`
+//! answers with the default mock model. A missing `tmux` fails the test (CI installs it).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crate::harness::{LEAKY_VARS, Sandbox, home_vars, rein_bin, write_executable};
+
+const PROMPT_HEADER: &str = "rein wants to use Bash: ";
+const PROMPT_KEYS: &str = "[y] allow once  [a] always for this session  [n] deny >";
+const DENIAL: &str = "The user doesn't want to proceed with this tool use.";
+
+/// A tmux server on a socket of its own; dropping it kills the server and everything in it.
+struct Tmux {
+    socket: String,
+    /// The socket file, learnt once the server runs; removed on drop (tmux may leave it).
+    socket_path: Option<PathBuf>,
+}
+
+impl Tmux {
+    fn run(&self, args: &[&str]) -> Output {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "-f", "/dev/null"])
+            .args(args)
+            .output();
+        match out {
+            Ok(out) => out,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => panic!(
+                "`tmux` was not found on PATH: this test needs a real terminal multiplexer \
+                 (install it, e.g. `apt-get install tmux`)"
+            ),
+            Err(e) => panic!("cannot run tmux: {e}"),
+        }
+    }
+
+    fn ok(&self, args: &[&str]) {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "tmux {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// Types `text` literally, then Enter.
+    fn type_line(&self, text: &str) {
+        self.ok(&["send-keys", "-t", "rein", "-l", text]);
+        self.ok(&["send-keys", "-t", "rein", "Enter"]);
+    }
+
+    /// The whole pane including scrollback, wrapped lines joined.
+    fn screen(&self) -> String {
+        let out = self.run(&["capture-pane", "-p", "-J", "-S", "-", "-t", "rein"]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Polls the screen (100 ms steps, at most 10 s) until `done` holds; returns that screen.
+    fn wait_for(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
+        let started = Instant::now();
+        loop {
+            let screen = self.screen();
+            if done(&screen) {
+                return screen;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "timed out waiting for {what}; screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .output();
+        if let Some(path) = &self.socket_path {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// rein is idle and waiting for the next prompt: the last non-empty line is the bare `>`.
+fn at_input_prompt(screen: &str) -> bool {
+    screen
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .is_some_and(|l| l.trim() == ">")
+}
+
+fn prompts(screen: &str) -> usize {
+    screen.matches(PROMPT_KEYS).count()
+}
+
+fn write_launcher(root: &Path, project: &Path, home: &Path, code_file: &Path) -> PathBuf {
+    let launcher = root.join("launch.sh");
+    // Why a script: the tmux server (not this process) spawns the pane, so the environment and
+    // working directory are set here (the same as `Sandbox::rein` sets); the exit code goes to
+    // a file because the pane closes.
+    let exports: Vec<String> = home_vars(home)
+        .iter()
+        .map(|(name, value)| format!("{name}='{}'", value.display()))
+        .collect();
+    let body = format!(
+        "#!/bin/sh\n\
+         cd '{project}' || exit 99\n\
+         unset {unset}\n\
+         export {exports}\n\
+         '{bin}'\n\
+         echo $? > '{code}.tmp' && mv '{code}.tmp' '{code}'\n",
+        project = project.display(),
+        unset = LEAKY_VARS.join(" "),
+        exports = exports.join(" "),
+        bin = rein_bin().display(),
+        code = code_file.display(),
+    );
+    write_executable(&launcher, body);
+    launcher
+}
+
+#[test]
+fn permission_prompt_deny_allow_once_and_always_on_a_real_terminal() {
+    let sandbox = Sandbox::new("proj", &[]);
+    let project = sandbox.project.clone();
+    let code_file = sandbox.root.join("exit.code");
+    let launcher = write_launcher(&sandbox.root, &project, &sandbox.home, &code_file);
+
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let mut tmux = Tmux {
+        socket: format!("rein-test-{}-{nanos}", std::process::id()),
+        socket_path: None,
+    };
+    tmux.ok(&[
+        "new-session",
+        "-d",
+        "-s",
+        "rein",
+        "-x",
+        "200",
+        "-y",
+        "50",
+        &launcher.display().to_string(),
+    ]);
+    let path = tmux.run(&["display-message", "-p", "-t", "rein", "#{socket_path}"]);
+    tmux.socket_path = Some(PathBuf::from(
+        String::from_utf8_lossy(&path.stdout).trim().to_string(),
+    ));
+    tmux.wait_for("the first `> ` prompt", at_input_prompt);
+
+    // 1. `n`: the call is refused, nothing is created, the pane says so.
+    tmux.type_line("run command touch made.txt");
+    let screen = tmux.wait_for("the first permission prompt", |s| prompts(s) == 1);
+    assert!(
+        screen.contains(&format!("{PROMPT_HEADER}touch made.txt")),
+        "{screen}"
+    );
+    tmux.type_line("n");
+    let screen = tmux.wait_for("the denial", |s| s.contains(DENIAL) && at_input_prompt(s));
+    assert!(!project.join("made.txt").exists(), "{screen}");
+    let denials = screen.matches(DENIAL).count();
+
+    // 2. `y`: the same command now runs.
+    tmux.type_line("run command touch made.txt");
+    tmux.wait_for("the second permission prompt", |s| prompts(s) == 2);
+    tmux.type_line("y");
+    let screen = tmux.wait_for("the allowed run", |s| {
+        at_input_prompt(s) && project.join("made.txt").exists()
+    });
+    assert_eq!(
+        screen.matches(DENIAL).count(),
+        denials,
+        "a new denial:\n{screen}"
+    );
+
+    // 3. `a`: runs, and the identical command later runs without asking again.
+    tmux.type_line("run command touch always.txt");
+    tmux.wait_for("the third permission prompt", |s| prompts(s) == 3);
+    tmux.type_line("a");
+    tmux.wait_for("the always-allowed run", |s| {
+        at_input_prompt(s) && project.join("always.txt").exists()
+    });
+    std::fs::remove_file(project.join("always.txt")).unwrap();
+    tmux.type_line("run command touch always.txt");
+    let screen = tmux.wait_for("the remembered run", |s| {
+        at_input_prompt(s) && project.join("always.txt").exists()
+    });
+    assert_eq!(prompts(&screen), 3, "asked again:\n{screen}");
+    assert_eq!(
+        screen
+            .matches(&format!("{PROMPT_HEADER}touch always.txt"))
+            .count(),
+        1,
+        "{screen}"
+    );
+
+    // 4. `/exit` ends rein cleanly.
+    tmux.type_line("/exit");
+    let started = Instant::now();
+    while !code_file.exists() {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "rein did not exit after /exit; screen:\n{}",
+            tmux.screen()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let code = std::fs::read_to_string(&code_file).unwrap();
+    assert_eq!(code.trim(), "0", "rein exit code");
+}

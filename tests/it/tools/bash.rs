@@ -1,0 +1,261 @@
+//! Bash: persistent cwd, env files, settings env, timeout and process-group kill, output cap,
+//! exit codes.
+
+use std::time::{Duration, Instant};
+
+use rein::tools::bash::{BashTool, MAX_OUTPUT_CHARS};
+use rein::tools::{Tool, ToolOutcome};
+use serde_json::json;
+
+use super::{call, failure, project, success};
+use crate::harness::write;
+
+#[tokio::test]
+async fn cd_persists_between_calls() {
+    let (_dir, root, ctx) = project();
+    std::fs::create_dir(root.join("sub")).expect("mkdir");
+    let (_, out) = success(&BashTool, json!({"command": "cd sub"}), &ctx).await;
+    assert_eq!(out, rein::tools::bash::NO_OUTPUT_TEXT);
+    assert_eq!(ctx.current_dir(), root.join("sub"));
+    let (resp, out) = success(&BashTool, json!({"command": "pwd"}), &ctx).await;
+    assert_eq!(out, root.join("sub").to_string_lossy());
+    assert_eq!(resp["stdout"], out);
+    // A failing command that changed directory still moves the session.
+    let err = failure(&BashTool, json!({"command": "cd .. && exit 3"}), &ctx).await;
+    assert_eq!(err, "Exit code 3");
+    assert_eq!(ctx.current_dir(), root);
+}
+
+#[tokio::test]
+async fn env_files_are_sourced_and_settings_env_applied() {
+    let (_dir, root, mut ctx) = project();
+    ctx.env.push(("FROM_SETTINGS".into(), "s-value".into()));
+    let env_file = root.join("sessionstart-hook-0.sh");
+    write(
+        &env_file,
+        "export FROM_HOOK=bar\necho noise-from-env-file\n",
+    );
+    let second = root.join("it's-hook-1.sh");
+    write(&second, "export SECOND=two\n");
+    ctx.env_files
+        .lock()
+        .expect("lock")
+        .extend([env_file, second]);
+    let (_, out) = success(
+        &BashTool,
+        json!({"command": "echo \"$FROM_HOOK $SECOND $FROM_SETTINGS\""}),
+        &ctx,
+    )
+    .await;
+    assert_eq!(out, "bar two s-value");
+}
+
+#[tokio::test]
+async fn stderr_is_folded_into_stdout_in_write_order() {
+    let (_dir, _root, ctx) = project();
+    let (resp, _) = success(
+        &BashTool,
+        json!({"command": "echo a; echo b >&2; echo c"}),
+        &ctx,
+    )
+    .await;
+    assert_eq!(resp["stdout"], "a\nb\nc");
+    assert_eq!(resp["stderr"], "");
+}
+
+#[tokio::test]
+async fn non_zero_exit_is_a_failure_with_code_and_output() {
+    let (_dir, _root, ctx) = project();
+    let err = failure(
+        &BashTool,
+        json!({"command": "printf 'x\\n\\n'; exit 7"}),
+        &ctx,
+    )
+    .await;
+    assert_eq!(err, "Exit code 7\nx");
+    let err = failure(&BashTool, json!({"command": "kill -9 $$"}), &ctx).await;
+    assert_eq!(err, "Exit code 137");
+}
+
+#[tokio::test]
+async fn stdin_is_dev_null() {
+    let (_dir, _root, ctx) = project();
+    let (_, out) = success(&BashTool, json!({"command": "cat; echo done"}), &ctx).await;
+    assert_eq!(out, "done");
+}
+
+fn alive(pid: i32) -> bool {
+    // A zombie counts as gone: it no longer runs.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+#[tokio::test]
+async fn timeout_kills_the_whole_process_group() {
+    let (_dir, root, ctx) = project();
+    let pid_file = root.join("grandchild.pid");
+    let command = format!(
+        "echo started; (trap '' TERM; sleep 60) & echo $! > {}; sleep 60",
+        pid_file.display()
+    );
+    let err = failure(&BashTool, json!({"command": command, "timeout": 300}), &ctx).await;
+    assert_eq!(err, "Command timed out after 300ms\nstarted");
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .expect("pid file")
+        .trim()
+        .parse()
+        .expect("pid");
+    // SIGKILL went to the group before execute returned; allow the kernel to finish reaping.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while alive(pid) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!alive(pid), "grandchild {pid} survived the timeout");
+}
+
+#[tokio::test]
+async fn a_cancelled_call_kills_its_process_group() {
+    let (_dir, root, ctx) = project();
+    let pid_file = root.join("child.pid");
+    let command = format!("sleep 60 & echo $! > {}; wait", pid_file.display());
+    let prepared = BashTool
+        .prepare(json!({"command": command}), &ctx)
+        .expect("prepare");
+    let run = BashTool.execute(prepared, &ctx);
+    // Cancel the call (drop its future) once the child has started.
+    let watch = async {
+        while !pid_file.exists()
+            || std::fs::read_to_string(&pid_file)
+                .unwrap_or_default()
+                .is_empty()
+        {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::select! {
+        _ = run => panic!("the command finished"),
+        () = watch => {}
+    }
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .expect("pid")
+        .trim()
+        .parse()
+        .expect("pid");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while alive(pid) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!alive(pid), "child {pid} survived the cancelled call");
+}
+
+#[tokio::test]
+async fn backgrounded_grandchild_does_not_hold_the_call() {
+    let (_dir, _root, ctx) = project();
+    let started = Instant::now();
+    let (_, out) = success(&BashTool, json!({"command": "sleep 30 & echo quick"}), &ctx).await;
+    assert_eq!(out, "quick");
+    // Ratio, not an absolute: far below the 30 s the grandchild holds the pipe.
+    assert!(started.elapsed() < Duration::from_secs(15));
+}
+
+#[tokio::test]
+async fn output_is_capped_with_a_truncation_note() {
+    let (_dir, _root, ctx) = project();
+    // 5000 lines of 9 chars + newline = 50000 chars.
+    let (resp, out) = success(
+        &BashTool,
+        json!({"command": "for i in $(seq 1 5000); do echo 123456789; done"}),
+        &ctx,
+    )
+    .await;
+    let (head, note) = out.split_once("\n\n... [").expect("truncation note");
+    assert_eq!(head.chars().count(), MAX_OUTPUT_CHARS);
+    assert_eq!(note, "2000 lines truncated] ...");
+    assert_eq!(resp["stdout"], out);
+}
+
+#[tokio::test]
+async fn huge_output_does_not_block_the_child() {
+    let (_dir, _root, ctx) = project();
+    let err = failure(
+        &BashTool,
+        json!({"command": "head -c 5000000 /dev/zero | tr '\\0' 'a'; echo; exit 4"}),
+        &ctx,
+    )
+    .await;
+    assert!(err.starts_with("Exit code 4\naaaa"), "{}", &err[..40]);
+    assert!(err.ends_with("lines truncated] ..."));
+}
+
+#[tokio::test]
+async fn prepare_validates_and_orders_keys() {
+    let (_dir, _root, ctx) = project();
+    let prepared = BashTool
+        .prepare(
+            json!({"run_in_background": "false", "description": "d", "extra": true, "timeout": 5000, "command": "true"}),
+            &ctx,
+        )
+        .expect("prepare");
+    assert_eq!(
+        serde_json::to_string(&prepared).expect("json"),
+        r#"{"command":"true","timeout":5000,"description":"d","run_in_background":false}"#
+    );
+    let err = BashTool
+        .prepare(json!({"description": "x"}), &ctx)
+        .expect_err("missing");
+    assert_eq!(
+        err,
+        "InputValidationError: Bash failed due to the following issue:\nThe required parameter `command` is missing"
+    );
+    let err = BashTool
+        .prepare(json!({"command": 3}), &ctx)
+        .expect_err("type");
+    assert!(
+        err.ends_with(
+            "The parameter `command` type is expected as `string` but provided as `number`"
+        ),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn run_in_background_returns_at_once_with_a_log() {
+    let (_dir, _root, ctx) = project();
+    let outcome = call(
+        &BashTool,
+        json!({"command": "echo bg-out; sleep 1", "run_in_background": true}),
+        &ctx,
+    )
+    .await
+    .expect("prepare");
+    let ToolOutcome::Success { response, content } = outcome else {
+        panic!("background failed");
+    };
+    let id = response["backgroundTaskId"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    assert!(content.starts_with(&format!("Command running in background with ID: {id}")));
+    let log = content.rsplit(": ").next().expect("log path").to_string();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while std::fs::read_to_string(&log).unwrap_or_default() != "bg-out\n"
+        && Instant::now() < deadline
+    {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(std::fs::read_to_string(&log).expect("log"), "bg-out\n");
+    let _ = std::fs::remove_file(log);
+}
+
+#[test]
+fn render_uses_a_replaced_stdout() {
+    let tool = BashTool;
+    let replaced = json!({"stdout": "from hook", "stderr": "", "interrupted": false});
+    assert_eq!(tool.render(&replaced).as_deref(), Some("from hook"));
+    assert_eq!(tool.render(&json!("bare string")), None);
+}
