@@ -32,10 +32,13 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use rein::hooks::command::{self, CommandForm, CommandSpec};
-use rein::hooks::decision::{Decision, PermissionDecision, RunStatus};
-use rein::hooks::dispatch::{Dispatcher, HookEnvironment};
-use rein::hooks::event::{BaseInput, HookEvent, HookInput, PostToolUseInput, PreToolUseInput};
+use rein::hooks::dispatch::{Dispatcher, HookEnvironment, Target};
+use rein::hooks::events::post_tool_use::PostToolUseInput;
+use rein::hooks::events::pre_tool_use::{PermissionDecision, PreToolUseInput};
+use rein::hooks::events::{BaseInput, Common, PostToolUse, PreToolUse, stdin_bytes};
 use rein::hooks::matcher::{IfCondition, Matcher};
+use rein::hooks::run::RunStatus;
+use rein::hooks::spec::HookEvent;
 use rein::settings::schema::{
     CommandHandler, ConfiguredHandler, HandlerKind, HandlerOrigin, Location, OnFailure, Settings,
     SourceKind,
@@ -209,8 +212,8 @@ impl Fixture {
         )
     }
 
-    fn bash_input(&self, command: &str) -> HookInput {
-        HookInput::PreToolUse(PreToolUseInput {
+    fn bash_input(&self, command: &str) -> PreToolUseInput {
+        PreToolUseInput {
             base: BaseInput {
                 session_id: SESSION.into(),
                 transcript_path: self
@@ -231,17 +234,15 @@ impl Fixture {
                 "description": "List files in the project directory"
             }),
             tool_use_id: "toolu_01A2b3C4d5E6f7G8h9I0j1K2".into(),
-        })
+        }
     }
 }
 
 impl Fixture {
     /// The PostToolUse of [`Fixture::bash_input`]'s call.
-    fn post_bash_input(&self) -> HookInput {
-        let HookInput::PreToolUse(pre) = self.bash_input("ls -la") else {
-            unreachable!("bash_input is a PreToolUse");
-        };
-        HookInput::PostToolUse(PostToolUseInput {
+    fn post_bash_input(&self) -> PostToolUseInput {
+        let pre = self.bash_input("ls -la");
+        PostToolUseInput {
             base: pre.base,
             hook_event_name: HookEvent::PostToolUse,
             tool_name: pre.tool_name,
@@ -254,7 +255,7 @@ impl Fixture {
             }),
             tool_use_id: pre.tool_use_id,
             duration_ms: 3,
-        })
+        }
     }
 }
 
@@ -369,7 +370,7 @@ enum Expect {
     Nothing,
 }
 
-fn check(decision: &Decision, expect: Expect) {
+fn check(decision: &Common, permission: Option<&PermissionDecision>, expect: Expect) {
     let ran_ok = |n: usize| {
         decision.runs.len() == n
             && decision
@@ -380,18 +381,18 @@ fn check(decision: &Decision, expect: Expect) {
     let ok = match expect {
         Expect::Ran(n) => ran_ok(n),
         Expect::Allowed(n) => {
-            ran_ok(n) && matches!(decision.permission, Some(PermissionDecision::Allow { .. }))
+            ran_ok(n) && matches!(permission, Some(PermissionDecision::Allow { .. }))
         }
-        Expect::Nothing => decision.runs.is_empty() && decision.permission.is_none(),
+        Expect::Nothing => decision.runs.is_empty() && permission.is_none(),
     };
-    assert!(ok, "unexpected decision: {decision:#?}");
+    assert!(ok, "unexpected decision: {decision:#?} {permission:?}");
 }
 
-async fn fire(dispatcher: &Dispatcher, input: &HookInput, expect: Expect) -> Duration {
+async fn fire(dispatcher: &Dispatcher, input: &PreToolUseInput, expect: Expect) -> Duration {
     let started = Instant::now();
-    let decision = dispatcher.fire(input).await;
+    let outcome = dispatcher.fire::<PreToolUse>(input).await;
     let elapsed = started.elapsed();
-    check(&decision, expect);
+    check(&outcome.common, outcome.permission.as_ref(), expect);
     elapsed
 }
 
@@ -551,7 +552,7 @@ struct Ctx {
     plan: Plan,
     rt: tokio::runtime::Runtime,
     fx: Fixture,
-    input: HookInput,
+    input: PreToolUseInput,
     stdin: Vec<u8>,
     sh_cmd: String,
     py_shim_cmd: String,
@@ -793,7 +794,7 @@ fn section_call(ctx: &Ctx) {
         &format!("{sh} # log"),
     )]);
     let post_input = fx.post_bash_input();
-    let post_stdin = post_input.to_stdin_bytes();
+    let post_stdin = stdin_bytes(&post_input);
     let samples = interleave(3, 5, ctx.plan.fan_sh, |v| {
         ctx.rt.block_on(async {
             let started = Instant::now();
@@ -805,9 +806,16 @@ fn section_call(ctx: &Ctx) {
                     floor(sh, &post_stdin, 1, false).await;
                 }
                 _ => {
-                    check(&pre.fire(&ctx.input).await, Expect::Ran(2));
+                    {
+                        let o = pre.fire::<PreToolUse>(&ctx.input).await;
+                        check(&o.common, o.permission.as_ref(), Expect::Ran(2));
+                    }
                     bash_true().await;
-                    check(&post.fire(&post_input).await, Expect::Ran(1));
+                    check(
+                        &post.fire::<PostToolUse>(&post_input).await.common,
+                        None,
+                        Expect::Ran(1),
+                    );
                 }
             }
             started.elapsed()
@@ -897,7 +905,10 @@ fn section_selection(ctx: &Ctx) {
             .block_on(fire(&variants[v].1, &ctx.input, Expect::Nothing))
     });
     for (_, d) in &variants {
-        assert!(d.select(&ctx.input).is_empty(), "a handler was selected");
+        assert!(
+            d.select(&Target::of::<PreToolUse>(&ctx.input)).is_empty(),
+            "a handler was selected"
+        );
     }
     assert!(!marker.exists(), "a handler ran although none matches");
     let empty = stats(&samples[variants.len() - 1]).median;
@@ -1096,7 +1107,7 @@ fn main() {
             .enable_all()
             .build()
             .expect("tokio runtime"),
-        stdin: input.to_stdin_bytes(),
+        stdin: stdin_bytes(&input),
         input,
         fx,
         sh_cmd: "cat >/dev/null".to_string(),

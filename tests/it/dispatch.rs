@@ -3,14 +3,20 @@
 use std::time::{Duration, Instant};
 
 use crate::dispatch_support::*;
-use rein::hooks::decision::{
-    OutcomeKind, PermissionDecision, PermissionRequestDecision, RunStatus,
-};
-use rein::hooks::event::{
-    BaseInput, BatchToolCall, Effort, HookEvent, HookInput, PermissionRequestInput,
-    PostToolBatchInput, PostToolUseFailureInput, PostToolUseInput, PreToolUseInput,
-    SessionEndInput, SessionStartInput, StopInput, UserPromptSubmitInput,
-};
+use rein::hooks::events::PreToolUse;
+use rein::hooks::events::permission_request::{PermissionRequestDecision, PermissionRequestInput};
+use rein::hooks::events::post_tool_batch::{BatchToolCall, PostToolBatchInput};
+use rein::hooks::events::post_tool_use::PostToolUseInput;
+use rein::hooks::events::post_tool_use_failure::PostToolUseFailureInput;
+use rein::hooks::events::pre_tool_use::{PermissionDecision, PreToolUseInput};
+use rein::hooks::events::session_end::SessionEndInput;
+use rein::hooks::events::session_start::SessionStartInput;
+use rein::hooks::events::stop::StopInput;
+use rein::hooks::events::user_prompt_submit::UserPromptSubmitInput;
+use rein::hooks::events::{BaseInput, Effort};
+use rein::hooks::registry::HookReply;
+use rein::hooks::run::{OutcomeKind, RunStatus};
+use rein::hooks::spec::HookEvent;
 use rein::settings::schema::SourceKind;
 use serde_json::{Value, json};
 
@@ -157,7 +163,7 @@ async fn golden_stdin_bytes_reach_the_hook_byte_for_byte() {
         let input = input_from_golden(&value);
         let saved = fx.path(&format!("saved-{name}"));
         let hook = handler(input.event(), None, &format!("cat > '{}'", saved.display()));
-        let decision = fx.dispatcher(vec![hook]).fire(&input).await;
+        let decision = fx.dispatcher(vec![hook]).fire_input(&input).await;
         assert_eq!(decision.runs.len(), 1, "{name}: the hook ran");
         assert_eq!(decision.runs[0].status, RunStatus::Exited(0), "{name}");
         let got = std::fs::read(&saved).expect("hook saved its stdin");
@@ -178,7 +184,7 @@ async fn selected_hooks_run_concurrently() {
     let fx = Fixture::new();
     let one = fx.dispatcher(vec![handler(HookEvent::PreToolUse, None, "sleep 1")]);
     let t = Instant::now();
-    let d = one.fire(&fx.bash("ls")).await;
+    let d = fire(&one, &fx.bash("ls")).await;
     let single = t.elapsed();
     assert_eq!(d.runs.len(), 1);
 
@@ -187,7 +193,7 @@ async fn selected_hooks_run_concurrently() {
         handler(HookEvent::PreToolUse, None, "sleep 1 # b"),
     ]);
     let t = Instant::now();
-    let d = two.fire(&fx.bash("ls")).await;
+    let d = fire(&two, &fx.bash("ls")).await;
     let double = t.elapsed();
     assert_eq!(d.runs.len(), 2);
     let ratio = double.as_secs_f64() / single.as_secs_f64();
@@ -225,7 +231,7 @@ async fn deny_wins_over_ask_and_allow_with_the_deny_hooks_reason() {
                 &print_json(&pre_json("deny", "DENY-R")),
             ),
         ])
-        .fire(&fx.bash("rm -rf /"))
+        .fire_input(&fx.bash("rm -rf /"))
         .await;
     assert_eq!(
         d.permission,
@@ -263,13 +269,13 @@ async fn updated_input_comes_from_the_last_configured_hook_not_the_last_to_finis
     );
     let d = fx
         .dispatcher(vec![slow_first.clone(), fast_second.clone(), denying_third])
-        .fire(&fx.bash("ls"))
+        .fire_input(&fx.bash("ls"))
         .await;
     assert_eq!(d.updated_input, Some(json!({"command": "SECOND"})));
     // Swap the configuration order: now the slow one is last and wins.
     let d = fx
         .dispatcher(vec![fast_second, slow_first])
-        .fire(&fx.bash("ls"))
+        .fire_input(&fx.bash("ls"))
         .await;
     assert_eq!(d.updated_input, Some(json!({"command": "FIRST"})));
 }
@@ -291,7 +297,7 @@ async fn additional_context_of_several_hooks_is_one_entry_in_configuration_order
                 &print_json(&ctx("TWO")),
             ),
         ])
-        .fire(&fx.post_bash())
+        .fire_input(&fx.post_bash())
         .await;
     assert_eq!(
         d.context,
@@ -325,7 +331,7 @@ async fn matchers_select_by_tool_name_and_former_names() {
         handler(HookEvent::PreToolUse, None, &mark("absent")),
         handler(HookEvent::PostToolUse, Some("Bash"), &mark("other-event")),
     ]);
-    dispatcher.fire(&fx.bash("ls")).await;
+    fire(&dispatcher, &fx.bash("ls")).await;
     let ran = read(&log);
     let mut ran: Vec<&str> = ran.lines().collect();
     ran.sort();
@@ -346,7 +352,7 @@ async fn matchers_select_by_tool_name_and_former_names() {
                 &format!("echo stop >> '{}'", log2.display()),
             ),
         ])
-        .fire(&fx.pre_tool("Agent", json!({"prompt": "x"})))
+        .fire_input(&fx.pre_tool("Agent", json!({"prompt": "x"})))
         .await;
     assert_eq!(d.runs.len(), 1);
     assert_eq!(read(&log2), "task\n");
@@ -356,7 +362,7 @@ async fn matchers_select_by_tool_name_and_former_names() {
             Some("TaskStop"),
             "true",
         )])
-        .fire(&fx.pre_tool("KillShell", json!({})))
+        .fire_input(&fx.pre_tool("KillShell", json!({})))
         .await;
     assert_eq!(d.runs.len(), 1, "KillShell is a former name of TaskStop");
 }
@@ -403,7 +409,9 @@ async fn matcher_examples_of_spec_3_2() {
             )
         })
         .collect();
-    fx.dispatcher(handlers).fire(&fx.bash("echo hi")).await;
+    fx.dispatcher(handlers)
+        .fire_input(&fx.bash("echo hi"))
+        .await;
     let mut ran: Vec<usize> = read(&log).lines().map(|l| l.parse().unwrap()).collect();
     ran.sort();
     let ran: Vec<&str> = ran.iter().map(|i| all[*i]).collect();
@@ -419,7 +427,7 @@ async fn events_without_match_target_ignore_the_matcher() {
             Some("NoSuchThing"),
             "true",
         )])
-        .fire(&fx.prompt("hi"))
+        .fire_input(&fx.prompt("hi"))
         .await;
     assert_eq!(d.runs.len(), 1);
 }
@@ -434,7 +442,7 @@ async fn if_on_a_non_tool_event_never_runs_and_on_a_tool_event_filters() {
             handler(HookEvent::UserPromptSubmit, None, &cmd),
             "Bash",
         )])
-        .fire(&fx.prompt("hello"))
+        .fire_input(&fx.prompt("hello"))
         .await;
     assert!(d.runs.is_empty());
     assert!(
@@ -452,7 +460,7 @@ async fn if_on_a_non_tool_event_never_runs_and_on_a_tool_event_filters() {
             "Read",
         ),
     ]);
-    let d = dispatcher.fire(&fx.bash("ls")).await;
+    let d = fire(&dispatcher, &fx.bash("ls")).await;
     assert_eq!(d.runs.len(), 1);
     assert!(d.runs[0].command.ends_with("# bash"));
 }
@@ -479,7 +487,7 @@ async fn identical_handlers_from_three_sources_run_once() {
             // Different `if` → a different handler.
             with_if(handler(HookEvent::PreToolUse, None, &cmd), "Bash(ls*)"),
         ])
-        .fire(&fx.bash("ls"))
+        .fire_input(&fx.bash("ls"))
         .await;
     // The three identical copies ran once; the copy with its own `if` (which matches `ls`)
     // is a different handler and ran as well.
@@ -506,7 +514,7 @@ async fn policy_copy_survives_dedup() {
                 SourceKind::Local,
             ),
         ])
-        .fire(&fx.bash("ls"))
+        .fire_input(&fx.bash("ls"))
         .await;
     assert_eq!(d.runs.len(), 1);
     assert_eq!(d.runs[0].origin.source, SourceKind::Policy);
@@ -550,7 +558,7 @@ async fn hooks_get_claude_code_environment_variables() {
         ]),
         env,
     );
-    dispatcher.fire(&fx.bash("ls")).await;
+    fire(&dispatcher, &fx.bash("ls")).await;
     let pre = env_map(&read(&pre_env));
     assert_eq!(
         pre.get("CLAUDE_PROJECT_DIR").map(String::as_str),
@@ -585,7 +593,7 @@ async fn hooks_get_claude_code_environment_variables() {
     );
 
     assert!(dispatcher.env_files().is_empty());
-    dispatcher.fire(&fx.session_start()).await;
+    fire(&dispatcher, &fx.session_start()).await;
     let start = env_map(&read(&start_env));
     let expected = fx
         .home
@@ -616,7 +624,7 @@ async fn exec_form_substitutes_only_the_project_dir_placeholder() {
         ),
         &["${CLAUDE_PROJECT_DIR}/x", "$HOME", "a b"],
     );
-    let d = fx.dispatcher(vec![h]).fire(&fx.bash("ls")).await;
+    let d = fx.dispatcher(vec![h]).fire_input(&fx.bash("ls")).await;
     assert_eq!(d.runs[0].status, RunStatus::Exited(0));
     assert_eq!(
         d.runs[0].command,
@@ -641,7 +649,7 @@ async fn missing_cwd_falls_back_to_the_project_dir() {
         None,
         &format!("pwd > '{}'", out.display()),
     )])
-    .fire(&input)
+    .fire_input(&input)
     .await;
     assert_eq!(read(&out).trim(), fx.project.to_str().unwrap());
 }
@@ -656,7 +664,7 @@ async fn session_end_budget_kills_a_slow_hook_unless_its_timeout_raises_it() {
     let cmd = format!("sleep 2; touch '{}'", done.display());
     let d = fx
         .dispatcher(vec![handler(HookEvent::SessionEnd, None, &cmd)])
-        .fire(&fx.session_end())
+        .fire_input(&fx.session_end())
         .await;
     assert_eq!(
         d.runs[0].status,
@@ -671,7 +679,7 @@ async fn session_end_budget_kills_a_slow_hook_unless_its_timeout_raises_it() {
             handler(HookEvent::SessionEnd, None, &cmd),
             4.0,
         )])
-        .fire(&fx.session_end())
+        .fire_input(&fx.session_end())
         .await;
     assert_eq!(d.runs[0].status, RunStatus::Exited(0));
     assert!(done.exists());
@@ -686,7 +694,7 @@ async fn session_end_failure_is_reported_to_the_user() {
             None,
             "echo cleanup broke >&2; exit 1",
         )])
-        .fire(&fx.session_end())
+        .fire_input(&fx.session_end())
         .await;
     assert_eq!(
         d.user_messages,
@@ -704,7 +712,7 @@ async fn timed_out_pre_tool_use_hook_is_non_blocking() {
             handler(HookEvent::PreToolUse, None, "sleep 5; exit 2"),
             0.3,
         )])
-        .fire(&fx.bash("ls"))
+        .fire_input(&fx.bash("ls"))
         .await;
     assert_eq!(d.runs[0].status, RunStatus::TimedOut);
     assert_eq!(d.permission, None);
@@ -744,7 +752,7 @@ async fn model_facing_texts_match_claude_code() {
             Some("Bash"),
             &cmd("deny.sh"),
         )])
-        .fire(&fx.bash("touch x"))
+        .fire_input(&fx.bash("touch x"))
         .await;
     let Some(PermissionDecision::Deny { text, .. }) = &d.permission else {
         panic!("expected deny, got {:?}", d.permission);
@@ -770,7 +778,7 @@ async fn model_facing_texts_match_claude_code() {
                 None,
                 &print_json(&output),
             )])
-            .fire(&fx.bash("touch x"))
+            .fire_input(&fx.bash("touch x"))
             .await;
         let Some(PermissionDecision::Deny { text, .. }) = &d.permission else {
             panic!("{label}: expected deny, got {:?}", d.permission);
@@ -788,7 +796,7 @@ async fn model_facing_texts_match_claude_code() {
     );
     let d = fx
         .dispatcher(vec![handler(HookEvent::PostToolUse, None, &cmd("post.sh"))])
-        .fire(&fx.post_bash())
+        .fire_input(&fx.post_bash())
         .await;
     assert_eq!(
         d.context,
@@ -801,7 +809,7 @@ async fn model_facing_texts_match_claude_code() {
     fx.script("post.sh", "echo POST-EXIT2-STDERR >&2; exit 2");
     let d = fx
         .dispatcher(vec![handler(HookEvent::PostToolUse, None, &cmd("post.sh"))])
-        .fire(&fx.post_bash())
+        .fire_input(&fx.post_bash())
         .await;
     assert_eq!(
         d.context,
@@ -816,7 +824,7 @@ async fn model_facing_texts_match_claude_code() {
             None,
             &print_json(&out),
         )])
-        .fire(&fx.post_bash())
+        .fire_input(&fx.post_bash())
         .await;
     assert_eq!(
         d.context,
@@ -833,7 +841,7 @@ async fn model_facing_texts_match_claude_code() {
     );
     let d = fx
         .dispatcher(vec![handler(HookEvent::Stop, None, &cmd("stop.py"))])
-        .fire(&fx.stop())
+        .fire_input(&fx.stop())
         .await;
     assert_eq!(
         d.stop_feedback,
@@ -850,7 +858,7 @@ async fn model_facing_texts_match_claude_code() {
     );
     let d = fx
         .dispatcher(vec![handler(HookEvent::Stop, None, &cmd("stop.sh"))])
-        .fire(&fx.stop())
+        .fire_input(&fx.stop())
         .await;
     assert_eq!(
         d.stop_feedback,
@@ -865,7 +873,7 @@ async fn model_facing_texts_match_claude_code() {
             None,
             "echo the word is plover",
         )])
-        .fire(&fx.prompt("what is the secret word?"))
+        .fire_input(&fx.prompt("what is the secret word?"))
         .await;
     assert_eq!(
         d.context,
@@ -880,7 +888,7 @@ async fn model_facing_texts_match_claude_code() {
             None,
             "echo  hello from start ",
         )])
-        .fire(&fx.session_start())
+        .fire_input(&fx.session_start())
         .await;
     assert_eq!(
         d.context,
@@ -896,7 +904,7 @@ async fn model_facing_texts_match_claude_code() {
             None,
             "echo nope >&2; exit 2",
         )])
-        .fire(&fx.prompt("do it"))
+        .fire_input(&fx.prompt("do it"))
         .await;
     assert_eq!(
         d.prompt_blocked_text,
@@ -914,7 +922,7 @@ async fn model_facing_texts_match_claude_code() {
             None,
             &print_json(&out),
         )])
-        .fire(&fx.prompt("secret"))
+        .fire_input(&fx.prompt("secret"))
         .await;
     assert_eq!(
         d.prompt_blocked_text.as_deref(),
@@ -929,7 +937,7 @@ async fn stop_context_system_message_and_continue_false() {
         "hookSpecificOutput": {"hookEventName": "Stop", "additionalContext": "CTX"}});
     let d = fx
         .dispatcher(vec![handler(HookEvent::Stop, None, &print_json(&out))])
-        .fire(&fx.stop())
+        .fire_input(&fx.stop())
         .await;
     assert_eq!(
         d.context,
@@ -962,7 +970,7 @@ async fn permission_request_and_permission_denied_answers() {
             None,
             &print_json(&allow),
         )])
-        .fire(&input)
+        .fire_input(&input)
         .await;
     assert_eq!(
         d.permission_request,
@@ -976,7 +984,7 @@ async fn permission_request_and_permission_denied_answers() {
             handler(HookEvent::PermissionRequest, None, &print_json(&allow)),
             handler(HookEvent::PermissionRequest, None, &print_json(&deny)),
         ])
-        .fire(&input)
+        .fire_input(&input)
         .await;
     assert_eq!(
         d.permission_request,
@@ -1003,7 +1011,7 @@ async fn large_additional_context_is_spilled_to_a_file_with_a_preview() {
                 None,
                 &format!("cat '{}'", file.display()),
             )])
-            .fire(&fx.prompt("p"))
+            .fire_input(&fx.prompt("p"))
             .await;
         assert_eq!(d.context.len(), 1);
         let entry = &d.context[0];
@@ -1043,13 +1051,15 @@ async fn in_process_hooks_are_merged_after_configured_ones_and_can_be_unregister
     )]);
     let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let seen = calls.clone();
-    let handle = dispatcher.registry().hook(HookEvent::PreToolUse, "Bash", move |input| {
-        seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let cmd = input.tool().map(|(_, i)| i["command"].clone()).unwrap_or_default();
-        Ok(json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
-            "permissionDecision": "deny", "permissionDecisionReason": format!("no {}", cmd.as_str().unwrap_or(""))}}))
-    });
-    let d = dispatcher.fire(&fx.bash("rm x")).await;
+    let handle = dispatcher
+        .registry()
+        .on::<PreToolUse, _, _>("Bash", move |input| {
+            seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let cmd = input.tool_input["command"].clone();
+            async move { PreToolUse::deny(format!("no {}", cmd.as_str().unwrap_or(""))) }
+        })
+        .unwrap();
+    let d = fire(&dispatcher, &fx.bash("rm x")).await;
     assert_eq!(d.runs.len(), 2);
     assert_eq!(&*d.runs[1].origin.location.file, "<in-process>");
     assert_eq!(
@@ -1060,12 +1070,14 @@ async fn in_process_hooks_are_merged_after_configured_ones_and_can_be_unregister
         })
     );
     // The matcher applies.
-    let d = dispatcher
-        .fire(&fx.pre_tool("Read", json!({"file_path": "/x"})))
-        .await;
+    let d = fire(
+        &dispatcher,
+        &fx.pre_tool("Read", json!({"file_path": "/x"})),
+    )
+    .await;
     assert_eq!(d.runs.len(), 1);
     handle.unregister();
-    let d = dispatcher.fire(&fx.bash("rm x")).await;
+    let d = fire(&dispatcher, &fx.bash("rm x")).await;
     assert_eq!(d.runs.len(), 1);
     assert!(matches!(
         d.permission,
@@ -1077,7 +1089,8 @@ async fn in_process_hooks_are_merged_after_configured_ones_and_can_be_unregister
     {
         let _h = dispatcher
             .registry()
-            .hook(HookEvent::PreToolUse, "", |_| Ok(json!({})));
+            .on::<PreToolUse, _, _>("", |_| async { HookReply::none() })
+            .unwrap();
         assert_eq!(dispatcher.registry().len(), 1);
     }
     assert!(dispatcher.registry().is_empty());
@@ -1098,11 +1111,13 @@ async fn in_process_panic_and_error_are_isolated_and_logged() {
     );
     let _a = dispatcher
         .registry()
-        .hook(HookEvent::PreToolUse, "*", |_| panic!("boom"));
+        .on::<PreToolUse, _, _>("*", |_| async { panic!("boom") })
+        .unwrap();
     let _b = dispatcher
         .registry()
-        .hook(HookEvent::PreToolUse, "*", |_| Err("nope".to_string()));
-    let d = dispatcher.fire(&fx.bash("ls")).await;
+        .on::<PreToolUse, _, _>("*", |_| async { HookReply::error("nope") })
+        .unwrap();
+    let d = fire(&dispatcher, &fx.bash("ls")).await;
     assert_eq!(d.runs.len(), 3);
     assert_eq!(d.runs[0].status, RunStatus::TimedOut);
     assert!(matches!(&d.runs[1].status, RunStatus::Crashed(w) if w.contains("boom")));
@@ -1149,7 +1164,7 @@ async fn async_hook_proceeds_now_and_delivers_context_later() {
         None,
         &format!("sleep 0.5; {}", print_json(&out)),
     ))]);
-    let d = dispatcher.fire(&fx.post_bash()).await;
+    let d = fire(&dispatcher, &fx.post_bash()).await;
     assert_eq!(d.runs[0].status, RunStatus::Backgrounded);
     assert!(d.context.is_empty());
     assert!(dispatcher.take_async_context().is_empty());
@@ -1173,7 +1188,7 @@ async fn shutdown_kills_background_hooks() {
         None,
         &format!("sleep 3; touch '{}'", done.display()),
     ))]);
-    dispatcher.fire(&fx.post_bash()).await;
+    fire(&dispatcher, &fx.post_bash()).await;
     let t = Instant::now();
     dispatcher.shutdown().await;
     assert!(
@@ -1190,7 +1205,7 @@ fn fire_future_is_send() {
     let fx = Fixture::new();
     let d = fx.dispatcher(vec![]);
     let input = fx.bash("ls");
-    let fut = d.fire(&input);
+    let fut = fire(&d, &input);
     is_send(&fut);
 }
 
@@ -1203,7 +1218,7 @@ async fn hook_switching_itself_to_async_is_backgrounded() {
         print_json(&later)
     );
     let dispatcher = fx.dispatcher(vec![handler(HookEvent::PostToolUse, None, &cmd)]);
-    let d = dispatcher.fire(&fx.post_bash()).await;
+    let d = fire(&dispatcher, &fx.post_bash()).await;
     assert_eq!(d.runs[0].status, RunStatus::Backgrounded);
     assert_eq!(d.runs[0].outcome, OutcomeKind::Success);
     assert!(d.context.is_empty());
@@ -1226,7 +1241,7 @@ async fn session_end_budget_can_be_set_by_env() {
         settings(vec![handler(HookEvent::SessionEnd, None, "sleep 2")]),
         env,
     )
-    .fire(&fx.session_end())
+    .fire_input(&fx.session_end())
     .await;
     assert_eq!(d.runs[0].status, RunStatus::Exited(0));
 }
@@ -1234,21 +1249,23 @@ async fn session_end_budget_can_be_set_by_env() {
 #[tokio::test]
 async fn permission_denied_retry_is_merged() {
     let fx = Fixture::new();
-    let input = HookInput::PermissionDenied(rein::hooks::event::PermissionDeniedInput {
-        base: fx.base(),
-        hook_event_name: HookEvent::PermissionDenied,
-        tool_name: "Bash".into(),
-        tool_input: json!({"command": "rm x"}),
-        tool_use_id: "toolu_1".into(),
-        reason: "denied by rule".into(),
-    });
+    let input = HookInput::PermissionDenied(
+        rein::hooks::events::permission_denied::PermissionDeniedInput {
+            base: fx.base(),
+            hook_event_name: HookEvent::PermissionDenied,
+            tool_name: "Bash".into(),
+            tool_input: json!({"command": "rm x"}),
+            tool_use_id: "toolu_1".into(),
+            reason: "denied by rule".into(),
+        },
+    );
     let out = json!({"hookSpecificOutput": {"hookEventName": "PermissionDenied", "retry": true}});
     let d = fx
         .dispatcher(vec![
             handler(HookEvent::PermissionDenied, Some("Bash"), "true"),
             handler(HookEvent::PermissionDenied, Some("Bash"), &print_json(&out)),
         ])
-        .fire(&input)
+        .fire_input(&input)
         .await;
     assert_eq!(d.runs.len(), 2);
     assert!(d.retry);

@@ -1,13 +1,16 @@
-//! Pins the merge rule of `hooks::dispatch::merge` (its doc comment's numbered list) with one
-//! table: permission precedence and `updatedInput` selection over answers in configuration
-//! order.
+//! Pins the merge rule of `hooks::events::merge` and PreToolUse's fold (their doc comments'
+//! numbered lists) with one table: permission precedence and `updatedInput` selection over
+//! answers in configuration order.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::dispatch_support::Fixture;
-use rein::hooks::decision::{HandlerRun, OutcomeKind, PermissionDecision, RunStatus};
-use rein::hooks::dispatch::{Answer, merge};
+use crate::hook_compat::HookInput;
+use rein::hooks::events::pre_tool_use::PermissionDecision;
+use rein::hooks::events::{Answer, PostToolUse, PreToolUse, merge};
+use rein::hooks::output::HookJsonOutput;
+use rein::hooks::run::{HandlerRun, OutcomeKind, RunStatus};
 use rein::settings::schema::{HandlerOrigin, Location, SourceKind};
 use serde_json::{Value, json};
 
@@ -37,18 +40,25 @@ fn answer(n: usize, outcome: OutcomeKind) -> Answer {
             stderr_capped: false,
             json: None,
         },
-        block_from_json: false,
-        permission: None,
-        updated_input: None,
+        output: None,
         additional_context: None,
-        updated_tool_output: None,
         system_message: None,
-        stop: None,
-        suppress_original_prompt: false,
-        retry: false,
-        permission_request: None,
         success_text: None,
     }
+}
+
+/// Sets a `hookSpecificOutput` field of the answer's (valid) JSON output.
+fn specific(a: &mut Answer, key: &str, value: Value) {
+    let output = a.output.get_or_insert_with(HookJsonOutput::default);
+    output
+        .hook_specific
+        .get_or_insert_with(serde_json::Map::new)
+        .insert(key.to_string(), value);
+}
+
+/// Sets a top-level field of the answer's (valid) JSON output.
+fn top(a: &mut Answer, f: impl FnOnce(&mut HookJsonOutput)) {
+    f(a.output.get_or_insert_with(HookJsonOutput::default));
 }
 
 /// One hook's answer in the table: `allow:R`, `ask:R`, `defer:R`, `deny:R`, `block:R` (a
@@ -63,27 +73,28 @@ fn parse(n: usize, spec: &str) -> Answer {
     let reason_opt = (!reason.is_empty()).then(|| reason.to_string());
     let mut a = answer(n, OutcomeKind::Success);
     match kind {
-        "allow" => a.permission = Some(PermissionDecision::Allow { reason: reason_opt }),
-        "ask" => a.permission = Some(PermissionDecision::Ask { reason: reason_opt }),
-        "defer" => a.permission = Some(PermissionDecision::Defer { reason: reason_opt }),
-        "deny" => {
-            a.permission = Some(PermissionDecision::Deny {
-                reason: reason.into(),
-                text: String::new(),
-            })
+        "allow" | "ask" | "defer" | "deny" => {
+            specific(&mut a, "permissionDecision", json!(kind));
+            if let Some(r) = reason_opt {
+                specific(&mut a, "permissionDecisionReason", json!(r));
+            }
         }
         "block" => a.run.outcome = OutcomeKind::Blocking(reason.into()),
         "-" => {}
         other => panic!("bad spec {other}"),
     }
-    a.updated_input = ui.map(|u| json!({ "command": u }));
+    if let Some(u) = ui {
+        specific(&mut a, "updatedInput", json!({ "command": u }));
+    }
     a
 }
 
 #[test]
 fn merge_precedence_table() {
     let fx = Fixture::new();
-    let input = fx.bash("ls");
+    let HookInput::PreToolUse(input) = fx.bash("ls") else {
+        unreachable!()
+    };
     // (answers in configuration order, expected permission "kind:reason" or "none",
     //  expected updatedInput command or "none")
     let table: &[(&[&str], &str, &str)] = &[
@@ -111,7 +122,7 @@ fn merge_precedence_table() {
     ];
     for (specs, want_perm, want_ui) in table {
         let answers = specs.iter().enumerate().map(|(i, s)| parse(i, s)).collect();
-        let d = merge(&input, answers);
+        let d = merge::<PreToolUse>(&input, answers);
         let got_perm = match &d.permission {
             None => "none".to_string(),
             Some(PermissionDecision::Allow { reason }) => {
@@ -137,27 +148,36 @@ fn merge_precedence_table() {
             (*want_perm, *want_ui),
             "answers {specs:?}"
         );
-        assert_eq!(d.runs.len(), specs.len());
+        assert_eq!(d.common.runs.len(), specs.len());
     }
 }
 
 #[test]
 fn merge_collects_messages_and_takes_last_tool_output() {
     let fx = Fixture::new();
-    let input = fx.post_bash();
+    let HookInput::PostToolUse(input) = fx.post_bash() else {
+        unreachable!()
+    };
+    let stop = |a: &mut Answer, reason: &str| {
+        top(a, |o| {
+            o.continue_ = Some(false);
+            o.stop_reason = Some(reason.to_string());
+        })
+    };
     let mut a = answer(0, OutcomeKind::Success);
-    a.updated_tool_output = Some(json!({"stdout": "A"}));
+    specific(&mut a, "updatedToolOutput", json!({"stdout": "A"}));
     a.system_message = Some("m1".into());
     a.additional_context = Some("c1".into());
     let mut b = answer(1, OutcomeKind::Success);
-    b.updated_tool_output = Some(json!({"stdout": "B"}));
+    specific(&mut b, "updatedToolOutput", json!({"stdout": "B"}));
     b.system_message = Some("m2".into());
-    b.stop = Some(Some("first".into()));
+    stop(&mut b, "first");
     let mut c = answer(2, OutcomeKind::Success);
-    c.stop = Some(Some("second".into()));
+    stop(&mut c, "second");
     c.additional_context = Some("c3".into());
-    let d = merge(&input, vec![a, b, c]);
-    assert_eq!(d.updated_tool_output, Some(json!({"stdout": "B"})));
+    let o = merge::<PostToolUse>(&input, vec![a, b, c]);
+    assert_eq!(o.updated_tool_output, Some(json!({"stdout": "B"})));
+    let d = o.common;
     assert_eq!(
         d.user_messages,
         vec![
@@ -171,5 +191,4 @@ fn merge_collects_messages_and_takes_last_tool_output() {
     );
     assert!(d.stop_loop);
     assert_eq!(d.stop_reason.as_deref(), Some("first"));
-    let _: Option<Value> = d.updated_input;
 }

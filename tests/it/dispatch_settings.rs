@@ -1,6 +1,6 @@
 //! The dispatcher over settings read from real files by the loader: what a user drops in.
 
-use crate::dispatch_support::{Fixture, read};
+use crate::dispatch_support::{FireInput, Fixture, read};
 use rein::hooks::dispatch::Dispatcher;
 use rein::settings::{LoadOptions, load};
 use serde_json::json;
@@ -40,7 +40,7 @@ async fn same_hook_in_user_project_and_local_settings_runs_once() {
     let settings = load(&options(&fx));
     assert_eq!(settings.handlers.len(), 3, "{:?}", settings.diagnostics);
     let d = Dispatcher::new(settings, fx.env())
-        .fire(&fx.bash("ls"))
+        .fire_input(&fx.bash("ls"))
         .await;
     assert_eq!(d.runs.len(), 1);
     assert_eq!(read(&count), "run\n");
@@ -61,7 +61,7 @@ async fn disable_all_hooks_in_local_settings_stops_every_file() {
         &json!({"disableAllHooks": true}),
     );
     let d = Dispatcher::new(load(&options(&fx)), fx.env())
-        .fire(&fx.prompt("hi"))
+        .fire_input(&fx.prompt("hi"))
         .await;
     assert!(d.runs.is_empty());
     assert!(!marker.exists());

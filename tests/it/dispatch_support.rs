@@ -5,10 +5,16 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rein::hooks::dispatch::{Dispatcher, HookEnvironment};
-use rein::hooks::event::{
-    BaseInput, HookEvent, HookInput, PostToolUseInput, PreToolUseInput, SessionEndInput,
-    SessionStartInput, StopInput, UserPromptSubmitInput,
-};
+use rein::hooks::events::BaseInput;
+use rein::hooks::events::post_tool_use::PostToolUseInput;
+use rein::hooks::events::pre_tool_use::PreToolUseInput;
+use rein::hooks::events::session_end::SessionEndInput;
+use rein::hooks::events::session_start::SessionStartInput;
+use rein::hooks::events::stop::StopInput;
+use rein::hooks::events::user_prompt_submit::UserPromptSubmitInput;
+use rein::hooks::spec::HookEvent;
+
+pub use crate::hook_compat::{Decision, HookInput, fire};
 use rein::hooks::matcher::{IfCondition, Matcher};
 use rein::settings::schema::{
     CommandHandler, ConfiguredHandler, HandlerKind, HandlerOrigin, Location, OnFailure, Settings,
@@ -230,4 +236,21 @@ pub fn print_json(value: &Value) -> String {
 
 pub fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
+}
+
+/// `dispatcher.fire_input(&input)`: [`fire`] as a method, for chained calls.
+pub trait FireInput {
+    fn fire_input<'a>(
+        &'a self,
+        input: &'a HookInput,
+    ) -> impl std::future::Future<Output = Decision> + 'a;
+}
+
+impl FireInput for Dispatcher {
+    fn fire_input<'a>(
+        &'a self,
+        input: &'a HookInput,
+    ) -> impl std::future::Future<Output = Decision> + 'a {
+        fire(self, input)
+    }
 }

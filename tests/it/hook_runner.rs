@@ -7,12 +7,17 @@ use std::time::Duration;
 use rein::hooks::command::{
     self, CommandForm, CommandSpec, RawRun, STDIN_EPIPE_TEXT, STDOUT_CAP, signal_group,
 };
-use rein::hooks::decision::{OutcomeKind, RunStatus};
-use rein::hooks::event::HookEvent;
-use rein::hooks::output::{
-    HookPermission, HookSpecificOutput, Interpreted, PermissionRequestAnswer, interpret,
-};
+use rein::hooks::events::permission_request::{PermissionRequestAnswer, PermissionRequestOutput};
+use rein::hooks::events::post_tool_use::PostToolUseOutput;
+use rein::hooks::events::pre_tool_use::{HookPermission, PreToolUseOutput};
+use rein::hooks::events::session_start::SessionStartOutput;
+use rein::hooks::events::user_prompt_submit::UserPromptSubmitOutput;
+use rein::hooks::output::HookJsonOutput;
+use rein::hooks::output::{Interpreted, interpret};
+use rein::hooks::run::{OutcomeKind, RunStatus};
+use rein::hooks::spec::HookEvent;
 use rein::settings::schema::OnFailure;
+use serde_json::Value;
 
 use crate::harness::write_executable;
 
@@ -77,6 +82,35 @@ enum Want {
     NonBlocking(&'static str),
     NonBlockingPrefix(&'static str),
     Cancelled,
+}
+
+/// The event-specific output, typed the way the event's module reads it.
+fn typed<T: serde::de::DeserializeOwned + Default>(output: &HookJsonOutput) -> T {
+    output
+        .hook_specific
+        .clone()
+        .map(|m| serde_json::from_value(Value::Object(m)).unwrap())
+        .unwrap_or_default()
+}
+
+/// PreToolUse's reading of an output: `permissionDecision` (reason falling back to `reason`),
+/// else the legacy `decision` (`approve` → allow, `block` → deny).
+fn permission(output: &HookJsonOutput) -> Option<(HookPermission, Option<String>)> {
+    let specific: PreToolUseOutput = typed(output);
+    if let Some(p) = specific.permission_decision {
+        return Some((
+            p,
+            specific
+                .permission_decision_reason
+                .or_else(|| output.reason.clone()),
+        ));
+    }
+    if output.approves() {
+        return Some((HookPermission::Allow, output.reason.clone()));
+    }
+    output
+        .block_reason()
+        .map(|r| (HookPermission::Deny, Some(r)))
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -716,7 +750,11 @@ fn check_output(name: &str, got: &Interpreted, want: WantOutput) {
                 .output
                 .as_ref()
                 .unwrap_or_else(|| panic!("{name}: no JSON output applied"));
-            assert_eq!(output.permission().map(|(p, _)| p), permission, "{name}");
+            assert_eq!(
+                self::permission(output).map(|(p, _)| p),
+                permission,
+                "{name}"
+            );
             assert!(got.json.is_some(), "{name}");
         }
         WantOutput::Backgrounded => {
@@ -1121,10 +1159,15 @@ print(json.dumps({
     assert_eq!(got.outcome, OutcomeKind::Success);
     let output = got.output.unwrap();
     assert_eq!(
-        output.permission(),
+        permission(&output),
         Some((HookPermission::Deny, Some("no Bash".to_string())))
     );
-    assert_eq!(output.additional_context(), Some("seen"));
+    assert_eq!(
+        typed::<PreToolUseOutput>(&output)
+            .additional_context
+            .as_deref(),
+        Some("seen")
+    );
 
     // A python Stop hook pointing at a file that is gone: python exits 2 with "can't open file".
     let command = "python3 ./gone.py";
@@ -1171,43 +1214,39 @@ async fn per_event_specific_outputs_are_typed() {
         let command = format!("cat '{}'", file.display());
         let raw = command::run(&shell(&dir_path, &command, Duration::from_secs(20)), STDIN).await;
         let got = interpret(event, &command, &raw, OnFailure::Continue);
-        let specific = got
+        let output = got
             .output
-            .as_ref()
-            .and_then(|o| o.hook_specific.clone())
+            .clone()
             .unwrap_or_else(|| panic!("{event}: {:?}", got.outcome));
-        match (event, specific) {
-            (
-                HookEvent::PermissionRequest,
-                HookSpecificOutput::PermissionRequest {
-                    decision: PermissionRequestAnswer::Deny { message, interrupt },
-                },
-            ) => {
+        assert!(output.hook_specific.is_some(), "{event}");
+        match event {
+            HookEvent::PermissionRequest => {
+                let PermissionRequestOutput {
+                    decision: Some(PermissionRequestAnswer::Deny { message, interrupt }),
+                } = typed(&output)
+                else {
+                    panic!("{event}: {output:?}")
+                };
                 assert_eq!(message.as_deref(), Some("nope"));
                 assert!(interrupt);
                 assert_eq!(got.outcome, OutcomeKind::Success);
             }
-            (
-                HookEvent::SessionStart,
-                HookSpecificOutput::SessionStart {
+            HookEvent::SessionStart => {
+                let SessionStartOutput {
                     additional_context,
                     watch_paths,
                     session_title,
                     ..
-                },
-            ) => {
+                } = typed(&output);
                 assert_eq!(additional_context.as_deref(), Some("ctx"));
                 assert_eq!(watch_paths, Some(vec!["a".to_string(), "b".to_string()]));
                 assert_eq!(session_title.as_deref(), Some("T"));
             }
-            (
-                HookEvent::PostToolUse,
-                HookSpecificOutput::PostToolUse {
+            HookEvent::PostToolUse => {
+                let PostToolUseOutput {
                     updated_tool_output,
                     additional_context,
-                    ..
-                },
-            ) => {
+                } = typed(&output);
                 assert_eq!(
                     updated_tool_output,
                     Some(serde_json::json!({"stdout": "X"}))
@@ -1215,13 +1254,11 @@ async fn per_event_specific_outputs_are_typed() {
                 assert_eq!(additional_context.as_deref(), Some("c"));
                 assert_eq!(got.outcome, OutcomeKind::Blocking("r".to_string()));
             }
-            (
-                HookEvent::UserPromptSubmit,
-                HookSpecificOutput::UserPromptSubmit {
+            HookEvent::UserPromptSubmit => {
+                let UserPromptSubmitOutput {
                     suppress_original_prompt,
                     ..
-                },
-            ) => {
+                } = typed(&output);
                 assert_eq!(suppress_original_prompt, Some(true));
                 assert!(
                     got.notices
@@ -1229,7 +1266,7 @@ async fn per_event_specific_outputs_are_typed() {
                         .any(|n| n.contains("`extra` is not read"))
                 );
             }
-            (event, other) => panic!("{event}: unexpected {other:?}"),
+            other => panic!("{other}: unexpected"),
         }
     }
 }

@@ -19,6 +19,7 @@ mod dispatch_settings;
 mod dispatch_support;
 mod faults;
 mod harness;
+mod hook_compat;
 mod hook_runner;
 mod hook_scripts;
 mod hooks_cli;

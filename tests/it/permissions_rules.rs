@@ -3,10 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use rein::hooks::decision::PermissionDecision;
 use rein::permissions::mode::{PermissionMode, resolve_mode};
 use rein::permissions::policy::{
-    AskCause, PermissionPolicy, PolicyPaths, Verdict, headless_denial, split_tool_list,
+    AskCause, HookAnswer, PermissionPolicy, PolicyPaths, Verdict, headless_denial, split_tool_list,
 };
 use rein::permissions::rule::{Rule, RuleContext, RulePurpose};
 use rein::settings::schema::{Location, PermissionSettings, RuleEntry, SourceKind};
@@ -878,13 +877,13 @@ fn deny_wins_in_every_mode_and_allow_rules_pass() {
     );
 }
 
-fn hook_allow() -> PermissionDecision {
-    PermissionDecision::Allow { reason: None }
+fn hook_allow() -> HookAnswer {
+    HookAnswer::Allow
 }
 
 #[test]
 fn hooks_and_rules() {
-    let ask_hook = PermissionDecision::Ask {
+    let ask_hook = HookAnswer::Ask {
         reason: Some("HOOK-ASK-REASON".into()),
     };
     // Deny rule beats a hook allow.
@@ -936,9 +935,8 @@ fn hooks_and_rules() {
         Verdict::Allow
     );
     // Hook deny and defer.
-    let deny = PermissionDecision::Deny {
-        reason: "r".into(),
-        text: "PreToolUse:Bash hook error: r".into(),
+    let deny = HookAnswer::Deny {
+        message: "PreToolUse:Bash hook error: r".into(),
     };
     assert_eq!(
         p.evaluate("Bash", &bash("ls"), Some(&deny)),
@@ -946,7 +944,7 @@ fn hooks_and_rules() {
             message: "PreToolUse:Bash hook error: r".into()
         }
     );
-    let defer = PermissionDecision::Defer { reason: None };
+    let defer = HookAnswer::Defer { reason: None };
     assert_eq!(
         p.evaluate("Bash", &bash("ls"), Some(&defer)),
         Verdict::Defer { reason: None }

@@ -6,15 +6,19 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::hook_compat::{Decision, HookInput, empty_outcome, outcome_of};
 use rein::agent::model::{
     ContentBlock, Message, Model, ModelError, ModelErrorKind, ModelResponse, Role, StopReason,
     ToolSpec,
 };
 use rein::agent::progress::{Observer, Progress};
 use rein::agent::session::{Session, SessionConfig, TurnEnd};
-use rein::hooks::decision::{Decision, PermissionDecision, PermissionRequestDecision};
-use rein::hooks::event::{HookEvent, HookInput};
-use rein::pipeline::{AllowAllGate, HookHost};
+use rein::hooks::events::Firing;
+use rein::hooks::events::permission_request::PermissionRequestDecision;
+use rein::hooks::events::pre_tool_use::PermissionDecision;
+use rein::hooks::host::HookHost;
+use rein::hooks::spec::HookEvent;
+use rein::pipeline::AllowAllGate;
 use rein::tools::{BoxFuture, Tool, ToolContext, ToolOutcome};
 use serde_json::{Value, json};
 
@@ -41,7 +45,11 @@ impl Hooks {
 struct Host(Arc<Hooks>);
 
 impl HookHost for Host {
-    fn fire<'a>(&'a self, input: &'a HookInput) -> BoxFuture<'a, Decision> {
+    fn fire_erased<'a>(
+        &'a self,
+        firing: &'a dyn Firing,
+    ) -> BoxFuture<'a, Box<dyn std::any::Any + Send>> {
+        let input = HookInput::from_firing(firing);
         self.0.fired.lock().unwrap().push(input.clone());
         let d = self
             .0
@@ -49,9 +57,12 @@ impl HookHost for Host {
             .lock()
             .unwrap()
             .get_mut(&input.event())
-            .and_then(|q| q.pop_front())
-            .unwrap_or_else(|| Decision::empty(input.event()));
-        Box::pin(async move { d })
+            .and_then(|q| q.pop_front());
+        let outcome = match d {
+            Some(d) => outcome_of(&d),
+            None => empty_outcome(input.event()),
+        };
+        Box::pin(async move { outcome })
     }
     fn env_files(&self) -> Vec<PathBuf> {
         self.0.env_files.clone()

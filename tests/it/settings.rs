@@ -3,8 +3,8 @@
 use std::fs;
 use std::path::PathBuf;
 
-use rein::hooks::event::HookEvent;
 use rein::hooks::matcher::Matcher;
+use rein::hooks::spec::HookEvent;
 use rein::settings::schema::{HandlerKind, Inactive, Settings, SourceKind};
 use rein::settings::{LoadOptions, load, parse_setting_sources};
 

@@ -13,12 +13,12 @@ use std::time::{Duration, Instant};
 use proptest::collection::{btree_map, vec};
 use proptest::prelude::*;
 use rein::hooks::command::RawRun;
-use rein::hooks::decision::{OutcomeKind, RunStatus};
-use rein::hooks::event::HookEvent;
 use rein::hooks::matcher::Matcher;
 use rein::hooks::output::{
     ECHO_MAX_CHARS, MAX_JSON_DEPTH, Recognised, expected_schema, interpret, recognise,
 };
+use rein::hooks::run::{OutcomeKind, RunStatus};
+use rein::hooks::spec::HookEvent;
 use rein::settings::schema::OnFailure;
 use serde_json::{Map, Value, json};
 
@@ -432,7 +432,7 @@ fn check_interpretation(event: HookEvent, case: &Case) -> Result<(), TestCaseErr
 
 /// Stop-like events ignore `onFailure` and downgrade a missing script (spec §4.1).
 fn ignores(event: HookEvent) -> bool {
-    rein::hooks::output::ignores_on_failure(event)
+    !event.spec().on_failure
 }
 
 fn depth(v: &Value) -> usize {
