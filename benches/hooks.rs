@@ -204,10 +204,11 @@ impl Fixture {
 
     fn dispatcher(&self, handlers: Vec<ConfiguredHandler>) -> Dispatcher {
         Dispatcher::new(
-            Settings {
+            (Settings {
                 handlers,
                 ..Settings::default()
-            },
+            })
+            .handlers,
             self.env(),
         )
     }

@@ -13,9 +13,9 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use rein::Engine;
-use rein::agent::progress::{Observer, Progress};
 use rein::hooks::events::PreToolUse;
 use rein::hooks::registry::HookReply;
+use rein::progress::{Observer, Progress};
 use serde_json::Value;
 
 /// Prints every tool call and its result as the session reports them.

@@ -9,8 +9,6 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::agent::model::Model;
-use crate::agent::progress::{Observer, Observers};
 use crate::agent::providers::mock::MockModel;
 use crate::agent::session::{DEFAULT_STOP_BLOCK_CAP, Session, SessionConfig, TurnOutcome};
 use crate::agent::transcript::{rein_home, transcript_path};
@@ -18,9 +16,11 @@ use crate::hooks::dispatch::{Dispatcher, HookEnvironment};
 use crate::hooks::events::Event;
 use crate::hooks::registry::{HookReply, MatcherError, Registry, Unregister};
 use crate::id::uuid_v4;
+use crate::model::Model;
 use crate::permissions::mode::{PermissionMode, resolve_mode};
 use crate::permissions::policy::{PermissionPolicy, PolicyPaths};
 use crate::pipeline::PolicyGate;
+use crate::progress::{Observer, Observers};
 use crate::settings::schema::{Diagnostic, Settings};
 use crate::settings::{LoadOptions, load};
 use crate::tools::{Tool, ToolContext, builtin_tools};
@@ -200,7 +200,7 @@ impl std::fmt::Debug for Engine {
 struct Forward(Arc<dyn Observer>);
 
 impl Observer for Forward {
-    fn observe(&self, progress: crate::agent::progress::Progress<'_>) {
+    fn observe(&self, progress: crate::progress::Progress<'_>) {
         self.0.observe(progress);
     }
 }
@@ -263,7 +263,7 @@ impl Engine {
             home: Some(self.home.clone()),
         };
         let dispatcher =
-            Dispatcher::with_registry(self.settings.clone(), env, self.registry.clone());
+            Dispatcher::with_registry(self.settings.handlers.clone(), env, self.registry.clone());
         let paths = PolicyPaths {
             cwd: self.project_dir.clone(),
             project_dir: self.project_dir.clone(),

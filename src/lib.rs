@@ -10,8 +10,11 @@ pub mod cli;
 mod engine;
 pub mod hooks;
 pub mod id;
+pub mod model;
+pub mod origin;
 pub mod permissions;
 pub mod pipeline;
+pub mod progress;
 pub mod settings;
 pub mod tools;
 

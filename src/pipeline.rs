@@ -25,7 +25,6 @@ use std::time::Instant;
 use futures_util::FutureExt;
 use serde_json::Value;
 
-use crate::agent::progress::{Observer, Progress};
 use crate::hooks::events::notification::NotificationInput;
 use crate::hooks::events::permission_denied::{PermissionDeniedInput, retry_text};
 use crate::hooks::events::permission_request::{PermissionRequestDecision, PermissionRequestInput};
@@ -41,6 +40,7 @@ use crate::hooks::host::{HookHost, fire};
 use crate::hooks::spec::HookEvent;
 use crate::permissions::policy::{HookAnswer, PermissionPolicy, Verdict, headless_denial};
 use crate::permissions::prompt::{self, Prompter};
+use crate::progress::{Observer, Progress};
 use crate::tools::{BoxFuture, Tool, ToolContext, ToolOutcome};
 use std::path::Path;
 use std::sync::Mutex;
@@ -211,23 +211,7 @@ pub struct ToolCall {
     pub input: Value,
 }
 
-/// How one call ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CallStatus {
-    /// Unknown tool or invalid input: no hook fired.
-    Invalid,
-    /// A hook, a rule or a person refused it; it never executed.
-    Refused,
-    /// PreToolUse answered `defer`: not run, and the turn ends.
-    Deferred,
-    /// Executed and succeeded.
-    Succeeded,
-    /// Executed and failed.
-    Failed,
-    /// Still running (or waiting on its hooks) when rein was interrupted by SIGINT/SIGTERM;
-    /// its process group was killed and no later hook fired for it.
-    Interrupted,
-}
+pub use crate::progress::CallStatus;
 
 /// Everything the session needs from one call.
 #[derive(Debug, Clone, PartialEq)]

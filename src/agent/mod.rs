@@ -1,7 +1,5 @@
 //! The session, the turn loop, models and the transcript.
 
-pub mod model;
-pub mod progress;
 pub mod providers;
 pub mod session;
 pub mod transcript;

@@ -10,10 +10,6 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::agent::model::{
-    ContentBlock, Message, Model, ModelError, ModelResponse, Role, ToolSpec,
-};
-use crate::agent::progress::{Observer, Progress};
 use crate::agent::transcript::{LineContext, Transcript};
 use crate::hooks::events::session_end::SessionEndInput;
 use crate::hooks::events::session_start::SessionStartInput;
@@ -26,7 +22,9 @@ use crate::hooks::events::{
 use crate::hooks::host::{HookHost, fire};
 use crate::hooks::spec::HookEvent;
 use crate::id::uuid_v4;
+use crate::model::{ContentBlock, Message, Model, ModelError, ModelResponse, Role, ToolSpec};
 use crate::pipeline::{CallStatus, PermissionGate, ToolCall, ToolPipeline, report_hooks};
+use crate::progress::{Observer, Progress};
 use crate::tools::{Tool, ToolContext};
 
 /// Consecutive Stop-hook blocks honoured in one turn unless `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`

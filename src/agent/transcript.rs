@@ -14,11 +14,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value, json};
 
-use crate::agent::model::{ContentBlock, ModelResponse, StopReason};
 use crate::hooks::events::Common;
 use crate::hooks::run::{HandlerRun, OutcomeKind, RunStatus};
 use crate::hooks::spec::HookEvent;
 use crate::id::uuid_v4;
+use crate::model::{ContentBlock, ModelResponse, StopReason};
 
 /// rein's version as written into every line.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -20,12 +20,12 @@ use crate::agent::transcript::{rein_home, transcript_path};
 use crate::cli::{EXIT_ERROR, EXIT_OK, EXIT_USAGE};
 use crate::hooks::dispatch::{Dispatcher, HookEnvironment};
 use crate::hooks::events::{BaseInput, Common, Firing, stdin_bytes};
-use crate::hooks::explain::{self, HandlerStatus, Verdict, matcher_summary};
 use crate::hooks::host::HookHost;
-use crate::hooks::lint::{LintContext, lint_handler};
 use crate::hooks::run::{HandlerRun, OutcomeKind, RunStatus};
 use crate::hooks::spec::{HookEvent, MatcherClass};
 use crate::id::uuid_v4;
+use crate::settings::explain::{self, HandlerStatus, Verdict, matcher_summary};
+use crate::settings::lint::{LintContext, lint_handler};
 use crate::settings::schema::{
     ConfiguredHandler, Diagnostic, HandlerKind, OnFailure, Settings, Severity,
 };
@@ -734,7 +734,7 @@ fn status_text(run: &HandlerRun, timeout: f64) -> String {
         }
         RunStatus::TimedOut => format!(
             "timed out after {} s; its process group was killed",
-            crate::hooks::lint::format_seconds(timeout)
+            crate::settings::lint::format_seconds(timeout)
         ),
         RunStatus::SpawnFailed(e) => format!("could not be started: {e}"),
         RunStatus::Backgrounded => "backgrounded (async): the event went ahead at once".to_string(),
@@ -827,7 +827,7 @@ fn test(
     }
     let env = environment(&ctx, &sim);
     let run_log = env.run_log.clone();
-    let dispatcher = Arc::new(Dispatcher::new(ctx.settings.clone(), env));
+    let dispatcher = Arc::new(Dispatcher::new(ctx.settings.handlers.clone(), env));
     let d = Arc::clone(&dispatcher);
     let firing = sim.firing.as_ref();
     let (mut outcome, async_context) = runtime.block_on(async move {
@@ -849,7 +849,7 @@ fn test(
             (!text.is_empty()).then_some((p, text))
         })
         .collect();
-    let settings = dispatcher.settings();
+    let settings = &ctx.settings;
     let stdin = String::from_utf8_lossy(&stdin_bytes(&firing.input_json()))
         .trim_end()
         .to_string();
@@ -991,15 +991,15 @@ fn test(
 fn explain_cmd(ctx: Context, firing: &FiringArgs, as_json: bool) -> Result<i32, CliError> {
     let sim = simulate(firing, &ctx.project_dir)?;
     let env = environment(&ctx, &sim);
-    let dispatcher = Dispatcher::new(ctx.settings, env);
+    let dispatcher = Dispatcher::new(ctx.settings.handlers.clone(), env);
     let target = sim.firing.target();
-    let explained = explain::explain(&dispatcher, &target);
+    let explained = explain::explain(&ctx.settings, &dispatcher, &target);
     let hook_name = sim.firing.hook_name();
     let runs = explained
         .iter()
         .filter(|e| matches!(e.verdict, Verdict::Runs))
         .count();
-    let other_events = dispatcher.settings().handlers.len() - explained.len();
+    let other_events = ctx.settings.handlers.len() - explained.len();
     if as_json {
         let value = json!({
             "event": target.event.as_str(),

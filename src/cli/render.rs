@@ -7,12 +7,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::{Map, Value, json};
 
-use crate::agent::model::{ContentBlock, ModelResponse, StopReason};
-use crate::agent::progress::{Observer, Progress};
 use crate::agent::session::{Denial, TurnEnd, TurnOutcome};
 use crate::agent::transcript::bounded_stream;
 use crate::hooks::run::{OutcomeKind, RunStatus};
+use crate::model::{ContentBlock, ModelResponse, StopReason};
 use crate::pipeline::CallStatus;
+use crate::progress::{Observer, Progress};
 
 /// Glyphs for the text renderer; ASCII when the locale is not UTF-8.
 #[derive(Debug, Clone, Copy)]

@@ -8,8 +8,6 @@ use std::time::Instant;
 
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
-use crate::agent::model::Model;
-use crate::agent::progress::Observers;
 use crate::agent::providers::{ProviderConfig, from_config};
 use crate::agent::session::{
     Session, SessionConfig, TurnEnd, TurnOutcome, stop_block_cap_from_env,
@@ -19,10 +17,12 @@ use crate::cli::render::{Glyphs, NoticesToStderr, StreamJson, TextRenderer, resu
 use crate::cli::{EXIT_ERROR, EXIT_OK, EXIT_USAGE, OutputFormat, RunArgs};
 use crate::hooks::dispatch::{Dispatcher, HookEnvironment};
 use crate::id::uuid_v4;
+use crate::model::Model;
 use crate::permissions::mode::{PermissionMode, check_bypass_allowed, resolve_mode};
 use crate::permissions::policy::{PermissionPolicy, PolicyPaths};
 use crate::permissions::prompt::{Prompter, TtyPrompter};
 use crate::pipeline::{PermissionGate, PolicyGate};
+use crate::progress::Observers;
 use crate::settings::schema::Settings;
 use crate::settings::{LoadOptions, parse_setting_sources};
 use crate::tools::{Tool, ToolContext, builtin_tools};
@@ -118,7 +118,7 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
             setup.tools.iter().map(|t| t.name().to_string()).collect(),
         ))),
     }
-    let dispatcher = Dispatcher::new(setup.settings, env);
+    let dispatcher = Dispatcher::new(setup.settings.handlers, env);
     let config = SessionConfig {
         session_id: session_id.clone(),
         project_dir: setup.project_dir.clone(),

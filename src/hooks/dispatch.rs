@@ -36,6 +36,9 @@ use tokio::task::JoinHandle;
 use tracing::Instrument;
 
 use crate::hooks::command::{self, CommandForm, CommandSpec, RawRun, RunEnd};
+use crate::hooks::config::{
+    CommandHandler, ConfiguredHandler, HandlerKind, HandlerOrigin, OnFailure,
+};
 use crate::hooks::events::{Answer, Event, merge, stdin_bytes};
 use crate::hooks::matcher::{self, Matcher};
 use crate::hooks::output::{self, Interpreted};
@@ -43,11 +46,8 @@ use crate::hooks::registry::{InProcessHook, Registry};
 use crate::hooks::run::{HandlerRun, OutcomeKind, RunStatus};
 use crate::hooks::spec::HookEvent;
 use crate::hooks::timeout;
+use crate::origin::{Location, SourceKind};
 use crate::permissions::rule::RuleContext;
-use crate::settings::schema::{
-    CommandHandler, ConfiguredHandler, HandlerKind, HandlerOrigin, Location, OnFailure, Settings,
-    SourceKind,
-};
 
 /// Texts longer than this many characters are spilled to a file (spec §4.5).
 pub const SPILL_THRESHOLD: usize = 10_000;
@@ -140,7 +140,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// Selects, runs and merges hooks.
 #[derive(Debug)]
 pub struct Dispatcher {
-    settings: Settings,
+    handlers: Vec<ConfiguredHandler>,
     registry: Registry,
     shared: Arc<Shared>,
 }
@@ -312,22 +312,22 @@ struct Plan {
 }
 
 impl Dispatcher {
-    /// A dispatcher over the configured handlers of `settings`, with an empty in-process
-    /// registry.
-    pub fn new(settings: Settings, env: HookEnvironment) -> Dispatcher {
-        Dispatcher::with_registry(settings, env, Registry::new())
+    /// A dispatcher over `handlers` (in configuration order, as the settings loader produces
+    /// them), with an empty in-process registry.
+    pub fn new(handlers: Vec<ConfiguredHandler>, env: HookEnvironment) -> Dispatcher {
+        Dispatcher::with_registry(handlers, env, Registry::new())
     }
 
     /// A dispatcher that also runs the in-process hooks of `registry` (shared: hooks added or
     /// removed later take effect at the next firing).
     pub fn with_registry(
-        settings: Settings,
+        handlers: Vec<ConfiguredHandler>,
         env: HookEnvironment,
         registry: Registry,
     ) -> Dispatcher {
         let (cancel, _) = tokio::sync::watch::channel(false);
         Dispatcher {
-            settings,
+            handlers,
             registry,
             shared: Arc::new(Shared {
                 env,
@@ -340,8 +340,9 @@ impl Dispatcher {
         }
     }
 
-    pub fn settings(&self) -> &Settings {
-        &self.settings
+    /// The configured handlers, in configuration order.
+    pub fn handlers(&self) -> &[ConfiguredHandler] {
+        &self.handlers
     }
 
     pub fn environment(&self) -> &HookEnvironment {
@@ -366,7 +367,7 @@ impl Dispatcher {
             home: &home,
         };
         let mut selected = Vec::new();
-        for handler in &self.settings.handlers {
+        for handler in &self.handlers {
             if handler.event != Some(event) || handler.inactive.is_some() {
                 continue;
             }
@@ -516,8 +517,7 @@ impl Dispatcher {
     /// SessionEnd handler that runs a process or a request.
     pub fn session_end_phase_budget(&self) -> Duration {
         timeout::session_end_budget(
-            self.settings
-                .handlers
+            self.handlers
                 .iter()
                 .filter(|h| h.event == Some(HookEvent::SessionEnd) && h.inactive.is_none())
                 .filter(|h| match h.kind {

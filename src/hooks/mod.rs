@@ -4,11 +4,10 @@
 //! registry ([`registry`]), and the seam its callers use ([`host`]).
 
 pub mod command;
+pub mod config;
 pub mod dispatch;
 pub mod events;
-pub mod explain;
 pub mod host;
-pub mod lint;
 pub mod matcher;
 pub mod output;
 pub mod registry;

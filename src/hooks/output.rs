@@ -15,9 +15,9 @@
 use serde_json::{Map, Value};
 
 use crate::hooks::command::RawRun;
+use crate::hooks::config::{HandlerOrigin, OnFailure};
 use crate::hooks::run::{HandlerRun, OutcomeKind, RunStatus};
 use crate::hooks::spec::{Field, FieldType, HookEvent};
-use crate::settings::schema::{HandlerOrigin, OnFailure};
 
 /// Deepest nesting of objects/arrays accepted in hook JSON.
 ///

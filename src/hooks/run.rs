@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::settings::schema::HandlerOrigin;
+use crate::hooks::config::HandlerOrigin;
 
 /// How one handler process (or in-process handler) ended.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,7 +3,6 @@
 
 use std::time::Duration;
 
-use crate::hooks::lint::format_seconds;
 use crate::hooks::spec::{DefaultTimeout, HookEvent};
 
 /// The whole SessionEnd phase's budget when nothing raises it.
@@ -95,6 +94,16 @@ pub fn describe(event: Option<HookEvent>, configured: Option<f64>) -> String {
             format!("{} s ({e} default)", secs(d.as_secs_f64()))
         }
         (_, _, None) => format!("{} s (default)", secs(DEFAULT_SECS)),
+    }
+}
+
+/// `10` → `10`, `0.5` → `0.5`.
+pub fn format_seconds(t: f64) -> String {
+    if t.fract() == 0.0 && t.abs() < 1e15 {
+        format!("{}", t as i64)
+    } else {
+        let s = format!("{t:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
     }
 }
 

@@ -8,6 +8,7 @@
 //! - [`prompt`]: asking a person on the terminal.
 
 pub mod bash;
+pub mod config;
 pub mod mode;
 pub mod path;
 pub mod policy;

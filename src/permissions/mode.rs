@@ -1,6 +1,7 @@
 //! Permission modes (spec §6.3), tool tiers, and which mode a session starts in.
 
-use crate::settings::schema::{PermissionSettings, SourceKind};
+use crate::origin::SourceKind;
+use crate::permissions::config::PermissionSettings;
 
 /// The session's permission mode. The string forms are Claude Code's (`permission_mode` in hook
 /// input).

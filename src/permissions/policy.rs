@@ -18,12 +18,12 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::permissions::bash;
+use crate::permissions::config::{PermissionSettings, RuleEntry};
 use crate::permissions::mode::{PermissionMode, ToolTier};
 use crate::permissions::path::normalize;
 use crate::permissions::rule::{
     Rule, RuleContext, RuleError, RulePurpose, canonical_tool_name, input_path,
 };
-use crate::settings::schema::{PermissionSettings, RuleEntry};
 
 /// What PreToolUse hooks answered, as the permission step reads it (the pipeline translates
 /// the hooks' outcome into this; permissions know no hook types).

@@ -25,6 +25,8 @@
 //!    `rein hooks list` can say why a hook does not run.
 
 pub mod discover;
+pub mod explain;
+pub mod lint;
 pub mod parse;
 pub mod schema;
 pub mod spanned;

@@ -117,10 +117,10 @@ impl ToolRegistry {
     }
 
     /// The tool definitions sent to the model, in offering order.
-    pub fn specs(&self) -> Vec<crate::agent::model::ToolSpec> {
+    pub fn specs(&self) -> Vec<crate::model::ToolSpec> {
         self.tools
             .iter()
-            .map(|t| crate::agent::model::ToolSpec {
+            .map(|t| crate::model::ToolSpec {
                 name: t.name().to_string(),
                 description: t.description().to_string(),
                 input_schema: t.input_schema(),

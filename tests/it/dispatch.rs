@@ -555,7 +555,8 @@ async fn hooks_get_claude_code_environment_variables() {
                     start_env.display()
                 ),
             ),
-        ]),
+        ])
+        .handlers,
         env,
     );
     fire(&dispatcher, &fx.bash("ls")).await;
@@ -1106,7 +1107,8 @@ async fn in_process_panic_and_error_are_isolated_and_logged() {
         settings(vec![with_timeout(
             handler(HookEvent::PreToolUse, None, "sleep 5"),
             0.2,
-        )]),
+        )])
+        .handlers,
         env,
     );
     let _a = dispatcher
@@ -1238,7 +1240,7 @@ async fn session_end_budget_can_be_set_by_env() {
         "4000".into(),
     )];
     let d = rein::hooks::dispatch::Dispatcher::new(
-        settings(vec![handler(HookEvent::SessionEnd, None, "sleep 2")]),
+        settings(vec![handler(HookEvent::SessionEnd, None, "sleep 2")]).handlers,
         env,
     )
     .fire_input(&fx.session_end())

@@ -39,7 +39,7 @@ async fn same_hook_in_user_project_and_local_settings_runs_once() {
     write(&fx.project.join(".claude/settings.local.json"), &hooks("*"));
     let settings = load(&options(&fx));
     assert_eq!(settings.handlers.len(), 3, "{:?}", settings.diagnostics);
-    let d = Dispatcher::new(settings, fx.env())
+    let d = Dispatcher::new(settings.handlers, fx.env())
         .fire_input(&fx.bash("ls"))
         .await;
     assert_eq!(d.runs.len(), 1);
@@ -60,7 +60,7 @@ async fn disable_all_hooks_in_local_settings_stops_every_file() {
         &fx.project.join(".claude/settings.local.json"),
         &json!({"disableAllHooks": true}),
     );
-    let d = Dispatcher::new(load(&options(&fx)), fx.env())
+    let d = Dispatcher::new(load(&options(&fx)).handlers, fx.env())
         .fire_input(&fx.prompt("hi"))
         .await;
     assert!(d.runs.is_empty());

@@ -67,7 +67,7 @@ impl Fixture {
     }
 
     pub fn dispatcher(&self, handlers: Vec<ConfiguredHandler>) -> Dispatcher {
-        Dispatcher::new(settings(handlers), self.env())
+        Dispatcher::new(settings(handlers).handlers, self.env())
     }
 
     pub fn base(&self) -> BaseInput {

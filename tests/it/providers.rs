@@ -5,11 +5,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rein::agent::model::{
+use rein::agent::providers::{self, ModelConfigError, ProviderConfig, ProviderKind};
+use rein::model::{
     ContentBlock, Message, Model, ModelError, ModelErrorKind, ModelResponse, Role, StopReason,
     ToolSpec,
 };
-use rein::agent::providers::{self, ModelConfigError, ProviderConfig, ProviderKind};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};

@@ -7,18 +7,18 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::hook_compat::{Decision, HookInput, empty_outcome, outcome_of};
-use rein::agent::model::{
-    ContentBlock, Message, Model, ModelError, ModelErrorKind, ModelResponse, Role, StopReason,
-    ToolSpec,
-};
-use rein::agent::progress::{Observer, Progress};
 use rein::agent::session::{Session, SessionConfig, TurnEnd};
 use rein::hooks::events::Firing;
 use rein::hooks::events::permission_request::PermissionRequestDecision;
 use rein::hooks::events::pre_tool_use::PermissionDecision;
 use rein::hooks::host::HookHost;
 use rein::hooks::spec::HookEvent;
+use rein::model::{
+    ContentBlock, Message, Model, ModelError, ModelErrorKind, ModelResponse, Role, StopReason,
+    ToolSpec,
+};
 use rein::pipeline::AllowAllGate;
+use rein::progress::{Observer, Progress};
 use rein::tools::{BoxFuture, Tool, ToolContext, ToolOutcome};
 use serde_json::{Value, json};
 

@@ -9,7 +9,7 @@ use futures_util::StreamExt;
 use serde_json::{Map, Value, json};
 
 use super::http::{self, AttemptError, HttpSettings};
-use crate::agent::model::{
+use crate::model::{
     ContentBlock, Message, Model, ModelError, ModelErrorKind, ModelResponse, Role, StopReason,
     ToolSpec,
 };

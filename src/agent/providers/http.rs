@@ -11,7 +11,7 @@ use reqwest::header::HeaderMap;
 use serde_json::Value;
 
 use super::{ModelConfigError, ProviderConfig};
-use crate::agent::model::{ModelError, ModelErrorKind};
+use crate::model::{ModelError, ModelErrorKind};
 
 /// How many bytes of an unexpected body an error message quotes.
 const BODY_PREVIEW_BYTES: usize = 200;

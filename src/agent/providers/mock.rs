@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use regex::Regex;
 use serde_json::{Map, Value, json};
 
-use crate::agent::model::{
+use crate::model::{
     ContentBlock, Message, Model, ModelError, ModelErrorKind, ModelResponse, Role, StopReason,
     ToolSpec,
 };

@@ -21,7 +21,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::agent::model::Model;
+use crate::model::Model;
 
 /// Default per-request timeout for the real providers.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);

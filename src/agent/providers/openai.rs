@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::{Map, Value, json};
 
 use super::http::{self, AttemptError, HttpSettings};
-use crate::agent::model::{
+use crate::model::{
     ContentBlock, Message, Model, ModelError, ModelResponse, Role, StopReason, ToolSpec,
 };
 use crate::tools::BoxFuture;

@@ -127,8 +127,9 @@ pub fn inactive_reason(handler: &ConfiguredHandler, why: &Inactive, settings: &S
     }
 }
 
+/// The same configured handler: its origin (file, position, tier, place in the file) names it.
 fn same_handler(a: &ConfiguredHandler, b: &ConfiguredHandler) -> bool {
-    std::ptr::eq(a, b)
+    a.origin == b.origin
 }
 
 fn index_of(settings: &Settings, handler: &ConfiguredHandler) -> Option<usize> {
@@ -240,8 +241,11 @@ pub struct Explained<'a> {
 
 /// Which configured handlers of `target`'s event would run for it, and why each other one
 /// would not. Runs nothing.
-pub fn explain<'a>(dispatcher: &'a Dispatcher, target: &Target<'_>) -> Vec<Explained<'a>> {
-    let settings = dispatcher.settings();
+pub fn explain<'a>(
+    settings: &'a Settings,
+    dispatcher: &Dispatcher,
+    target: &Target<'_>,
+) -> Vec<Explained<'a>> {
     let selected = dispatcher.select(target);
     let env = dispatcher.environment();
     let home = env.home.clone().unwrap_or_else(|| {

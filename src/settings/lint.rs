@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use regex::Regex;
 
 use crate::hooks::spec::HookEvent;
+pub use crate::hooks::timeout::format_seconds;
 use crate::settings::schema::{
     CommandHandler, ConfiguredHandler, Diagnostic, HandlerKind, Location, Severity,
 };
@@ -177,16 +178,6 @@ fn warning(at: &Location, message: String) -> Diagnostic {
         severity: Severity::Warning,
         location: at.clone(),
         message,
-    }
-}
-
-/// `10` → `10`, `0.5` → `0.5`.
-pub fn format_seconds(t: f64) -> String {
-    if t.fract() == 0.0 && t.abs() < 1e15 {
-        format!("{}", t as i64)
-    } else {
-        let s = format!("{t:.3}");
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
     }
 }
 

@@ -1,12 +1,15 @@
 //! What a running session reports as it goes: the single stream the transcript, the terminal
 //! renderer and `stream-json` output are fed from.
+//!
+//! A leaf: the session, the tool pipeline and the hook layer report here, and nothing here
+//! imports them back (it names only the conversation's data, [`crate::model`], and hook
+//! outcomes' shared part).
 
 use serde_json::Value;
 
-use crate::agent::model::{Message, ModelResponse};
 use crate::hooks::events::Common;
 use crate::hooks::spec::HookEvent;
-use crate::pipeline::CallStatus;
+use crate::model::{Message, ModelResponse};
 
 /// One thing that just happened.
 #[derive(Debug, Clone, Copy)]
@@ -81,4 +84,22 @@ impl std::fmt::Debug for Observers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Observers({})", self.list.len())
     }
+}
+
+/// How one call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallStatus {
+    /// Unknown tool or invalid input: no hook fired.
+    Invalid,
+    /// A hook, a rule or a person refused it; it never executed.
+    Refused,
+    /// PreToolUse answered `defer`: not run, and the turn ends.
+    Deferred,
+    /// Executed and succeeded.
+    Succeeded,
+    /// Executed and failed.
+    Failed,
+    /// Still running (or waiting on its hooks) when rein was interrupted by SIGINT/SIGTERM;
+    /// its process group was killed and no later hook fired for it.
+    Interrupted,
 }
