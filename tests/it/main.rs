@@ -3,7 +3,7 @@
 //! Why one binary: each file under `tests/` used to be its own crate linking rein and every
 //! dev-dependency, and on a 2-core machine the links cost most of a cold `cargo test`. Each
 //! former binary is now a module here; the families with their own harness (`faults`, `tools`)
-//! are directories. Filter as before, by module path: `cargo test --test it faults::`.
+//! are directories. Filter by module path: `cargo test --test it faults::`.
 //!
 //! Snapshots live in `snapshots/` beside this file, named `it__<module>__<name>.snap`;
 //! proptest keeps regression seeds in `tests/proptest-regressions/<module path>.txt`.
