@@ -22,3 +22,6 @@ pub use engine::{Engine, EngineBuilder, EngineError};
 
 /// A boxed, sendable future: what object-safe async traits in rein return.
 pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+
+#[cfg(test)]
+mod tests;

@@ -3,13 +3,20 @@
 //! ([`Sandbox::rein`]), files and executable scripts, transcripts, and the redactions that make
 //! outputs snapshot-stable.
 //!
-//! Helpers that only one family needs stay with it (the fault suite's RSS-sampling runner, the
-//! dispatcher tests' in-code settings, the tool tests' `ToolContext`).
+//! The filesystem half ([`Sandbox`] itself, [`write`], [`write_executable`], [`sh_script`]) is
+//! `src/tests/harness.rs`, shared with the library's unit tests, which have no binary to run.
+//!
+//! Helpers that only one family needs stay with it (the fault suite's RSS-sampling runner).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
+
+#[path = "../../src/tests/harness.rs"]
+mod files;
+
+pub use files::{Sandbox, sh_script, write, write_executable};
 
 /// The built `rein` binary.
 pub fn rein_bin() -> &'static Path {
@@ -39,33 +46,7 @@ pub fn home_vars(home: &Path) -> [(&'static str, PathBuf); 3] {
     ]
 }
 
-/// A fresh temp dir (removed on drop) holding the project `<root>/<name>` and the home
-/// `<root>/home`. Paths are canonical, so they agree with what `pwd -P` and rein report.
-/// Relative paths in its methods are relative to the project.
-pub struct Sandbox {
-    _tmp: tempfile::TempDir,
-    pub root: PathBuf,
-    pub project: PathBuf,
-    pub home: PathBuf,
-}
-
 impl Sandbox {
-    /// Creates the project `<root>/<project>`, the home `<root>/home`, and `dirs` (relative to
-    /// the root, e.g. `"proj/.claude"`).
-    pub fn new(project: &str, dirs: &[&str]) -> Sandbox {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let root = std::fs::canonicalize(tmp.path()).expect("canonicalize tempdir");
-        for dir in [project, "home"].iter().chain(dirs) {
-            std::fs::create_dir_all(root.join(dir)).expect("mkdir");
-        }
-        Sandbox {
-            project: root.join(project),
-            home: root.join("home"),
-            root,
-            _tmp: tmp,
-        }
-    }
-
     /// The built `rein`, run in the project with the home's variables ([`home_vars`]), none of
     /// [`LEAKY_VARS`], and stdin from `/dev/null`.
     pub fn rein(&self) -> Command {
@@ -142,29 +123,6 @@ impl Sandbox {
         }
         out
     }
-}
-
-/// Writes `path`, creating its parent dirs.
-pub fn write(path: &Path, text: &str) {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).expect("mkdir");
-    }
-    std::fs::write(path, text).expect("write");
-}
-
-/// Writes `path` with `text` and mode 0755, creating its parent dirs.
-pub fn write_executable(path: &Path, text: impl AsRef<[u8]>) {
-    use std::os::unix::fs::PermissionsExt;
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).expect("mkdir");
-    }
-    std::fs::write(path, text).expect("write script");
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-}
-
-/// The text of a `/bin/sh` script running `body`.
-pub fn sh_script(body: &str) -> String {
-    format!("#!/bin/sh\n{body}\n")
 }
 
 /// A Bash tool call, one step of a `--mock-script`.

@@ -6,20 +6,20 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::hook_compat::{Decision, HookInput, empty_outcome, outcome_of};
-use rein::agent::session::{Session, SessionConfig, TurnEnd};
-use rein::hooks::events::Firing;
-use rein::hooks::events::permission_request::PermissionRequestDecision;
-use rein::hooks::events::pre_tool_use::PermissionDecision;
-use rein::hooks::host::HookHost;
-use rein::hooks::spec::HookEvent;
-use rein::model::{
+use super::hook_compat::{Decision, HookInput, empty_outcome, outcome_of};
+use crate::agent::session::{Session, SessionConfig, TurnEnd};
+use crate::hooks::events::Firing;
+use crate::hooks::events::permission_request::PermissionRequestDecision;
+use crate::hooks::events::pre_tool_use::PermissionDecision;
+use crate::hooks::host::HookHost;
+use crate::hooks::spec::HookEvent;
+use crate::model::{
     ContentBlock, Message, Model, ModelError, ModelErrorKind, ModelResponse, Role, StopReason,
     ToolSpec,
 };
-use rein::pipeline::AllowAllGate;
-use rein::progress::{Observer, Progress};
-use rein::tools::{BoxFuture, Tool, ToolContext, ToolOutcome};
+use crate::pipeline::AllowAllGate;
+use crate::progress::{Observer, Progress};
+use crate::tools::{BoxFuture, Tool, ToolContext, ToolOutcome};
 use serde_json::{Value, json};
 
 // ---------- doubles ----------

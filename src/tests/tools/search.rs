@@ -2,13 +2,13 @@
 
 use std::time::{Duration, SystemTime};
 
-use rein::tools::Tool;
-use rein::tools::glob::GlobTool;
-use rein::tools::grep::GrepTool;
+use crate::tools::Tool;
+use crate::tools::glob::GlobTool;
+use crate::tools::grep::GrepTool;
 use serde_json::{Value, json};
 
 use super::{failure, project, success};
-use crate::harness::write;
+use crate::tests::harness::write;
 
 fn set_mtime(path: &std::path::Path, secs_ago: u64) {
     let file = std::fs::File::options()
@@ -79,7 +79,7 @@ async fn glob_caps_at_100_and_normalises_input() {
     let (resp, content) = success(&GlobTool, json!({"pattern": "*.txt"}), &ctx).await;
     assert_eq!(resp["numFiles"], 100);
     assert_eq!(resp["truncated"], true);
-    assert!(content.ends_with(rein::tools::glob::TRUNCATED_NOTE));
+    assert!(content.ends_with(crate::tools::glob::TRUNCATED_NOTE));
     let prepared = GlobTool
         .prepare(json!({"path": "sub", "pattern": "*", "x": 1}), &ctx)
         .expect("prepare");
@@ -94,7 +94,7 @@ async fn glob_caps_at_100_and_normalises_input() {
 fn tree() -> (
     tempfile::TempDir,
     std::path::PathBuf,
-    rein::tools::ToolContext,
+    crate::tools::ToolContext,
 ) {
     let (dir, root, ctx) = project();
     write(&root.join("a.rs"), "fn main() {\n    let Needle = 1;\n}\n");
@@ -302,7 +302,7 @@ async fn grep_comma_globs_and_long_lines() {
 
 #[test]
 fn registry_offers_the_six_tools_in_order() {
-    let registry = rein::tools::ToolRegistry::builtin();
+    let registry = crate::tools::ToolRegistry::builtin();
     let names: Vec<String> = registry.specs().into_iter().map(|s| s.name).collect();
     assert_eq!(names, ["Bash", "Read", "Write", "Edit", "Glob", "Grep"]);
     assert!(registry.get("Grep").is_some());

@@ -1,13 +1,13 @@
 //! Read, Write and Edit beyond the golden samples.
 
-use rein::tools::edit::EditTool;
-use rein::tools::read::ReadTool;
-use rein::tools::write::WriteTool;
-use rein::tools::{Tool, ToolOutcome};
+use crate::tools::edit::EditTool;
+use crate::tools::read::ReadTool;
+use crate::tools::write::WriteTool;
+use crate::tools::{Tool, ToolOutcome};
 use serde_json::json;
 
 use super::{failure, project, success};
-use crate::harness::write;
+use crate::tests::harness::write;
 
 #[tokio::test]
 async fn read_default_limit_and_long_lines() {
@@ -222,7 +222,7 @@ fn hunks_far_apart_are_separate_with_three_lines_of_context() {
             _ => format!("{i}\n"),
         })
         .collect();
-    let patch = rein::tools::patch::structured_patch(&old, &new);
+    let patch = crate::tools::patch::structured_patch(&old, &new);
     assert_eq!(
         patch,
         json!([
@@ -234,7 +234,7 @@ fn hunks_far_apart_are_separate_with_three_lines_of_context() {
 
 #[test]
 fn paths_are_made_absolute_without_cleaning() {
-    use rein::tools::input::{absolutise, display_path};
+    use crate::tools::input::{absolutise, display_path};
     use std::path::Path;
     let cwd = Path::new("/proj/sub");
     // Hooks see the model's path made absolute; cleaning `./` and `..` is a hook's job

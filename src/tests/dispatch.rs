@@ -2,22 +2,22 @@
 
 use std::time::{Duration, Instant};
 
-use crate::dispatch_support::*;
-use rein::hooks::events::PreToolUse;
-use rein::hooks::events::permission_request::{PermissionRequestDecision, PermissionRequestInput};
-use rein::hooks::events::post_tool_batch::{BatchToolCall, PostToolBatchInput};
-use rein::hooks::events::post_tool_use::PostToolUseInput;
-use rein::hooks::events::post_tool_use_failure::PostToolUseFailureInput;
-use rein::hooks::events::pre_tool_use::{PermissionDecision, PreToolUseInput};
-use rein::hooks::events::session_end::SessionEndInput;
-use rein::hooks::events::session_start::SessionStartInput;
-use rein::hooks::events::stop::StopInput;
-use rein::hooks::events::user_prompt_submit::UserPromptSubmitInput;
-use rein::hooks::events::{BaseInput, Effort};
-use rein::hooks::registry::HookReply;
-use rein::hooks::run::{OutcomeKind, RunStatus};
-use rein::hooks::spec::HookEvent;
-use rein::settings::schema::SourceKind;
+use super::dispatch_support::*;
+use crate::hooks::events::PreToolUse;
+use crate::hooks::events::permission_request::{PermissionRequestDecision, PermissionRequestInput};
+use crate::hooks::events::post_tool_batch::{BatchToolCall, PostToolBatchInput};
+use crate::hooks::events::post_tool_use::PostToolUseInput;
+use crate::hooks::events::post_tool_use_failure::PostToolUseFailureInput;
+use crate::hooks::events::pre_tool_use::{PermissionDecision, PreToolUseInput};
+use crate::hooks::events::session_end::SessionEndInput;
+use crate::hooks::events::session_start::SessionStartInput;
+use crate::hooks::events::stop::StopInput;
+use crate::hooks::events::user_prompt_submit::UserPromptSubmitInput;
+use crate::hooks::events::{BaseInput, Effort};
+use crate::hooks::registry::HookReply;
+use crate::hooks::run::{OutcomeKind, RunStatus};
+use crate::hooks::spec::HookEvent;
+use crate::settings::schema::SourceKind;
 use serde_json::{Value, json};
 
 // ---------------------------------------------------------------------------------------------
@@ -540,7 +540,7 @@ async fn hooks_get_claude_code_environment_variables() {
         ("FROM_SETTINGS".into(), "yes".into()),
         ("OTEL_EXPORTER_OTLP_ENDPOINT".into(), "http://x".into()),
     ];
-    let dispatcher = rein::hooks::dispatch::Dispatcher::new(
+    let dispatcher = crate::hooks::dispatch::Dispatcher::new(
         settings(vec![
             handler(
                 HookEvent::PreToolUse,
@@ -727,7 +727,7 @@ async fn timed_out_pre_tool_use_hook_is_non_blocking() {
 // Model-facing texts (tests/fixtures/golden/model-facing.txt)
 
 fn golden_text(label: &str, channel: &str) -> String {
-    let text = include_str!("../fixtures/golden/model-facing.txt");
+    let text = include_str!("../../tests/fixtures/golden/model-facing.txt");
     for line in text.lines().filter(|l| !l.starts_with('#')) {
         let parts: Vec<&str> = line.splitn(3, '|').collect();
         if parts.len() == 3 && parts[0].trim() == label && parts[1].trim() == channel {
@@ -1103,7 +1103,7 @@ async fn in_process_panic_and_error_are_isolated_and_logged() {
     let log = fx.path("logs/run.jsonl");
     let mut env = fx.env();
     env.run_log = Some(log.clone());
-    let dispatcher = rein::hooks::dispatch::Dispatcher::new(
+    let dispatcher = crate::hooks::dispatch::Dispatcher::new(
         settings(vec![with_timeout(
             handler(HookEvent::PreToolUse, None, "sleep 5"),
             0.2,
@@ -1239,7 +1239,7 @@ async fn session_end_budget_can_be_set_by_env() {
         "CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS".into(),
         "4000".into(),
     )];
-    let d = rein::hooks::dispatch::Dispatcher::new(
+    let d = crate::hooks::dispatch::Dispatcher::new(
         settings(vec![handler(HookEvent::SessionEnd, None, "sleep 2")]).handlers,
         env,
     )
@@ -1252,7 +1252,7 @@ async fn session_end_budget_can_be_set_by_env() {
 async fn permission_denied_retry_is_merged() {
     let fx = Fixture::new();
     let input = HookInput::PermissionDenied(
-        rein::hooks::events::permission_denied::PermissionDeniedInput {
+        crate::hooks::events::permission_denied::PermissionDeniedInput {
             base: fx.base(),
             hook_event_name: HookEvent::PermissionDenied,
             tool_name: "Bash".into(),

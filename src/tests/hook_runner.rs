@@ -4,22 +4,22 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rein::hooks::command::{
+use crate::hooks::command::{
     self, CommandForm, CommandSpec, RawRun, STDIN_EPIPE_TEXT, STDOUT_CAP, signal_group,
 };
-use rein::hooks::events::permission_request::{PermissionRequestAnswer, PermissionRequestOutput};
-use rein::hooks::events::post_tool_use::PostToolUseOutput;
-use rein::hooks::events::pre_tool_use::{HookPermission, PreToolUseOutput};
-use rein::hooks::events::session_start::SessionStartOutput;
-use rein::hooks::events::user_prompt_submit::UserPromptSubmitOutput;
-use rein::hooks::output::HookJsonOutput;
-use rein::hooks::output::{Interpreted, interpret};
-use rein::hooks::run::{OutcomeKind, RunStatus};
-use rein::hooks::spec::HookEvent;
-use rein::settings::schema::OnFailure;
+use crate::hooks::events::permission_request::{PermissionRequestAnswer, PermissionRequestOutput};
+use crate::hooks::events::post_tool_use::PostToolUseOutput;
+use crate::hooks::events::pre_tool_use::{HookPermission, PreToolUseOutput};
+use crate::hooks::events::session_start::SessionStartOutput;
+use crate::hooks::events::user_prompt_submit::UserPromptSubmitOutput;
+use crate::hooks::output::HookJsonOutput;
+use crate::hooks::output::{Interpreted, interpret};
+use crate::hooks::run::{OutcomeKind, RunStatus};
+use crate::hooks::spec::HookEvent;
+use crate::settings::schema::OnFailure;
 use serde_json::Value;
 
-use crate::harness::write_executable;
+use crate::tests::harness::write_executable;
 
 const STDIN: &[u8] =
     b"{\"session_id\":\"s\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\"}\n";

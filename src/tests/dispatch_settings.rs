@@ -1,8 +1,8 @@
 //! The dispatcher over settings read from real files by the loader: what a user drops in.
 
-use crate::dispatch_support::{FireInput, Fixture, read};
-use rein::hooks::dispatch::Dispatcher;
-use rein::settings::{LoadOptions, load};
+use super::dispatch_support::{FireInput, Fixture, read};
+use crate::hooks::dispatch::Dispatcher;
+use crate::settings::{LoadOptions, load};
 use serde_json::json;
 
 fn options(fx: &Fixture) -> LoadOptions {

@@ -3,19 +3,19 @@
 
 use std::time::{Duration, Instant};
 
-use rein::tools::bash::{BashTool, MAX_OUTPUT_CHARS};
-use rein::tools::{Tool, ToolOutcome};
+use crate::tools::bash::{BashTool, MAX_OUTPUT_CHARS};
+use crate::tools::{Tool, ToolOutcome};
 use serde_json::json;
 
 use super::{call, failure, project, success};
-use crate::harness::write;
+use crate::tests::harness::write;
 
 #[tokio::test]
 async fn cd_persists_between_calls() {
     let (_dir, root, ctx) = project();
     std::fs::create_dir(root.join("sub")).expect("mkdir");
     let (_, out) = success(&BashTool, json!({"command": "cd sub"}), &ctx).await;
-    assert_eq!(out, rein::tools::bash::NO_OUTPUT_TEXT);
+    assert_eq!(out, crate::tools::bash::NO_OUTPUT_TEXT);
     assert_eq!(ctx.current_dir(), root.join("sub"));
     let (resp, out) = success(&BashTool, json!({"command": "pwd"}), &ctx).await;
     assert_eq!(out, root.join("sub").to_string_lossy());

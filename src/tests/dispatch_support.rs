@@ -4,25 +4,25 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rein::hooks::dispatch::{Dispatcher, HookEnvironment};
-use rein::hooks::events::BaseInput;
-use rein::hooks::events::post_tool_use::PostToolUseInput;
-use rein::hooks::events::pre_tool_use::PreToolUseInput;
-use rein::hooks::events::session_end::SessionEndInput;
-use rein::hooks::events::session_start::SessionStartInput;
-use rein::hooks::events::stop::StopInput;
-use rein::hooks::events::user_prompt_submit::UserPromptSubmitInput;
-use rein::hooks::spec::HookEvent;
+use crate::hooks::dispatch::{Dispatcher, HookEnvironment};
+use crate::hooks::events::BaseInput;
+use crate::hooks::events::post_tool_use::PostToolUseInput;
+use crate::hooks::events::pre_tool_use::PreToolUseInput;
+use crate::hooks::events::session_end::SessionEndInput;
+use crate::hooks::events::session_start::SessionStartInput;
+use crate::hooks::events::stop::StopInput;
+use crate::hooks::events::user_prompt_submit::UserPromptSubmitInput;
+use crate::hooks::spec::HookEvent;
 
-pub use crate::hook_compat::{Decision, HookInput, fire};
-use rein::hooks::matcher::{IfCondition, Matcher};
-use rein::settings::schema::{
+pub use super::hook_compat::{Decision, HookInput, fire};
+use crate::hooks::matcher::{IfCondition, Matcher};
+use crate::settings::schema::{
     CommandHandler, ConfiguredHandler, HandlerKind, HandlerOrigin, Location, OnFailure, Settings,
     SourceKind,
 };
 use serde_json::{Value, json};
 
-use crate::harness::{Sandbox, sh_script, write_executable};
+use crate::tests::harness::{Sandbox, sh_script, write_executable};
 
 pub const SESSION: &str = "3f2b7a9e-1c4d-4e8f-9a0b-5c6d7e8f9a01";
 

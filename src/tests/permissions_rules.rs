@@ -3,12 +3,12 @@
 
 use std::path::{Path, PathBuf};
 
-use rein::permissions::mode::{PermissionMode, resolve_mode};
-use rein::permissions::policy::{
+use crate::permissions::mode::{PermissionMode, resolve_mode};
+use crate::permissions::policy::{
     AskCause, HookAnswer, PermissionPolicy, PolicyPaths, Verdict, headless_denial, split_tool_list,
 };
-use rein::permissions::rule::{Rule, RuleContext, RulePurpose};
-use rein::settings::schema::{Location, PermissionSettings, RuleEntry, SourceKind};
+use crate::permissions::rule::{Rule, RuleContext, RulePurpose};
+use crate::settings::schema::{Location, PermissionSettings, RuleEntry, SourceKind};
 use serde_json::{Value, json};
 
 const CWD: &str = "/proj/app";

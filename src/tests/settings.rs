@@ -3,12 +3,12 @@
 use std::fs;
 use std::path::PathBuf;
 
-use rein::hooks::matcher::Matcher;
-use rein::hooks::spec::HookEvent;
-use rein::settings::schema::{HandlerKind, Inactive, Settings, SourceKind};
-use rein::settings::{LoadOptions, load, parse_setting_sources};
+use crate::hooks::matcher::Matcher;
+use crate::hooks::spec::HookEvent;
+use crate::settings::schema::{HandlerKind, Inactive, Settings, SourceKind};
+use crate::settings::{LoadOptions, load, parse_setting_sources};
 
-use crate::harness::{Sandbox, write};
+use crate::tests::harness::{Sandbox, write};
 
 /// A fake machine: home, project, managed dir, all under one temp dir.
 struct Env {
@@ -443,7 +443,7 @@ fn malformed_pretooluse_entry_voids_the_whole_file() {
     );
     assert!(s.permissions.allow.is_empty());
     // Fail closed: a voided file's deny and ask rules still hold.
-    let texts = |rules: &[rein::settings::schema::RuleEntry]| {
+    let texts = |rules: &[crate::settings::schema::RuleEntry]| {
         rules.iter().map(|r| r.text.clone()).collect::<Vec<_>>()
     };
     assert_eq!(texts(&s.permissions.deny), ["Read(.env)"]);
@@ -828,7 +828,9 @@ fn minified_one_line_file_with_ten_thousand_handlers() {
 #[test]
 fn a_typical_real_world_file_loads_clean() {
     let env = Env::new();
-    env.project(include_str!("../fixtures/settings/real-world.json"));
+    env.project(include_str!(
+        "../../tests/fixtures/settings/real-world.json"
+    ));
     let s = env.load();
     assert_eq!(env.render(&s), "");
     assert!(!s.has_errors());

@@ -1,6 +1,6 @@
 //! Property tests over the two parsers that read text rein does not control: the hook-stdout
-//! recogniser and interpreter ([`rein::hooks::output`], spec §4.1–4.4) and the matcher compiler
-//! ([`rein::hooks::matcher`], spec §3). Whatever the input — arbitrary bytes, JSON-ish noise,
+//! recogniser and interpreter ([`crate::hooks::output`], spec §4.1–4.4) and the matcher compiler
+//! ([`crate::hooks::matcher`], spec §3). Whatever the input — arbitrary bytes, JSON-ish noise,
 //! structured hook JSON with the real keys and wrong value types, deep nesting, huge strings,
 //! on every event — they never panic, answer the same way twice, never apply an output that is
 //! not one strict-UTF-8 JSON object, keep their messages bounded, and a matcher never costs
@@ -10,16 +10,16 @@
 
 use std::time::{Duration, Instant};
 
-use proptest::collection::{btree_map, vec};
-use proptest::prelude::*;
-use rein::hooks::command::RawRun;
-use rein::hooks::matcher::Matcher;
-use rein::hooks::output::{
+use crate::hooks::command::RawRun;
+use crate::hooks::matcher::Matcher;
+use crate::hooks::output::{
     ECHO_MAX_CHARS, MAX_JSON_DEPTH, Recognised, expected_schema, interpret, recognise,
 };
-use rein::hooks::run::{OutcomeKind, RunStatus};
-use rein::hooks::spec::HookEvent;
-use rein::settings::schema::OnFailure;
+use crate::hooks::run::{OutcomeKind, RunStatus};
+use crate::hooks::spec::HookEvent;
+use crate::settings::schema::OnFailure;
+use proptest::collection::{btree_map, vec};
+use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
 /// `n` cases unless `PROPTEST_CASES` says otherwise.
@@ -382,7 +382,7 @@ fn check_interpretation(event: HookEvent, case: &Case) -> Result<(), TestCaseErr
             "not one JSON object"
         );
         let parsed = parsed.unwrap_or_default();
-        prop_assert!(rein::hooks::output::MAX_JSON_DEPTH >= depth(&parsed));
+        prop_assert!(crate::hooks::output::MAX_JSON_DEPTH >= depth(&parsed));
         if let Some(name) = parsed["hookSpecificOutput"]["hookEventName"].as_str() {
             prop_assert_eq!(
                 name,

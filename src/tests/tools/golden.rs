@@ -3,15 +3,15 @@
 
 use std::path::Path;
 
-use rein::tools::bash::BashTool;
-use rein::tools::edit::EditTool;
-use rein::tools::read::ReadTool;
-use rein::tools::write::WriteTool;
-use rein::tools::{Tool, ToolOutcome};
+use crate::tools::bash::BashTool;
+use crate::tools::edit::EditTool;
+use crate::tools::read::ReadTool;
+use crate::tools::write::WriteTool;
+use crate::tools::{Tool, ToolOutcome};
 use serde_json::{Value, json};
 
 use super::project;
-use crate::harness::write;
+use crate::tests::harness::write;
 
 /// The golden sample with `<PROJECT>` replaced by `root`.
 fn golden(name: &str, root: &Path) -> Value {
@@ -33,7 +33,7 @@ async fn run_against(
     tool: &dyn Tool,
     model_input: Value,
     sample: &Value,
-    ctx: &rein::tools::ToolContext,
+    ctx: &crate::tools::ToolContext,
 ) -> ToolOutcome {
     let prepared = tool.prepare(model_input, ctx).expect("prepare");
     assert_eq!(compact(&prepared), compact(&sample["tool_input"]));
@@ -56,7 +56,7 @@ async fn bash_echo_to_file_matches_golden() {
     let sample = golden("stdin-PostToolUse-Bash.json", &root);
     let input = json!({"description": "rewritten by hook", "command": "echo rewritten-one > rewritten_one.txt", "bogus": 1});
     let content = expect_response(run_against(&BashTool, input, &sample, &ctx).await, &sample);
-    assert_eq!(content, rein::tools::bash::NO_OUTPUT_TEXT);
+    assert_eq!(content, crate::tools::bash::NO_OUTPUT_TEXT);
     assert_eq!(
         std::fs::read_to_string(root.join("rewritten_one.txt")).expect("file"),
         "rewritten-one\n"

@@ -1,30 +1,30 @@
 //! The tests' view of one firing: an input of any fired event ([`HookInput`]) and everything
 //! its typed outcome says, flattened into one [`Decision`] record so table tests can compare
 //! events side by side. Production code never sees these types: it fires `E::Input` and gets
-//! `E::Outcome` (`rein::hooks::events`); [`fire`] translates, field by field, nothing more.
+//! `E::Outcome` (`crate::hooks::events`); [`fire`] translates, field by field, nothing more.
 
 use std::any::Any;
 
-use rein::hooks::dispatch::Dispatcher;
-use rein::hooks::events::notification::NotificationInput;
-use rein::hooks::events::permission_denied::PermissionDeniedInput;
-use rein::hooks::events::permission_request::{PermissionRequestDecision, PermissionRequestInput};
-use rein::hooks::events::post_tool_batch::PostToolBatchInput;
-use rein::hooks::events::post_tool_use::PostToolUseInput;
-use rein::hooks::events::post_tool_use_failure::PostToolUseFailureInput;
-use rein::hooks::events::pre_tool_use::{PermissionDecision, PreToolUseInput};
-use rein::hooks::events::session_end::SessionEndInput;
-use rein::hooks::events::session_start::SessionStartInput;
-use rein::hooks::events::stop::StopInput;
-use rein::hooks::events::stop_failure::StopFailureInput;
-use rein::hooks::events::user_prompt_submit::UserPromptSubmitInput;
-use rein::hooks::events::{
+use crate::hooks::dispatch::Dispatcher;
+use crate::hooks::events::notification::NotificationInput;
+use crate::hooks::events::permission_denied::PermissionDeniedInput;
+use crate::hooks::events::permission_request::{PermissionRequestDecision, PermissionRequestInput};
+use crate::hooks::events::post_tool_batch::PostToolBatchInput;
+use crate::hooks::events::post_tool_use::PostToolUseInput;
+use crate::hooks::events::post_tool_use_failure::PostToolUseFailureInput;
+use crate::hooks::events::pre_tool_use::{PermissionDecision, PreToolUseInput};
+use crate::hooks::events::session_end::SessionEndInput;
+use crate::hooks::events::session_start::SessionStartInput;
+use crate::hooks::events::stop::StopInput;
+use crate::hooks::events::stop_failure::StopFailureInput;
+use crate::hooks::events::user_prompt_submit::UserPromptSubmitInput;
+use crate::hooks::events::{
     Common, Firing, Notification, PermissionDenied, PermissionRequest, PostToolBatch, PostToolUse,
     PostToolUseFailure, PreToolUse, SessionEnd, SessionStart, Stop, StopFailure, Typed,
     UserPromptSubmit,
 };
-use rein::hooks::run::HandlerRun;
-use rein::hooks::spec::HookEvent;
+use crate::hooks::run::HandlerRun;
+use crate::hooks::spec::HookEvent;
 use serde_json::Value;
 
 /// An input of any event rein fires.
@@ -145,7 +145,7 @@ impl HookInput {
 
     /// The exact stdin bytes a handler gets.
     pub fn to_stdin_bytes(&self) -> Vec<u8> {
-        each_event!(self, i => rein::hooks::events::stdin_bytes(i))
+        each_event!(self, i => crate::hooks::events::stdin_bytes(i))
     }
 
     /// The input behind the typed seam.
@@ -284,7 +284,7 @@ pub async fn fire(d: &Dispatcher, input: &HookInput) -> Decision {
 
 /// The typed outcome a scripted [`Decision`] stands for, boxed as a host answers.
 pub fn outcome_of(d: &Decision) -> Box<dyn Any + Send> {
-    use rein::hooks::events::{
+    use crate::hooks::events::{
         notification::NotificationOutcome, permission_denied::PermissionDeniedOutcome,
         permission_request::PermissionRequestOutcome, post_tool_batch::PostToolBatchOutcome,
         post_tool_use::PostToolUseOutcome, post_tool_use_failure::PostToolUseFailureOutcome,

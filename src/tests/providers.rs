@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rein::agent::providers::{self, ModelConfigError, ProviderConfig, ProviderKind};
-use rein::model::{
+use crate::agent::providers::{self, ModelConfigError, ProviderConfig, ProviderKind};
+use crate::model::{
     ContentBlock, Message, Model, ModelError, ModelErrorKind, ModelResponse, Role, StopReason,
     ToolSpec,
 };

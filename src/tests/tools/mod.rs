@@ -7,7 +7,7 @@ mod search;
 
 use std::path::PathBuf;
 
-use rein::tools::{Tool, ToolContext, ToolOutcome};
+use crate::tools::{Tool, ToolContext, ToolOutcome};
 use serde_json::Value;
 
 /// A fresh project dir (canonical, so `pwd -P` agrees with it) and a context rooted there.

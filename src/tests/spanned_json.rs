@@ -1,8 +1,8 @@
 //! The span-tracking JSON reader agrees with serde_json (a strict RFC 8259 parser) on what is
 //! JSON and what it means.
 
+use crate::settings::spanned;
 use proptest::prelude::*;
-use rein::settings::spanned;
 
 fn json_value() -> impl Strategy<Value = serde_json::Value> {
     let leaf = prop_oneof![

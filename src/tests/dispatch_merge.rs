@@ -5,13 +5,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::dispatch_support::Fixture;
-use crate::hook_compat::HookInput;
-use rein::hooks::events::pre_tool_use::PermissionDecision;
-use rein::hooks::events::{Answer, PostToolUse, PreToolUse, merge};
-use rein::hooks::output::HookJsonOutput;
-use rein::hooks::run::{HandlerRun, OutcomeKind, RunStatus};
-use rein::settings::schema::{HandlerOrigin, Location, SourceKind};
+use super::dispatch_support::Fixture;
+use super::hook_compat::HookInput;
+use crate::hooks::events::pre_tool_use::PermissionDecision;
+use crate::hooks::events::{Answer, PostToolUse, PreToolUse, merge};
+use crate::hooks::output::HookJsonOutput;
+use crate::hooks::run::{HandlerRun, OutcomeKind, RunStatus};
+use crate::settings::schema::{HandlerOrigin, Location, SourceKind};
 use serde_json::{Value, json};
 
 fn answer(n: usize, outcome: OutcomeKind) -> Answer {
