@@ -12,10 +12,8 @@
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
-use rein::Engine;
-use rein::hooks::events::PreToolUse;
-use rein::hooks::registry::HookReply;
-use rein::progress::{Observer, Progress};
+use rein::events::PreToolUse;
+use rein::{Engine, HookReply, Observer, Progress};
 use serde_json::Value;
 
 /// Prints every tool call and its result as the session reports them.

@@ -156,8 +156,8 @@ impl EngineBuilder {
 /// rein as a library: settings, hooks, permissions and a model, ready to run sessions.
 ///
 /// ```no_run
-/// use rein::hooks::events::PreToolUse;
-/// use rein::hooks::registry::HookReply;
+/// use rein::HookReply;
+/// use rein::events::PreToolUse;
 ///
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 /// let engine = rein::Engine::builder(".").build()?;
@@ -221,10 +221,15 @@ impl Engine {
         }
     }
 
-    /// Registers an in-process hook for event `E` (see [`Registry::on`]): `handler` gets the
-    /// event's typed input and answers with a [`HookReply`]. It runs after the configured
-    /// hooks of the event, in registration order, under the event's default timeout; a panic
-    /// or an error costs only its own answer. Dropping the returned handle unregisters it.
+    /// Registers an in-process hook for event `E`: `handler` gets the event's typed input and
+    /// answers with a [`HookReply`]. It runs after the configured hooks of the event, in
+    /// registration order, under the event's default timeout; a panic or an error costs only
+    /// its own answer.
+    ///
+    /// `matcher` is written as in settings: `"*"` for all, `"Bash|Edit"`, a regex. One that does
+    /// not compile, or one other than `"*"` on an event with nothing to match, is an error
+    /// rather than a hook that never (or always) fires. Dropping the returned handle
+    /// unregisters the hook ([`Unregister::forget`] keeps it for the engine's life).
     pub fn on<E, F, Fut>(&self, matcher: &str, handler: F) -> Result<Unregister, MatcherError>
     where
         E: Event,

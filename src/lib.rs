@@ -1,27 +1,146 @@
 //! rein: a local agent harness that runs Claude Code hooks unchanged.
 //!
-//! The library is the product; `main.rs` is a thin clap front over it. Data flows one way:
-//! settings files → [`settings::schema::Settings`] → the session ([`agent`]) → the tool pipeline
-//! ([`pipeline`]) → hooks ([`hooks::dispatch::Dispatcher`]) and permissions ([`permissions`]).
-//! See `DESIGN.md` in the repository for the picture.
+//! As a library, rein is an [`Engine`]: settings files, permission rules, a model and the
+//! built-in tools, wired as the `rein` binary wires them, plus typed in-process hooks
+//! ([`Engine::on`]) that run after the configured command hooks of their event. A session runs
+//! from the engine: [`Engine::run`] for one prompt, [`Engine::session`] for several.
+//!
+//! # Example
+//!
+//! A hook that refuses `rm -rf`, and a prompt to the default offline mock model asking for
+//! exactly that. An allow rule lets the command through the permission step, so only the hook
+//! stands in its way.
+//!
+//! ```
+//! use rein::events::PreToolUse;
+//! use rein::{Engine, HookReply};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let tmp = tempfile::tempdir()?;
+//! let project = tmp.path().join("project");
+//! std::fs::create_dir_all(project.join("scratch"))?;
+//!
+//! let engine = Engine::builder(&project)
+//!     .home(tmp.path().join("home"))
+//!     .read_settings_files(false)
+//!     .allow("Bash(rm -rf scratch)")
+//!     .build()?;
+//! let _hook = engine.on::<PreToolUse, _, _>("Bash", |input| async move {
+//!     let command = input.tool_input["command"].as_str().unwrap_or_default();
+//!     if command.starts_with("rm -rf") {
+//!         PreToolUse::deny("rm -rf is not allowed here")
+//!     } else {
+//!         HookReply::none()
+//!     }
+//! })?;
+//!
+//! let runtime = tokio::runtime::Runtime::new()?;
+//! let outcome = runtime.block_on(engine.run("run command rm -rf scratch"));
+//! assert_eq!(outcome.denials.len(), 1);
+//! assert!(project.join("scratch").exists());
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # What is public
+//!
+//! The engine and what a session returns ([`TurnOutcome`]); the hook events, their inputs and
+//! outcomes ([`events`]) and what an in-process hook answers ([`HookReply`]); what a session
+//! reports as it goes ([`Observer`], [`Progress`]); the [`Model`] trait and the conversation
+//! types, to plug in a model of one's own. Everything else (the dispatcher, the process runner,
+//! settings parsing, permission rules, the tools, the command line) is private: see `DESIGN.md`
+//! in the repository for the picture.
 
-pub mod agent;
-pub mod cli;
+#![deny(missing_docs)]
+
+mod agent;
+mod cli;
 mod engine;
-pub mod hooks;
-pub mod id;
-pub mod model;
-pub mod origin;
-pub mod permissions;
-pub mod pipeline;
-pub mod progress;
-pub mod settings;
-pub mod tools;
+mod hooks;
+mod id;
+mod model;
+mod origin;
+mod permissions;
+mod pipeline;
+mod progress;
+mod settings;
+mod tools;
 
+pub use agent::session::{Denial, Session, TurnEnd, TurnOutcome};
 pub use engine::{Engine, EngineBuilder, EngineError};
+pub use hooks::config::HandlerOrigin;
+pub use hooks::registry::{HookReply, MatcherError, Unregister};
+pub use hooks::run::{HandlerRun, OutcomeKind, RunStatus};
+pub use hooks::spec::HookEvent;
+pub use model::{
+    ContentBlock, Message, Model, ModelError, ModelErrorKind, ModelResponse, Role, StopReason,
+    ToolSpec,
+};
+pub use origin::{Location, SourceKind};
+pub use progress::{CallStatus, Observer, Progress};
+pub use settings::schema::{Diagnostic, Severity};
 
-/// A boxed, sendable future: what object-safe async traits in rein return.
+/// The hook events rein fires, one unit type each (e.g. [`PreToolUse`](events::PreToolUse)),
+/// with the stdin a handler gets (`…Input`), the `hookSpecificOutput` a handler may write
+/// (`…Output`) and what the answers of all handlers of one firing add up to (`…Outcome`).
+///
+/// The unit type is what [`Engine::on`] is called with; its input is what an in-process hook
+/// gets; some also build [`HookReply`]s (`PreToolUse::deny`, `PostToolUse::replace_output`).
+pub mod events {
+    pub use crate::hooks::events::notification::{
+        NotificationInput, NotificationOutcome, NotificationOutput,
+    };
+    pub use crate::hooks::events::permission_denied::{
+        PermissionDeniedInput, PermissionDeniedOutcome, PermissionDeniedOutput,
+    };
+    pub use crate::hooks::events::permission_request::{
+        PermissionRequestAnswer, PermissionRequestDecision, PermissionRequestInput,
+        PermissionRequestOutcome, PermissionRequestOutput,
+    };
+    pub use crate::hooks::events::post_tool_batch::{
+        BatchToolCall, PostToolBatchInput, PostToolBatchOutcome, PostToolBatchOutput,
+    };
+    pub use crate::hooks::events::post_tool_use::{
+        PostToolUseInput, PostToolUseOutcome, PostToolUseOutput,
+    };
+    pub use crate::hooks::events::post_tool_use_failure::{
+        PostToolUseFailureInput, PostToolUseFailureOutcome, PostToolUseFailureOutput,
+    };
+    pub use crate::hooks::events::pre_tool_use::{
+        HookPermission, PermissionDecision, PreToolUseInput, PreToolUseOutcome, PreToolUseOutput,
+    };
+    pub use crate::hooks::events::session_end::{
+        SessionEndInput, SessionEndOutcome, SessionEndOutput,
+    };
+    pub use crate::hooks::events::session_start::{
+        SessionStartInput, SessionStartOutcome, SessionStartOutput,
+    };
+    pub use crate::hooks::events::stop::{StopInput, StopOutcome, StopOutput};
+    pub use crate::hooks::events::stop_failure::{
+        StopFailureInput, StopFailureOutcome, StopFailureOutput,
+    };
+    pub use crate::hooks::events::user_prompt_submit::{
+        UserPromptSubmitInput, UserPromptSubmitOutcome, UserPromptSubmitOutput,
+    };
+    pub use crate::hooks::events::{
+        BaseInput, Common, Effort, Event, Notification, PermissionDenied, PermissionRequest,
+        PostToolBatch, PostToolUse, PostToolUseFailure, PreToolUse, SessionEnd, SessionStart, Stop,
+        StopFailure, UserPromptSubmit,
+    };
+}
+
+/// A boxed, sendable future: what object-safe async traits in rein return ([`Model::complete`]).
 pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+
+/// The `rein` binary's entry: parses the command line, runs, and returns the exit code.
+///
+/// Not part of the library API. Why it lives here and not under `src/bin`: the command line uses
+/// dozens of internal items (settings loading, the dispatcher, the renderer), which would
+/// otherwise all have to become public.
+#[doc(hidden)]
+pub fn run_cli() -> i32 {
+    cli::main()
+}
 
 #[cfg(test)]
 mod tests;

@@ -1,5 +1,5 @@
 //! The `rein` binary: parse arguments, run, map the result to an exit code.
 
 fn main() {
-    std::process::exit(rein::cli::main());
+    std::process::exit(rein::run_cli());
 }

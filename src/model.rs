@@ -6,10 +6,13 @@ use serde_json::Value;
 
 use crate::BoxFuture;
 
+/// Who a message is from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
+    /// The user: prompts, tool results, and the context rein adds for the model.
     User,
+    /// The model.
     Assistant,
 }
 
@@ -17,32 +20,45 @@ pub enum Role {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentBlock {
+    /// Plain text.
     Text {
+        /// The text.
         text: String,
     },
-    /// `input` is the parsed arguments; a provider that received arguments that are not valid
-    /// JSON passes them as `Value::String(raw)` so the pipeline reports a schema error. A call
-    /// without an id gets a generated one (`toolu_rein_<n>`).
+    /// A tool call by the model. `input` is the parsed arguments; a provider that received
+    /// arguments that are not valid JSON passes them as `Value::String(raw)` so the pipeline
+    /// reports a schema error. A call without an id gets a generated one (`toolu_rein_<n>`).
     ToolUse {
+        /// The call's id, which its result names.
         id: String,
+        /// The tool's name (`Bash`, `Read`, …).
         name: String,
+        /// The arguments.
         input: Value,
     },
+    /// The result of a tool call, sent back to the model.
     ToolResult {
+        /// The id of the call it answers.
         tool_use_id: String,
+        /// What the model sees.
         content: String,
+        /// Whether the call failed or was refused.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
     },
 }
 
+/// One message of the conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Message {
+    /// Who it is from.
     pub role: Role,
+    /// Its blocks, in order.
     pub content: Vec<ContentBlock>,
 }
 
 impl Message {
+    /// A user message of one text block.
     pub fn user_text(text: impl Into<String>) -> Message {
         Message {
             role: Role::User,
@@ -54,17 +70,25 @@ impl Message {
 /// A tool as offered to the model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolSpec {
+    /// The name the model calls it by.
     pub name: String,
+    /// What it does, for the model.
     pub description: String,
+    /// The JSON Schema of its input.
     pub input_schema: Value,
 }
 
+/// Why the model stopped writing its reply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
+    /// It finished its turn.
     EndTurn,
+    /// It wants its tool calls run.
     ToolUse,
+    /// It hit the output token limit.
     MaxTokens,
+    /// Any other reason the provider gave.
     Other,
 }
 
@@ -73,21 +97,32 @@ pub enum StopReason {
 pub struct ModelResponse {
     /// Provider message id, if any.
     pub id: Option<String>,
+    /// The model that answered, as the provider names it.
     pub model: String,
+    /// The reply's blocks: text and tool calls.
     pub content: Vec<ContentBlock>,
+    /// Why it stopped.
     pub stop_reason: StopReason,
 }
 
 /// The StopFailure `error` kinds (spec §2.3) rein can produce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ModelErrorKind {
+    /// The credentials were refused.
     AuthenticationFailed,
+    /// Too many requests.
     RateLimit,
+    /// The provider is overloaded.
     Overloaded,
+    /// The provider refused the request as malformed.
     InvalidRequest,
+    /// No such model.
     ModelNotFound,
+    /// The provider failed.
     ServerError,
+    /// The reply hit the output token limit.
     MaxOutputTokens,
+    /// Anything else.
     Unknown,
 }
 
@@ -111,15 +146,20 @@ impl ModelErrorKind {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{provider}: {message}")]
 pub struct ModelError {
+    /// The provider's name (`openai`, `anthropic`, `mock`, …).
     pub provider: String,
+    /// What kind of failure it was.
     pub kind: ModelErrorKind,
+    /// What went wrong, for the user.
     pub message: String,
 }
 
-/// A model behind `complete(messages, tools)`.
+/// A model behind `complete(messages, tools)`: the built-in providers implement it, and so can
+/// a type of an embedder's own, handed to [`crate::EngineBuilder::model`].
 pub trait Model: Send + Sync {
     /// Provider/model name for transcripts (e.g. `mock`, `gpt-4o-mini`).
     fn name(&self) -> &str;
+    /// The model's reply to the conversation so far, offered `tools`.
     fn complete<'a>(
         &'a self,
         messages: &'a [Message],

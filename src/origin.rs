@@ -6,14 +6,20 @@ use std::sync::Arc;
 /// The settings tiers, lowest precedence first (spec §1.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum SourceKind {
+    /// `~/.claude/settings.json`.
     User,
+    /// `<project>/.claude/settings.json`.
     Project,
+    /// `<project>/.claude/settings.local.json`.
     Local,
+    /// `--settings` (a file or inline JSON; [`crate::EngineBuilder::settings`]).
     Flag,
+    /// The managed settings an administrator installs.
     Policy,
 }
 
 impl SourceKind {
+    /// The tier's name as rein prints it (`user`, `project`, `local`, `flag`, `policy`).
     pub fn as_str(self) -> &'static str {
         match self {
             SourceKind::User => "user",
@@ -30,7 +36,9 @@ impl SourceKind {
 pub struct Location {
     /// Path of the file, or `<--settings>` for inline JSON given on the command line.
     pub file: Arc<str>,
+    /// The line, from 1.
     pub line: u32,
+    /// The column, from 1.
     pub col: u32,
 }
 

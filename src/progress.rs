@@ -15,23 +15,44 @@ use crate::model::{Message, ModelResponse};
 #[derive(Debug, Clone, Copy)]
 pub enum Progress<'a> {
     /// The session started (after SessionStart hooks).
-    SessionStarted { session_id: &'a str, model: &'a str },
+    SessionStarted {
+        /// The session's id.
+        session_id: &'a str,
+        /// The model's name.
+        model: &'a str,
+    },
     /// The user's prompt, about to be sent.
-    Prompt { prompt_id: &'a str, text: &'a str },
+    Prompt {
+        /// The prompt's id (hooks get it as `prompt_id`).
+        prompt_id: &'a str,
+        /// The prompt.
+        text: &'a str,
+    },
     /// A model response.
-    Assistant { response: &'a ModelResponse },
+    Assistant {
+        /// The response.
+        response: &'a ModelResponse,
+    },
     /// A tool call is about to go through the pipeline.
     ToolStart {
+        /// The call's id.
         tool_use_id: &'a str,
+        /// The tool's name.
         name: &'a str,
+        /// The arguments, as the model gave them.
         input: &'a Value,
     },
     /// A tool call resolved; `content` is what the model sees.
     ToolResult {
+        /// The call's id.
         tool_use_id: &'a str,
+        /// The tool's name.
         name: &'a str,
+        /// The result as the model sees it.
         content: &'a str,
+        /// Whether the model is told the call failed or was refused.
         is_error: bool,
+        /// How the call ended.
         status: CallStatus,
         /// The structured `tool_response`, when the tool ran and succeeded.
         response: Option<&'a Value>,
@@ -42,17 +63,26 @@ pub enum Progress<'a> {
         event: HookEvent,
         /// What every outcome carries: the runs, context, notices.
         common: &'a Common,
+        /// `"<Event>"` or `"<Event>:<match value>"` (`PreToolUse:Bash`).
         hook_name: &'a str,
+        /// The tool call the event is about, on the tool events.
         tool_use_id: Option<&'a str>,
     },
     /// A user-role message rein adds on its own (Stop feedback, a reminder-only message).
-    Feedback { message: &'a Message },
+    Feedback {
+        /// The message.
+        message: &'a Message,
+    },
     /// A user-facing notice (`systemMessage`, non-blocking hook errors, caps).
-    Notice { text: &'a str },
+    Notice {
+        /// The notice.
+        text: &'a str,
+    },
 }
 
 /// Receives [`Progress`] as it happens. Implementations must not block for long.
 pub trait Observer: Send + Sync {
+    /// Called with each thing that happens, in order.
     fn observe(&self, progress: Progress<'_>);
 }
 

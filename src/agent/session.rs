@@ -65,11 +65,15 @@ pub fn stop_block_cap_from_env() -> u32 {
         .unwrap_or(DEFAULT_STOP_BLOCK_CAP)
 }
 
-/// A tool call that was refused (for `permission_denials` in json output).
+/// A tool call that was refused (by a hook, a rule or a person) and never ran; `rein -p
+/// --output-format json` lists them as `permission_denials`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Denial {
+    /// The tool's name.
     pub tool_name: String,
+    /// The call's id.
     pub tool_use_id: String,
+    /// The arguments of the call.
     pub tool_input: serde_json::Value,
 }
 
@@ -78,12 +82,18 @@ pub struct Denial {
 pub enum TurnEnd {
     /// The model ended its turn and the Stop hooks let it (or the block cap was reached).
     Completed,
-    /// A UserPromptSubmit hook refused the prompt; `text` is shown to the user.
-    PromptBlocked { text: String },
-    /// `--max-turns` model requests were made.
+    /// A UserPromptSubmit hook refused the prompt.
+    PromptBlocked {
+        /// What the user is shown.
+        text: String,
+    },
+    /// The limit of model requests per prompt (`--max-turns`) was reached.
     MaxTurns,
     /// A hook answered `continue: false`.
-    Stopped { reason: Option<String> },
+    Stopped {
+        /// Its `stopReason`.
+        reason: Option<String>,
+    },
     /// A PreToolUse hook deferred a call.
     Deferred,
     /// The model request failed (after the provider's retries).
@@ -93,11 +103,13 @@ pub enum TurnEnd {
 /// The result of one prompt.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TurnOutcome {
+    /// Why the turn ended.
     pub end: TurnEnd,
     /// The last assistant text.
     pub result: String,
     /// Model requests made for this prompt.
     pub num_turns: u32,
+    /// The tool calls that were refused, in order.
     pub denials: Vec<Denial>,
 }
 
@@ -180,7 +192,9 @@ impl Observer for Sink {
 /// interrupted tool use).
 pub const INTERRUPTED_TOOL_USE: &str = "[Request interrupted by user for tool use]";
 
-/// One agent session.
+/// One agent session: a conversation with the model, its tool calls and their hooks, recorded
+/// in a transcript. Get one from [`crate::Engine::session`]; call [`Session::start`], then
+/// [`Session::run_prompt`] as often as needed, then [`Session::end`].
 pub struct Session {
     config: SessionConfig,
     hooks: Box<dyn HookHost>,
@@ -220,7 +234,7 @@ pub fn response_text(response: &ModelResponse) -> String {
 impl Session {
     /// A session over its parts. `ctx` is the tool context (its env files are filled after
     /// SessionStart). `observer` receives every [`Progress`] after the transcript.
-    pub fn new(
+    pub(crate) fn new(
         config: SessionConfig,
         hooks: Box<dyn HookHost>,
         model: Arc<dyn Model>,
@@ -261,19 +275,6 @@ impl Session {
             prompt_id: None,
             ended: false,
         }
-    }
-
-    pub fn id(&self) -> &str {
-        &self.config.session_id
-    }
-
-    pub fn config(&self) -> &SessionConfig {
-        &self.config
-    }
-
-    /// The conversation so far, as sent to the model.
-    pub fn messages(&self) -> &[Message] {
-        &self.messages
     }
 
     fn base(&self, prompt: bool, mode: bool) -> BaseInput {
@@ -624,7 +625,7 @@ impl Session {
     /// ends on an unanswered `tool_use`. The call's future was already dropped, which killed its
     /// process group; no PostToolUse/PostToolUseFailure hook fires for it (rule documented in
     /// docs/reliability.md). Call it before [`Session::end`].
-    pub fn interrupted(&mut self) {
+    pub(crate) fn interrupted(&mut self) {
         let outstanding = match self.sink.outstanding.lock() {
             Ok(mut o) => std::mem::take(&mut *o),
             Err(_) => Vec::new(),
@@ -654,8 +655,9 @@ impl Session {
         });
     }
 
-    /// Fires SessionEnd with `reason` within its budget, then shuts the dispatcher down.
-    /// Runs once; later calls do nothing.
+    /// Fires SessionEnd with `reason` as its input's `reason` (`other`, `logout`,
+    /// `prompt_input_exit`, …) within its time budget, then ends the hooks still running in
+    /// the background. Runs once; later calls do nothing.
     pub async fn end(&mut self, reason: &str) {
         self.end_unless(reason, std::future::pending::<String>())
             .await;
@@ -664,7 +666,7 @@ impl Session {
     /// [`Session::end`], cut short when `cancel` completes first: the SessionEnd hooks still
     /// running are cancelled at once (their process groups killed) and the notice names what
     /// `cancel` returned (`a second SIGINT`, say).
-    pub async fn end_unless(&mut self, reason: &str, cancel: impl Future<Output = String>) {
+    pub(crate) async fn end_unless(&mut self, reason: &str, cancel: impl Future<Output = String>) {
         if self.ended {
             return;
         }

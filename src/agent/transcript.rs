@@ -179,10 +179,6 @@ impl Transcript {
         }
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// The user's prompt (`message.content` is the prompt string, as Claude Code writes it).
     pub fn user_prompt(&self, ctx: &LineContext, text: &str) {
         self.write_user(ctx, Value::String(text.to_string()), None);

@@ -177,6 +177,7 @@ pub async fn kill_group(pgid: u32) {
 }
 
 /// Runs the command with `stdin` as its input until it exits or its timeout expires.
+#[cfg(test)]
 pub async fn run(spec: &CommandSpec, stdin: &[u8]) -> RawRun {
     run_until(spec, stdin, std::future::pending::<()>()).await
 }
@@ -212,6 +213,7 @@ pub enum RunEnd {
 #[derive(Debug)]
 pub struct BackgroundRun {
     /// The parsed marker object.
+    #[cfg_attr(not(test), expect(dead_code, reason = "only the tests read it yet"))]
     pub marker: Value,
     /// pid (= process group id) of the hook.
     pub pid: Option<u32>,
@@ -233,6 +235,7 @@ impl BackgroundRun {
 
     /// Ends the process now (SIGTERM, grace, SIGKILL to its group) and returns its run, with
     /// `cancelled: true` if it was still running.
+    #[cfg_attr(not(test), expect(dead_code, reason = "only the tests call it yet"))]
     pub async fn cancel(mut self) -> RawRun {
         if let Some(cancel) = self.cancel.take() {
             let _ = cancel.send(());

@@ -9,6 +9,7 @@ use crate::origin::{Location, SourceKind};
 /// Where one handler was configured.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HandlerOrigin {
+    /// The settings tier of the file.
     pub source: SourceKind,
     /// The event key as written in the file (may be an unknown name).
     pub event_key: String,

@@ -693,11 +693,6 @@ const COMMON: &[Field] = &[
     opt("asyncTimeout", FieldType::Number),
 ];
 
-/// The common top-level fields (spec §4.3), besides `hookSpecificOutput`.
-pub fn common_fields() -> &'static [Field] {
-    COMMON
-}
-
 /// The "Expected schema" block of a validation error, generated from the field tables.
 pub fn expected_schema(event: HookEvent) -> String {
     let mut out = String::from("{\n");

@@ -53,7 +53,7 @@ impl fmt::Debug for InProcessHook {
     }
 }
 
-/// A matcher an in-process hook cannot use.
+/// A matcher an in-process hook cannot use ([`crate::Engine::on`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MatcherError {
     /// Not a valid pattern.
@@ -197,7 +197,7 @@ fn compile<E: Event>(text: &str) -> Result<Matcher, MatcherError> {
     }
 }
 
-/// Handle returned by [`Registry::on`]; removes the hook when dropped or on
+/// Handle of an in-process hook ([`crate::Engine::on`]); removes the hook when dropped or on
 /// [`Unregister::unregister`].
 #[derive(Debug)]
 #[must_use = "dropping the Unregister handle removes the hook again"]
@@ -212,7 +212,7 @@ impl Unregister {
         self.remove_now();
     }
 
-    /// Keeps the hook registered for as long as the registry lives.
+    /// Keeps the hook registered for as long as the engine lives.
     pub fn forget(mut self) {
         self.id = None;
     }

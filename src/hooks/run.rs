@@ -27,6 +27,7 @@ pub enum RunStatus {
 /// What one handler's run meant, after exit code and stdout were interpreted (spec §4.1).
 #[derive(Debug, Clone, PartialEq)]
 pub enum OutcomeKind {
+    /// It ran and had no objection.
     Success,
     /// Exit 2 / `decision: block` / `onFailure: block`; the blocking reason text.
     Blocking(String),
@@ -39,18 +40,28 @@ pub enum OutcomeKind {
 /// Per-handler record, reported in configuration order (never completion order).
 #[derive(Debug, Clone, PartialEq)]
 pub struct HandlerRun {
+    /// Where the handler was configured.
     pub origin: HandlerOrigin,
-    /// The command as configured (exec form: command and args joined by spaces).
+    /// The command as configured (exec form: command and args joined by spaces;
+    /// `in-process:<id>` for an in-process hook).
     pub command: String,
+    /// How it ended.
     pub status: RunStatus,
+    /// What its run meant.
     pub outcome: OutcomeKind,
+    /// How long it ran.
     pub duration: Duration,
-    /// Captured stdout/stderr (lossy for display; capped).
+    /// Captured stdout (lossy for display; capped).
     pub stdout: String,
+    /// Captured stderr (lossy for display; capped).
     pub stderr: String,
+    /// Bytes it wrote to stdout, capped or not.
     pub stdout_bytes: u64,
+    /// Bytes it wrote to stderr, capped or not.
     pub stderr_bytes: u64,
+    /// Whether stdout was cut at the cap.
     pub stdout_capped: bool,
+    /// Whether stderr was cut at the cap.
     pub stderr_capped: bool,
     /// The parsed JSON output, if stdout was hook JSON.
     pub json: Option<Value>,

@@ -16,42 +16,77 @@ use serde::{Deserialize, Serialize};
 
 use crate::hooks::events::{self, FiredEvent, Fires};
 
-/// The 33 events of Claude Code 2.1.328, in its canonical order (spec §2.1).
+/// The 33 hook events of Claude Code 2.1.328, in its canonical order (spec §2.1), with their
+/// settings names. rein fires the ones it has a module for ([`HookEvent::fired_by_rein`]); hooks
+/// configured for the others are listed and validated but never run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[allow(missing_docs)] // The names are Claude Code's; the spec documents each.
 pub enum HookEvent {
+    /// A tool call is about to run, before the permission step: a hook may allow, deny, ask or
+    /// rewrite it.
     PreToolUse,
+    /// A tool call succeeded.
     PostToolUse,
+    /// A tool call failed.
     PostToolUseFailure,
+    /// Every tool call of one model reply has resolved, before the next model request.
     PostToolBatch,
+    /// A notification is shown to the user.
     Notification,
+    /// A prompt is about to be processed: a hook may block it or add context.
     UserPromptSubmit,
+    /// A slash command or MCP prompt expands into a prompt (not fired by rein).
     UserPromptExpansion,
+    /// A session starts (or resumes, or restarts after `/clear` or compaction).
     SessionStart,
+    /// A session ends.
     SessionEnd,
+    /// The model is about to end its turn: a hook may make it go on.
     Stop,
+    /// A turn ended because the model request failed.
     StopFailure,
+    /// A subagent starts (not fired by rein).
     SubagentStart,
+    /// A subagent is about to finish (not fired by rein).
     SubagentStop,
+    /// The conversation is about to be compacted (not fired by rein).
     PreCompact,
+    /// The conversation was compacted (not fired by rein).
     PostCompact,
+    /// The model is about to be switched (not fired by rein).
     PreModelSwitch,
+    /// The model was switched (not fired by rein).
     PostModelSwitch,
+    /// The user would be asked to approve a tool call: a hook may answer instead.
     PermissionRequest,
+    /// A tool call was denied by the automatic permission classifier.
     PermissionDenied,
+    /// A repository is set up or maintained (`--init`, `--maintenance`; not fired by rein).
     Setup,
+    /// An agent-team teammate is about to go idle (not fired by rein).
     TeammateIdle,
+    /// A task is being created (not fired by rein).
     TaskCreated,
+    /// A task is being marked completed (not fired by rein).
     TaskCompleted,
+    /// An MCP server asks the user for input (not fired by rein).
     Elicitation,
+    /// The user answered an MCP elicitation (not fired by rein).
     ElicitationResult,
+    /// A settings or skills file changed during the session (not fired by rein).
     ConfigChange,
+    /// A worktree is needed (not fired by rein).
     WorktreeCreate,
+    /// A hook-created worktree is removed (not fired by rein).
     WorktreeRemove,
+    /// A `CLAUDE.md` or rules file was loaded (not fired by rein).
     InstructionsLoaded,
+    /// The working directory changed (not fired by rein).
     CwdChanged,
+    /// A watched file changed (not fired by rein).
     FileChanged,
+    /// A directory was added to the session (not fired by rein).
     DirectoryAdded,
+    /// Completed lines of a streaming model reply are about to be shown (not fired by rein).
     MessageDisplay,
 }
 
@@ -316,6 +351,7 @@ impl HookEvent {
     ];
 
     /// The facts about this event: the table.
+    #[doc(hidden)]
     pub const fn spec(self) -> EventSpec {
         use MatcherClass::{Extended, NoTarget, Strict};
         match self {

@@ -215,11 +215,13 @@ impl PermissionPolicy {
         (policy, warnings)
     }
 
+    #[cfg(test)]
     pub fn mode(&self) -> PermissionMode {
         self.mode
     }
 
     /// Switches the mode (e.g. after the user leaves plan mode).
+    #[expect(dead_code, reason = "nothing switches the mode during a session yet")]
     pub fn set_mode(&mut self, mode: PermissionMode) {
         self.mode = mode;
     }
@@ -229,6 +231,7 @@ impl PermissionPolicy {
         self.paths.cwd = cwd;
     }
 
+    #[expect(dead_code, reason = "nothing reads the paths back yet")]
     pub fn paths(&self) -> &PolicyPaths {
         &self.paths
     }
@@ -630,6 +633,13 @@ impl PermissionPolicy {
     /// directory, when outside the working directories), as Claude Code suggests for
     /// `touch c.txt`; for other Bash lines, an allow rule per simple command not yet allowed; for
     /// other tools, an allow rule for the tool.
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "PermissionRequest is fired without suggestions yet"
+        )
+    )]
     pub fn permission_suggestions(&self, tool_name: &str, input: &Value) -> Vec<Value> {
         let tool = canonical_tool_name(tool_name);
         let accept_edits = |dir: &Path| {
@@ -700,6 +710,13 @@ impl PermissionPolicy {
     /// `addDirectories`, `removeDirectories`. rein never writes settings files here: every
     /// destination takes effect for the session only. A malformed update changes nothing and
     /// returns what is wrong with it.
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "no PermissionRequest answer is applied as an update yet"
+        )
+    )]
     pub fn apply_update(&mut self, update: &Value) -> Result<(), String> {
         let kind = update
             .get("type")

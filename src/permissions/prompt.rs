@@ -37,16 +37,6 @@ impl Prompter for TtyPrompter {
     }
 }
 
-/// Always answers Deny (headless sessions).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct DenyPrompter;
-
-impl Prompter for DenyPrompter {
-    fn ask(&self, _tool_name: &str, _input: &Value, _reason: &str) -> PromptAnswer {
-        PromptAnswer::Deny
-    }
-}
-
 /// The prompt dialogue over any reader/writer: shows the tool, a summary of the input and the
 /// reason, then reads one line. `y`/`yes` → AllowOnce, `a`/`always` → AllowAlways, anything
 /// else (including EOF and errors) → Deny.

@@ -13,17 +13,23 @@ pub use crate::hooks::config::{
 pub use crate::origin::{Location, SourceKind};
 pub use crate::permissions::config::{PermissionSettings, RuleEntry};
 
+/// How bad a [`Diagnostic`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Severity {
+    /// Something in the file does not apply (an entry, a hook, the whole file).
     Error,
+    /// It applies, but probably not as meant.
     Warning,
 }
 
 /// One problem found in the settings, printed compiler-style: `file:line:col: error: …`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
+    /// How bad it is.
     pub severity: Severity,
+    /// Where in which file.
     pub location: Location,
+    /// What is wrong and what rein does about it.
     pub message: String,
 }
 
@@ -63,6 +69,7 @@ pub struct Settings {
 
 impl Settings {
     /// Whether any diagnostic is an error (what `rein hooks validate` fails on).
+    #[cfg(test)]
     pub fn has_errors(&self) -> bool {
         self.diagnostics
             .iter()

@@ -90,11 +90,13 @@ pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
 }
 
 /// The tools of a session, looked up by the name the model uses.
+#[cfg(test)]
 #[derive(Clone)]
 pub struct ToolRegistry {
     tools: Vec<Arc<dyn Tool>>,
 }
 
+#[cfg(test)]
 impl ToolRegistry {
     /// A registry of the given tools; when two share a name, the first wins.
     pub fn new(tools: Vec<Arc<dyn Tool>>) -> ToolRegistry {
@@ -127,13 +129,9 @@ impl ToolRegistry {
             })
             .collect()
     }
-
-    /// The model-facing text for a call to a tool that does not exist (Claude Code's wording).
-    pub fn unknown_tool_error(name: &str) -> String {
-        format!("No such tool available: {name}")
-    }
 }
 
+#[cfg(test)]
 impl std::fmt::Debug for ToolRegistry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_list()

@@ -167,11 +167,15 @@ pub struct FoldCx<'a> {
     pub hook_name: &'a str,
 }
 
-/// One event rein fires. Implemented by a unit type per event module (e.g.
-/// [`pre_tool_use::PreToolUse`]); the dispatcher is generic over it
-/// ([`crate::hooks::dispatch::Dispatcher::fire`]).
+/// One event rein fires, implemented by a unit type per event (e.g. [`PreToolUse`]): what
+/// [`crate::Engine::on`] is called with, naming the event's input, output and outcome types.
+///
+/// Not implementable outside rein: its hidden items are how rein folds handlers' answers into
+/// the outcome, and name types rein does not export.
+// Why one trait for both: the dispatcher is generic over it, and splitting the embedder's part
+// from the machinery would mean a second trait per event with nothing new in it.
 pub trait Event: Send + Sync + Sized + 'static {
-    /// Which event this is; its static facts are `Self::EVENT.spec()`.
+    /// Which event this is.
     const EVENT: HookEvent;
     /// The stdin of a handler: serialized exactly as Claude Code writes it (key order
     /// included), and parsed back by `rein hooks test --input`.
@@ -181,6 +185,7 @@ pub trait Event: Send + Sync + Sized + 'static {
     /// What the caller (pipeline, session) acts on.
     type Outcome: Default + Debug + Clone + Send + 'static;
     /// The event's own stdin fields (after the base fields and `hook_event_name`), in order.
+    #[doc(hidden)]
     const FIELDS: &'static [&'static str];
 
     /// The base fields of an input.
@@ -197,8 +202,10 @@ pub trait Event: Send + Sync + Sized + 'static {
     /// The shared part of an outcome.
     fn common(outcome: &mut Self::Outcome) -> &mut Common;
     /// Folds the event's own part of one answer into the outcome (rule 1 of the module doc).
+    #[doc(hidden)]
     fn fold(outcome: &mut Self::Outcome, answer: &Answer, cx: FoldCx<'_>);
     /// The user message for an answer that failed without blocking (rule 2).
+    #[doc(hidden)]
     fn failure_notice(answer: &Answer, cx: FoldCx<'_>) -> Option<String> {
         match &answer.run.outcome {
             OutcomeKind::NonBlocking(text) => Some(format!("{} hook error: {text}", cx.hook_name)),
@@ -211,6 +218,7 @@ pub trait Event: Send + Sync + Sized + 'static {
         }
     }
     /// The one context entry made of every handler's `additionalContext`, joined.
+    #[doc(hidden)]
     fn context_entry(joined: &str, cx: FoldCx<'_>) -> String {
         let name = if Self::EVENT.is_tool_event() {
             cx.hook_name
@@ -220,11 +228,14 @@ pub trait Event: Send + Sync + Sized + 'static {
         format!("{name} hook additional context: {joined}")
     }
     /// Completes the outcome after the last answer.
+    #[doc(hidden)]
     fn finish(_outcome: &mut Self::Outcome, _input: &Self::Input, _cx: FoldCx<'_>) {}
     /// The input `rein hooks test` starts from before `--input` overrides fields; `tool` is
     /// the `--tool` of tool events (empty elsewhere).
+    #[doc(hidden)]
     fn sample_input(base: BaseInput, tool: &str) -> Self::Input;
     /// What the outcome means, for `rein hooks test`.
+    #[doc(hidden)]
     fn explain(outcome: &Self::Outcome, input: &Self::Input) -> Explained;
 }
 
