@@ -8,13 +8,20 @@
 //! after a warm-up, so the noise of a small shared machine hits all variants alike; figures are
 //! meant to be read as ratios and differences within one table, not as absolute wall times.
 //!
+//! rein is measured as an embedder sees it, through the public API: an [`Engine`] whose model
+//! makes one tool call per prompt, and the time of [`Session::run_prompt`] with the hooks under
+//! test configured against the same prompt without them. The difference is what the hooks cost
+//! a tool call (selection, input serialization, spawn, drain, output parse, merge, run log).
+//! Why not the dispatcher alone: a bench is a crate of its own and sees only the public API.
+//!
 //! Sections:
 //! 1. floor: `/bin/sh -c <command>` spawned bare with `tokio::process`, the same stdin bytes
-//!    written, stdout/stderr read, waited for;
-//! 2. the same command through `command::run` (rein's process runner alone) and through
-//!    `Dispatcher::fire` (selection, input serialization, spawn, drain, parse, merge, run log);
-//! 3. fan-out: 1, 2, 4, 8 matching hooks on one event, rein and bare;
-//! 4. selection: 500 handlers with regex matchers and `if` rules, none matching;
+//!    (captured from a real hook run) written, stdout/stderr read, waited for;
+//! 2. one PreToolUse hook on a `Read` call (a tool that spawns nothing), against the floor;
+//! 3. fan-out: 1, 2, 4, 8 matching hooks on one event, rein and bare; then one `Bash` call with
+//!    a PreToolUse phase of 2 hooks and a PostToolUse phase of 1;
+//! 4. selection: 500 handlers with regex matchers and `if` rules, none matching, on a `Bash`
+//!    call a deny rule then refuses (so nothing at all is spawned);
 //! 5. `rein -p` sessions with the mock model (50 tool calls, 3 hooks per call vs none), start-up
 //!    time against `/bin/true`, and peak RSS from `wait4`.
 //!
@@ -27,32 +34,20 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rein::hooks::command::{self, CommandForm, CommandSpec};
-use rein::hooks::dispatch::{Dispatcher, HookEnvironment, Target};
-use rein::hooks::events::post_tool_use::PostToolUseInput;
-use rein::hooks::events::pre_tool_use::{PermissionDecision, PreToolUseInput};
-use rein::hooks::events::{BaseInput, Common, PostToolUse, PreToolUse, stdin_bytes};
-use rein::hooks::matcher::{IfCondition, Matcher};
-use rein::hooks::run::RunStatus;
-use rein::hooks::spec::HookEvent;
-use rein::settings::schema::{
-    CommandHandler, ConfiguredHandler, HandlerKind, HandlerOrigin, Location, OnFailure, Settings,
-    SourceKind,
+use rein::{
+    BoxFuture, ContentBlock, Engine, HookEvent, Message, Model, ModelError, ModelResponse,
+    Observer, Progress, RunStatus, Session, StopReason, ToolSpec, TurnEnd,
 };
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 
-const SESSION: &str = "0b3c2d1e-4f5a-4b6c-8d7e-9f0a1b2c3d4e";
-
 /// The python hook: reads all of stdin, prints a PreToolUse allow.
 const PY_CODE: &str = "import sys,json;sys.stdin.read();print(json.dumps({\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"allow\",\"permissionDecisionReason\":\"bench\"}}))";
 
-/// Iteration counts per section, derived from one knob (`REIN_BENCH_ITERS`, default 200), so
-/// the whole run stays within a few minutes on a loaded 2-core machine.
 struct Plan {
     sh: usize,
     py_real: usize,
@@ -164,7 +159,164 @@ fn interleave(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Fixture: settings built in code, the same shape the loader produces
+// rein through its public API: a model that makes one call per prompt, and what the hooks did
+
+/// The one tool call the model makes per prompt.
+#[derive(Clone, Copy, PartialEq)]
+enum Call {
+    /// `Read` of a small file: in-process, so the prompt spawns nothing but the hooks.
+    Read,
+    /// `Bash` `true`, allowed by a rule: the tool spawns `/bin/bash`.
+    BashTrue,
+    /// `Bash` `ls -la`, refused by a deny rule after PreToolUse: nothing is spawned.
+    BashRefused,
+}
+
+/// Answers a prompt with one tool call and, once its result is in, with a final text.
+struct OneCall {
+    name: &'static str,
+    input: Value,
+    next_id: AtomicU64,
+}
+
+impl Model for OneCall {
+    fn name(&self) -> &str {
+        "bench"
+    }
+
+    fn complete<'a>(
+        &'a self,
+        messages: &'a [Message],
+        _tools: &'a [ToolSpec],
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        let answered = messages.last().is_some_and(|m| {
+            m.content
+                .iter()
+                .any(|b| matches!(b, ContentBlock::ToolResult { .. }))
+        });
+        let (content, stop_reason) = if answered {
+            (
+                vec![ContentBlock::Text {
+                    text: "done".into(),
+                }],
+                StopReason::EndTurn,
+            )
+        } else {
+            let n = self.next_id.fetch_add(1, Ordering::Relaxed);
+            (
+                vec![ContentBlock::ToolUse {
+                    id: format!("toolu_bench_{n:012}"),
+                    name: self.name.into(),
+                    input: self.input.clone(),
+                }],
+                StopReason::ToolUse,
+            )
+        };
+        Box::pin(async move {
+            Ok(ModelResponse {
+                id: None,
+                model: "bench".into(),
+                content,
+                stop_reason,
+            })
+        })
+    }
+}
+
+/// One event's handlers as a session reported them: how many ran, whether each exited 0, and
+/// how many answered a PreToolUse allow.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Fired {
+    event: HookEvent,
+    runs: usize,
+    all_exited_0: bool,
+    allows: usize,
+}
+
+/// Keeps what [`Fired`] needs of each hook report, for the check after a prompt.
+#[derive(Default)]
+struct Recorder(Mutex<Vec<Fired>>);
+
+impl Observer for Recorder {
+    fn observe(&self, progress: Progress<'_>) {
+        if let Progress::Hook { event, common, .. } = progress {
+            let allows = common
+                .runs
+                .iter()
+                .filter(|r| {
+                    r.json
+                        .as_ref()
+                        .is_some_and(|j| j["hookSpecificOutput"]["permissionDecision"] == "allow")
+                })
+                .count();
+            self.0.lock().unwrap().push(Fired {
+                event,
+                runs: common.runs.len(),
+                all_exited_0: common.runs.iter().all(|r| r.status == RunStatus::Exited(0)),
+                allows,
+            });
+        }
+    }
+}
+
+/// What a prompt's hooks must have done.
+#[derive(Clone, Copy)]
+enum Expect {
+    /// `n` PreToolUse runs, each exited 0.
+    Ran(usize),
+    /// `n` PreToolUse runs, each exited 0 and answered allow.
+    Allowed(usize),
+    /// `pre` PreToolUse runs, then `post` PostToolUse runs, each exited 0.
+    PrePost(usize, usize),
+    /// No handler ran.
+    Nothing,
+}
+
+impl Expect {
+    fn fired(self) -> Vec<Fired> {
+        let fired = |event, runs, allows| Fired {
+            event,
+            runs,
+            all_exited_0: true,
+            allows,
+        };
+        match self {
+            Expect::Ran(n) => vec![fired(HookEvent::PreToolUse, n, 0)],
+            Expect::Allowed(n) => vec![fired(HookEvent::PreToolUse, n, n)],
+            Expect::PrePost(pre, post) => vec![
+                fired(HookEvent::PreToolUse, pre, 0),
+                fired(HookEvent::PostToolUse, post, 0),
+            ],
+            Expect::Nothing => Vec::new(),
+        }
+    }
+}
+
+/// A started session on an engine configured for one variant of a table.
+struct Variant {
+    session: Session,
+    recorder: Arc<Recorder>,
+    call: Call,
+    expect: Expect,
+}
+
+impl Variant {
+    /// One prompt, timed; then checks the turn and what its hooks did.
+    async fn prompt(&mut self) -> Duration {
+        let started = Instant::now();
+        let outcome = self.session.run_prompt("go").await;
+        let elapsed = started.elapsed();
+        assert_eq!(outcome.end, TurnEnd::Completed, "turn: {outcome:?}");
+        let refused = usize::from(self.call == Call::BashRefused);
+        assert_eq!(outcome.denials.len(), refused, "denials: {outcome:?}");
+        let fired = std::mem::take(&mut *self.recorder.0.lock().unwrap());
+        assert_eq!(fired, self.expect.fired(), "hooks of the prompt");
+        elapsed
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fixture: a project and a home; engines configured with inline settings
 
 struct Fixture {
     _tmp: tempfile::TempDir,
@@ -181,6 +333,11 @@ impl Fixture {
         std::fs::create_dir_all(&home).expect("mkdir home");
         let project = std::fs::canonicalize(project).expect("canonicalize");
         let home = std::fs::canonicalize(home).expect("canonicalize");
+        std::fs::write(
+            project.join("notes.txt"),
+            "a small file the Read call reads\n",
+        )
+        .expect("write notes.txt");
         Fixture {
             _tmp: tmp,
             project,
@@ -188,126 +345,98 @@ impl Fixture {
         }
     }
 
-    /// The environment `rein -p` gives its dispatcher, run log included.
-    fn env(&self) -> HookEnvironment {
-        let rein_home = self.home.join(".rein");
-        let mut env = HookEnvironment::new(
-            &self.project,
-            SESSION,
-            rein_home.join("session-env").join(SESSION),
+    /// An engine on the project whose only settings are `{"hooks": hooks}` and whose model
+    /// makes `call` once per prompt, with a started session: what one row of a table times.
+    fn variant(
+        &self,
+        rt: &tokio::runtime::Runtime,
+        call: Call,
+        hooks: Value,
+        expect: Expect,
+    ) -> Variant {
+        let (name, input) = match call {
+            Call::Read => (
+                "Read",
+                json!({"file_path": self.project.join("notes.txt").display().to_string()}),
+            ),
+            Call::BashTrue => ("Bash", json!({"command": "true"})),
+            Call::BashRefused => (
+                "Bash",
+                json!({"command": "ls -la", "description": "List files in the project directory"}),
+            ),
+        };
+        let recorder = Arc::new(Recorder::default());
+        let builder = Engine::builder(&self.project)
+            .home(&self.home)
+            .read_settings_files(false)
+            .settings(json!({ "hooks": hooks }).to_string())
+            .model(Arc::new(OneCall {
+                name,
+                input,
+                next_id: AtomicU64::new(0),
+            }))
+            .observer(Arc::clone(&recorder) as Arc<dyn Observer>);
+        let builder = match call {
+            Call::Read => builder.allow("Read"),
+            Call::BashTrue => builder.allow("Bash(true)"),
+            Call::BashRefused => builder.deny("Bash(ls -la)"),
+        };
+        let engine = builder.build().expect("engine");
+        assert!(
+            engine.diagnostics().is_empty(),
+            "{:?}",
+            engine.diagnostics()
         );
-        env.run_log = Some(rein_home.join("logs").join(format!("{SESSION}.jsonl")));
-        env.output_dir = Some(rein_home.join("tool-results"));
-        env.home = Some(self.home.clone());
-        env
-    }
-
-    fn dispatcher(&self, handlers: Vec<ConfiguredHandler>) -> Dispatcher {
-        Dispatcher::new(
-            (Settings {
-                handlers,
-                ..Settings::default()
-            })
-            .handlers,
-            self.env(),
-        )
-    }
-
-    fn bash_input(&self, command: &str) -> PreToolUseInput {
-        PreToolUseInput {
-            base: BaseInput {
-                session_id: SESSION.into(),
-                transcript_path: self
-                    .home
-                    .join(".rein/projects/bench")
-                    .join(format!("{SESSION}.jsonl"))
-                    .to_string_lossy()
-                    .into_owned(),
-                cwd: self.project.to_string_lossy().into_owned(),
-                prompt_id: Some("prompt-1".into()),
-                permission_mode: Some("default".into()),
-                effort: None,
-            },
-            hook_event_name: HookEvent::PreToolUse,
-            tool_name: "Bash".into(),
-            tool_input: json!({
-                "command": command,
-                "description": "List files in the project directory"
-            }),
-            tool_use_id: "toolu_01A2b3C4d5E6f7G8h9I0j1K2".into(),
+        let mut session = engine.session();
+        rt.block_on(session.start());
+        Variant {
+            session,
+            recorder,
+            call,
+            expect,
         }
     }
-}
 
-impl Fixture {
-    /// The PostToolUse of [`Fixture::bash_input`]'s call.
-    fn post_bash_input(&self) -> PostToolUseInput {
-        let pre = self.bash_input("ls -la");
-        PostToolUseInput {
-            base: pre.base,
-            hook_event_name: HookEvent::PostToolUse,
-            tool_name: pre.tool_name,
-            tool_input: pre.tool_input,
-            tool_response: json!({
-                "stdout": "total 8\ndrwxr-xr-x 2 user user 4096 Dec  2 12:00 .\n",
-                "stderr": "",
-                "interrupted": false,
-                "isImage": false
-            }),
-            tool_use_id: pre.tool_use_id,
-            duration_ms: 3,
-        }
+    /// The stdin a `event` hook gets on `call`, as rein wrote it (captured by a hook).
+    fn captured_stdin(
+        &self,
+        rt: &tokio::runtime::Runtime,
+        call: Call,
+        event: HookEvent,
+    ) -> Vec<u8> {
+        let file = self.project.join(format!("stdin-{event}.json"));
+        let command = format!("cat > '{}'", file.display());
+        let mut hooks = json!({});
+        hooks[event.as_str()] = json!([{"hooks": [{"type": "command", "command": command}]}]);
+        // Not `Variant::prompt`: nothing is timed here, and the file is the check.
+        let mut capture = self.variant(rt, call, hooks, Expect::Nothing);
+        rt.block_on(capture.session.run_prompt("go"));
+        rt.block_on(capture.session.end("other"));
+        std::fs::read(&file).expect("captured stdin")
     }
 }
 
-fn handler(event: HookEvent, matcher: Option<&str>, command: &str) -> ConfiguredHandler {
-    static LINE: AtomicU32 = AtomicU32::new(1);
-    let line = LINE.fetch_add(1, Ordering::Relaxed);
-    ConfiguredHandler {
-        event: Some(event),
-        matcher_text: matcher.map(str::to_string),
-        matcher: Matcher::compile(Some(event), matcher),
-        if_text: None,
-        if_condition: None,
-        kind: HandlerKind::Command(CommandHandler {
-            command: command.into(),
-            args: None,
-            shell: None,
-            is_async: false,
-            async_rewake: false,
-        }),
-        timeout: None,
-        status_message: None,
-        on_failure: OnFailure::Continue,
-        once: false,
-        origin: HandlerOrigin {
-            source: SourceKind::User,
-            event_key: event.as_str().into(),
-            group: 0,
-            index: line as usize,
-            location: Location {
-                file: Arc::from("/bench/settings.json"),
-                line,
-                col: 5,
-            },
-        },
-        inactive: None,
+/// `{"PreToolUse": [...]}` with one handler per command, on `matcher` (distinct commands, so
+/// dedup keeps them all).
+fn pre_hooks(matcher: &str, commands: &[String]) -> Value {
+    let handlers: Vec<Value> = commands
+        .iter()
+        .map(|c| json!({"type": "command", "command": c}))
+        .collect();
+    json!({"PreToolUse": [{"matcher": matcher, "hooks": handlers}]})
+}
+
+/// `n` distinct copies of `command`.
+fn fan(command: &str, n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("{command} # hook {i}")).collect()
+}
+
+/// Ends each variant's session.
+fn end_all(rt: &tokio::runtime::Runtime, variants: &mut [Variant]) {
+    for v in variants {
+        rt.block_on(v.session.end("other"));
     }
 }
-
-/// `n` distinct copies of `command` (distinct so dedup keeps them all).
-fn fan(command: &str, n: usize) -> Vec<ConfiguredHandler> {
-    (0..n)
-        .map(|i| {
-            handler(
-                HookEvent::PreToolUse,
-                Some("Bash"),
-                &format!("{command} # hook {i}"),
-            )
-        })
-        .collect()
-}
-
 // ---------------------------------------------------------------------------------------------
 // The floor: a bare spawn
 
@@ -348,52 +477,6 @@ async fn floor(command: &str, stdin: &[u8], n: usize, expect_json: bool) -> Dura
             assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "allow");
         }
     }
-    elapsed
-}
-
-/// rein's process runner alone: the spec the dispatcher would build, minus the dispatcher.
-async fn runner(spec: &CommandSpec, stdin: &[u8]) -> Duration {
-    let started = Instant::now();
-    let raw = command::run(spec, stdin).await;
-    let elapsed = started.elapsed();
-    assert_eq!(raw.status, RunStatus::Exited(0), "runner: {raw:?}");
-    elapsed
-}
-
-/// What a fired event must have produced.
-#[derive(Clone, Copy)]
-enum Expect {
-    /// `n` runs, each exited 0.
-    Ran(usize),
-    /// `n` runs and a merged allow.
-    Allowed(usize),
-    /// Nothing selected.
-    Nothing,
-}
-
-fn check(decision: &Common, permission: Option<&PermissionDecision>, expect: Expect) {
-    let ran_ok = |n: usize| {
-        decision.runs.len() == n
-            && decision
-                .runs
-                .iter()
-                .all(|r| r.status == RunStatus::Exited(0))
-    };
-    let ok = match expect {
-        Expect::Ran(n) => ran_ok(n),
-        Expect::Allowed(n) => {
-            ran_ok(n) && matches!(permission, Some(PermissionDecision::Allow { .. }))
-        }
-        Expect::Nothing => decision.runs.is_empty() && permission.is_none(),
-    };
-    assert!(ok, "unexpected decision: {decision:#?} {permission:?}");
-}
-
-async fn fire(dispatcher: &Dispatcher, input: &PreToolUseInput, expect: Expect) -> Duration {
-    let started = Instant::now();
-    let outcome = dispatcher.fire::<PreToolUse>(input).await;
-    let elapsed = started.elapsed();
-    check(&outcome.common, outcome.permission.as_ref(), expect);
     elapsed
 }
 
@@ -547,13 +630,12 @@ fn which(program: &str) -> String {
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| format!("{program} (not on PATH)"))
 }
-
 /// Everything the sections share.
 struct Ctx {
     plan: Plan,
     rt: tokio::runtime::Runtime,
     fx: Fixture,
-    input: PreToolUseInput,
+    /// The stdin of a PreToolUse hook on the `Read` call.
     stdin: Vec<u8>,
     sh_cmd: String,
     py_shim_cmd: String,
@@ -562,150 +644,128 @@ struct Ctx {
     sh_bare: [Duration; 4],
 }
 
-/// One row of the single-hook table.
+/// Median of the round-by-round `a[i] − b[i] − c[i]` (rounds are interleaved, so the three ran
+/// back to back; the paired figure is less sensitive to load drifting during the run).
+fn paired_median(a: &[Duration], b: &[Duration], c: &[Duration]) -> String {
+    let mut d: Vec<f64> = a
+        .iter()
+        .zip(b)
+        .zip(c)
+        .map(|((a, b), c)| a.as_secs_f64() - b.as_secs_f64() - c.as_secs_f64())
+        .collect();
+    d.sort_unstable_by(f64::total_cmp);
+    let d = d.get(d.len() / 2).copied().unwrap_or(0.0);
+    if d >= 0.0 {
+        format!("+{}", ms(Duration::from_secs_f64(d)))
+    } else {
+        format!("−{}", ms(Duration::from_secs_f64(-d)))
+    }
+}
+
+/// One row of the single-hook table: the floor, the prompt without the hook, with it.
 struct OneRow {
     label: &'static str,
     floor: Vec<Duration>,
-    rein: Vec<Duration>,
+    base: Vec<Duration>,
+    hooked: Vec<Duration>,
 }
 
 impl OneRow {
     fn print(&self) {
         let f = stats(&self.floor);
-        let r = stats(&self.rein);
-        // Rounds are interleaved, so floor[i] and rein[i] ran back to back: the median of the
-        // pairwise differences is less sensitive to load drifting during the run.
-        let mut paired: Vec<f64> = self
-            .floor
-            .iter()
-            .zip(&self.rein)
-            .map(|(f, r)| r.as_secs_f64() - f.as_secs_f64())
-            .collect();
-        paired.sort_unstable_by(f64::total_cmp);
-        let paired = paired.get(paired.len() / 2).copied().unwrap_or(0.0);
-        let paired = if paired >= 0.0 {
-            format!("+{}", ms(Duration::from_secs_f64(paired)))
-        } else {
-            format!("−{}", ms(Duration::from_secs_f64(-paired)))
-        };
+        let b = stats(&self.base);
+        let h = stats(&self.hooked);
+        let share = h.median.saturating_sub(b.median);
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             self.label,
             f.n,
             ms(f.median),
             ms(f.p95),
-            ms(r.median),
-            ms(r.p95),
-            signed_ms(r.median, f.median),
-            paired,
-            ratio(r.median, f.median)
+            ms(b.median),
+            ms(h.median),
+            ms(share),
+            signed_ms(share, f.median),
+            paired_median(&self.hooked, &self.base, &self.floor),
+            ratio(share, f.median)
         );
     }
 }
 
-fn expect_for(json: bool, n: usize) -> Expect {
-    if json {
-        Expect::Allowed(n)
-    } else {
-        Expect::Ran(n)
-    }
-}
-
-/// Sections 1 + 2: one hook, bare vs. rein; the sh hook also through `command::run` alone.
+/// Section 2: one PreToolUse hook on a `Read` call, against the floor.
 fn section_one_hook(ctx: &Ctx) {
-    let Ctx {
-        rt,
-        fx,
-        input,
-        stdin,
-        ..
-    } = ctx;
-    let one =
-        |command: &str| fx.dispatcher(vec![handler(HookEvent::PreToolUse, Some("Bash"), command)]);
-
-    // rein's runner alone: the spec shape the dispatcher builds (process group, env additions
-    // and removals, cwd), so "dispatcher − runner" isolates selection, serialization, output
-    // parsing, merge and the run log.
-    let mut spec = CommandSpec::new(
-        CommandForm::Shell(ctx.sh_cmd.clone()),
-        fx.project.clone(),
-        Duration::from_secs(600),
-    );
-    spec.env = vec![
-        (
-            "CLAUDE_PROJECT_DIR".into(),
-            fx.project.display().to_string(),
-        ),
-        ("CLAUDE_CODE_SESSION_ID".into(), SESSION.into()),
-        ("AI_AGENT".into(), "rein_bench".into()),
-        ("CLAUDE_CODE_SESSION_ATTENDED".into(), "0".into()),
-        ("CLAUDE_PID".into(), std::process::id().to_string()),
-    ];
-    spec.env_remove = vec!["CLAUDECODE".into(), "CLAUDE_ENV_FILE".into()];
-    let sh = one(&ctx.sh_cmd);
-    let mut sh_samples = interleave(3, 10, ctx.plan.sh, |v| {
-        rt.block_on(async {
-            match v {
-                0 => floor(&ctx.sh_cmd, stdin, 1, false).await,
-                1 => runner(&spec, stdin).await,
-                _ => fire(&sh, input, Expect::Ran(1)).await,
-            }
-        })
-    });
-    let sh_fire = sh_samples.pop().unwrap_or_default();
-    let sh_runner = sh_samples.pop().unwrap_or_default();
-    let sh_floor = sh_samples.pop().unwrap_or_default();
-
+    let Ctx { rt, fx, stdin, .. } = ctx;
     let mut rows = Vec::new();
-    for (label, command, iters) in [
-        ("python3 (pyenv shim)", &ctx.py_shim_cmd, ctx.plan.py_shim),
-        ("python3 (real path)", &ctx.py_real_cmd, ctx.plan.py_real),
+    for (label, command, json, iters) in [
+        ("sh `cat >/dev/null`", &ctx.sh_cmd, false, ctx.plan.sh),
+        (
+            "python3 (pyenv shim)",
+            &ctx.py_shim_cmd,
+            true,
+            ctx.plan.py_shim,
+        ),
+        (
+            "python3 (real path)",
+            &ctx.py_real_cmd,
+            true,
+            ctx.plan.py_real,
+        ),
     ] {
-        let d = one(command);
-        let mut s = interleave(2, 3, iters, |v| {
+        let expect = if json {
+            Expect::Allowed(1)
+        } else {
+            Expect::Ran(1)
+        };
+        let mut variants = [
+            fx.variant(rt, Call::Read, json!({}), Expect::Nothing),
+            fx.variant(
+                rt,
+                Call::Read,
+                pre_hooks("Read", std::slice::from_ref(command)),
+                expect,
+            ),
+        ];
+        let warmup = if json { 3 } else { 10 };
+        let mut s = interleave(3, warmup, iters, |v| {
             rt.block_on(async {
-                if v == 0 {
-                    floor(command, stdin, 1, true).await
-                } else {
-                    fire(&d, input, Expect::Allowed(1)).await
+                match v {
+                    0 => floor(command, stdin, 1, json).await,
+                    _ => variants[v - 1].prompt().await,
                 }
             })
         });
-        let rein = s.pop().unwrap_or_default();
+        end_all(rt, &mut variants);
+        let hooked = s.pop().unwrap_or_default();
+        let base = s.pop().unwrap_or_default();
         let floor = s.pop().unwrap_or_default();
-        rows.push(OneRow { label, floor, rein });
+        rows.push(OneRow {
+            label,
+            floor,
+            base,
+            hooked,
+        });
     }
 
-    println!("## One hook: bare spawn (floor) vs. rein `Dispatcher::fire`\n");
     println!(
-        "| hook | n | floor median | floor p95 | rein median | rein p95 | overhead (Δ medians) | overhead (paired median) | rein / floor |"
+        "## One hook: bare spawn (floor) vs. its share of a rein prompt with one `Read` call\n"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
-    OneRow {
-        label: "sh `cat >/dev/null`, `command::run` only",
-        floor: sh_floor.clone(),
-        rein: sh_runner.clone(),
-    }
-    .print();
-    OneRow {
-        label: "sh `cat >/dev/null`",
-        floor: sh_floor,
-        rein: sh_fire,
-    }
-    .print();
+    println!(
+        "| hook | n | floor median | floor p95 | prompt, no hook | prompt, 1 hook | hook's share (Δ medians) | overhead (share − floor) | overhead (paired median) | share / floor |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for row in &rows {
         row.print();
     }
     println!();
 }
 
-/// Section 3: N matching hooks on one event, rein and bare.
+/// Section 3: N matching hooks on one PreToolUse, rein and bare.
 fn section_fan_out(ctx: &mut Ctx) {
     println!("## Fan-out: N matching hooks on one PreToolUse (they run concurrently)\n");
     println!(
-        "| hook | N | n | bare N concurrent (median) | rein median | rein p95 | rein N / rein 1 | bare N / bare 1 | rein / bare |"
+        "| hook | N | n | bare N concurrent (median) | rein share (median − no hooks) | rein N / rein 1 | bare N / bare 1 | rein / bare |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     let fans = [1usize, 2, 4, 8];
     let cases = [
         (
@@ -722,127 +782,105 @@ fn section_fan_out(ctx: &mut Ctx) {
         ),
     ];
     for (label, command, json, iters) in cases {
-        let dispatchers: Vec<Dispatcher> = fans
-            .iter()
-            .map(|&n| ctx.fx.dispatcher(fan(&command, n)))
-            .collect();
-        let samples = interleave(fans.len() * 2, 3, iters, |v| {
-            let n = fans[v / 2];
-            ctx.rt.block_on(async {
-                if v.is_multiple_of(2) {
-                    floor(&command, &ctx.stdin, n, json).await
+        let rt = &ctx.rt;
+        // Variant 0: the prompt without hooks; then bare N and rein N for each N.
+        let mut variants: Vec<Variant> =
+            std::iter::once(ctx.fx.variant(rt, Call::Read, json!({}), Expect::Nothing))
+                .chain(fans.iter().map(|&n| {
+                    let expect = if json {
+                        Expect::Allowed(n)
+                    } else {
+                        Expect::Ran(n)
+                    };
+                    ctx.fx
+                        .variant(rt, Call::Read, pre_hooks("Read", &fan(&command, n)), expect)
+                }))
+                .collect();
+        let samples = interleave(1 + fans.len() * 2, 3, iters, |v| {
+            rt.block_on(async {
+                if v == 0 {
+                    variants[0].prompt().await
+                } else if v % 2 == 1 {
+                    floor(&command, &ctx.stdin, fans[v / 2], json).await
                 } else {
-                    fire(&dispatchers[v / 2], &ctx.input, expect_for(json, n)).await
+                    variants[v / 2].prompt().await
                 }
             })
         });
-        let rein_one = stats(&samples[1]).median;
-        let bare_one = stats(&samples[0]).median;
+        end_all(rt, &mut variants);
+        let base = stats(&samples[0]).median;
+        let share = |k: usize| stats(&samples[2 + k * 2]).median.saturating_sub(base);
+        let bare = |k: usize| stats(&samples[1 + k * 2]).median;
         for (k, n) in fans.iter().enumerate() {
-            let b = stats(&samples[k * 2]);
-            let r = stats(&samples[k * 2 + 1]);
             if !json {
-                ctx.sh_bare[k] = b.median;
+                ctx.sh_bare[k] = bare(k);
             }
             println!(
-                "| {label} | {n} | {} | {} | {} | {} | {} | {} | {} |",
-                r.n,
-                ms(b.median),
-                ms(r.median),
-                ms(r.p95),
-                ratio(r.median, rein_one),
-                ratio(b.median, bare_one),
-                ratio(r.median, b.median)
+                "| {label} | {n} | {} | {} | {} | {} | {} | {} |",
+                samples[1 + k * 2].len(),
+                ms(bare(k)),
+                ms(share(k)),
+                ratio(share(k), share(0)),
+                ratio(bare(k), bare(0)),
+                ratio(share(k), bare(k))
             );
         }
     }
     println!();
 }
 
-/// The tool itself in the call sequence: `/bin/bash -c true`, as the Bash tool spawns it.
-async fn bash_true() {
-    let status = tokio::process::Command::new("/bin/bash")
-        .args(["-c", "true"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output()
-        .await
-        .expect("spawn /bin/bash");
-    assert!(status.status.success(), "bash -c true failed");
-}
-
-/// Section 3b: one tool call's hook phases in-process, shaped like the session below: a
-/// PreToolUse phase of 2 concurrent hooks, the tool, a PostToolUse phase of 1 hook.
+/// Section 3b: one `Bash` call with a PreToolUse phase of 2 concurrent hooks and a PostToolUse
+/// phase of 1, shaped like the session below.
 fn section_call(ctx: &Ctx) {
-    let fx = &ctx.fx;
+    let Ctx { rt, fx, .. } = ctx;
     let sh = &ctx.sh_cmd;
-    let pre = fx.dispatcher(vec![
-        handler(
-            HookEvent::PreToolUse,
-            Some("Bash"),
-            &format!("{sh} # guard"),
-        ),
-        handler(
-            HookEvent::PreToolUse,
-            Some("Bash"),
-            &format!("{sh} # audit"),
-        ),
-    ]);
-    let post = fx.dispatcher(vec![handler(
-        HookEvent::PostToolUse,
-        Some("Bash"),
-        &format!("{sh} # log"),
-    )]);
-    let post_input = fx.post_bash_input();
-    let post_stdin = stdin_bytes(&post_input);
+    let pre_stdin = fx.captured_stdin(rt, Call::BashTrue, HookEvent::PreToolUse);
+    let post_stdin = fx.captured_stdin(rt, Call::BashTrue, HookEvent::PostToolUse);
+    let mut hooks = pre_hooks("Bash", &[format!("{sh} # guard"), format!("{sh} # audit")]);
+    hooks["PostToolUse"] = json!([{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": format!("{sh} # log")}
+    ]}]);
+    let mut variants = [
+        fx.variant(rt, Call::BashTrue, json!({}), Expect::Nothing),
+        fx.variant(rt, Call::BashTrue, hooks, Expect::PrePost(2, 1)),
+    ];
     let samples = interleave(3, 5, ctx.plan.fan_sh, |v| {
-        ctx.rt.block_on(async {
-            let started = Instant::now();
+        rt.block_on(async {
             match v {
-                0 => bash_true().await,
+                0 => variants[0].prompt().await,
                 1 => {
-                    floor(sh, &ctx.stdin, 2, false).await;
-                    bash_true().await;
+                    let started = Instant::now();
+                    floor(sh, &pre_stdin, 2, false).await;
+                    variants[0].prompt().await;
                     floor(sh, &post_stdin, 1, false).await;
+                    started.elapsed()
                 }
-                _ => {
-                    {
-                        let o = pre.fire::<PreToolUse>(&ctx.input).await;
-                        check(&o.common, o.permission.as_ref(), Expect::Ran(2));
-                    }
-                    bash_true().await;
-                    check(
-                        &post.fire::<PostToolUse>(&post_input).await.common,
-                        None,
-                        Expect::Ran(1),
-                    );
-                }
+                _ => variants[1].prompt().await,
             }
-            started.elapsed()
         })
     });
+    end_all(rt, &mut variants);
     let tool = stats(&samples[0]);
     let bare = stats(&samples[1]);
     let rein = stats(&samples[2]);
-    println!("## One tool call in-process: Pre (2 hooks) → `bash -c true` → Post (1 hook)\n");
-    println!("| sequence | n | median | p95 | hooks' share (median − tool alone) |");
+    println!("## One `Bash` call: Pre (2 hooks) → `bash -c true` → Post (1 hook)\n");
+    println!("| sequence | n | median | p95 | hooks' share (median − prompt alone) |");
     println!("|---|---|---|---|---|");
     println!(
-        "| tool alone (`/bin/bash -c true`) | {} | {} | {} | – |",
+        "| prompt, no hooks | {} | {} | {} | – |",
         tool.n,
         ms(tool.median),
         ms(tool.p95)
     );
     println!(
-        "| bare spawns around the tool | {} | {} | {} | {} |",
+        "| bare spawns around that prompt (2 concurrent, then 1) | {} | {} | {} | {} |",
         bare.n,
         ms(bare.median),
         ms(bare.p95),
         ms(bare.median.saturating_sub(tool.median))
     );
     println!(
-        "| rein `fire` around the tool | {} | {} | {} | {} |",
+        "| prompt with the 3 hooks | {} | {} | {} | {} |",
         rein.n,
         ms(rein.median),
         ms(rein.p95),
@@ -859,66 +897,66 @@ fn section_call(ctx: &Ctx) {
 
 /// Section 4: 500 handlers, none matching.
 fn section_selection(ctx: &Ctx) {
-    let fx = &ctx.fx;
+    let Ctx { rt, fx, .. } = ctx;
     let marker = fx.project.join("selection-ran.flag");
     let touch = format!("touch '{}'", marker.display());
     // Regex matchers that do not accept Bash (the common MCP pattern, and an alternation).
     let regex_miss = |i: usize| {
-        let m = if i.is_multiple_of(2) {
+        let matcher = if i.is_multiple_of(2) {
             format!("mcp__server{i}__.*")
         } else {
             format!("^(Write|Edit|Notebook{i})$")
         };
-        handler(HookEvent::PreToolUse, Some(&m), &format!("{touch} # {i}"))
+        json!({"matcher": matcher, "hooks": [
+            {"type": "command", "command": format!("{touch} # {i}")}
+        ]})
     };
     // Matchers that do accept Bash, with an `if` that does not hold for `ls -la`.
     let if_miss = |i: usize| {
-        let mut h = handler(
-            HookEvent::PreToolUse,
-            Some("^(Bash|Shell)$"),
-            &format!("{touch} # {i}"),
-        );
-        let rule = format!("Bash(git push --force origin branch-{i}*)");
-        h.if_condition = Some(IfCondition::parse(&rule).expect("if rule"));
-        h.if_text = Some(rule);
-        h
+        json!({"matcher": "^(Bash|Shell)$", "hooks": [{
+            "type": "command",
+            "command": format!("{touch} # {i}"),
+            "if": format!("Bash(git push --force origin branch-{i}*)")
+        }]})
     };
-    let mixed: Vec<ConfiguredHandler> = (0..500)
-        .map(|i| if i < 250 { regex_miss(i) } else { if_miss(i) })
+    let groups = |f: &dyn Fn(usize) -> Value, range: std::ops::Range<usize>| -> Vec<Value> {
+        range.map(f).collect()
+    };
+    let mixed: Vec<Value> = groups(&regex_miss, 0..250)
+        .into_iter()
+        .chain(groups(&if_miss, 250..500))
         .collect();
-    let variants = [
+    let settings = [
         (
             "500: 250 regex matchers not matching + 250 matching with a failing `if`",
-            fx.dispatcher(mixed),
+            json!({ "PreToolUse": mixed }),
         ),
         (
             "500 regex matchers, none matching",
-            fx.dispatcher((0..500).map(regex_miss).collect()),
+            json!({ "PreToolUse": groups(&regex_miss, 0..500) }),
         ),
         (
             "500 matching matchers, each with a failing `if`",
-            fx.dispatcher((0..500).map(if_miss).collect()),
+            json!({ "PreToolUse": groups(&if_miss, 0..500) }),
         ),
-        ("no handlers", fx.dispatcher(Vec::new())),
+        ("no handlers", json!({})),
     ];
+    let mut variants: Vec<Variant> = settings
+        .iter()
+        .map(|(_, hooks)| fx.variant(rt, Call::BashRefused, hooks.clone(), Expect::Nothing))
+        .collect();
     let samples = interleave(variants.len(), 100, ctx.plan.selection, |v| {
-        ctx.rt
-            .block_on(fire(&variants[v].1, &ctx.input, Expect::Nothing))
+        rt.block_on(variants[v].prompt())
     });
-    for (_, d) in &variants {
-        assert!(
-            d.select(&Target::of::<PreToolUse>(&ctx.input)).is_empty(),
-            "a handler was selected"
-        );
-    }
+    end_all(rt, &mut variants);
     assert!(!marker.exists(), "a handler ran although none matches");
     let empty = stats(&samples[variants.len() - 1]).median;
     println!(
-        "## Selection: 500 handlers, none matching (`Dispatcher::fire`, no process spawned)\n"
+        "## Selection: 500 handlers, none matching (a refused `Bash` call: no process spawned)\n"
     );
     println!("| settings | n | median | p95 | per handler (median − empty) |");
     println!("|---|---|---|---|---|");
-    for ((label, _), s) in variants.iter().zip(&samples) {
+    for ((label, _), s) in settings.iter().zip(&samples) {
         let s = stats(s);
         let per = if *label == "no handlers" {
             "–".to_string()
@@ -1101,15 +1139,15 @@ fn main() {
     let started = Instant::now();
     let fx = Fixture::new();
     let py_real = real_python();
-    let input = fx.bash_input("ls -la");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let stdin = fx.captured_stdin(&rt, Call::Read, HookEvent::PreToolUse);
     let mut ctx = Ctx {
         plan: Plan::from_env(),
-        rt: tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .expect("tokio runtime"),
-        stdin: stdin_bytes(&input),
-        input,
+        rt,
+        stdin,
         fx,
         sh_cmd: "cat >/dev/null".to_string(),
         py_shim_cmd: format!("python3 -c '{PY_CODE}'"),
@@ -1120,7 +1158,7 @@ fn main() {
     println!("# rein hook benchmarks\n");
     println!(
         "Hooks are `/bin/sh -c <command>` in both columns. `python3` on PATH: `{}`; real \
-         interpreter: `{py_real}`. Hook input: {} bytes (PreToolUse, Bash `ls -la`).\n",
+         interpreter: `{py_real}`. Hook input: {} bytes (PreToolUse, `Read` of a file).\n",
         which("python3"),
         ctx.stdin.len()
     );
