@@ -3,16 +3,22 @@
 //! process layer of command hooks ([`command`]), timeouts ([`timeout`]), the typed in-process
 //! registry ([`registry`]), and the seam its callers use ([`host`]).
 
+pub mod answer;
 pub mod command;
 pub mod config;
 pub mod dispatch;
+pub mod environment;
 pub mod events;
 pub mod host;
+pub mod in_process;
 pub mod matcher;
 pub mod output;
 pub mod registry;
 pub mod run;
+pub mod run_log;
+pub mod select;
 pub mod spec;
+pub mod spill;
 pub mod timeout;
 
 /// A fresh `toolu_…` id (24 hex digits), as Claude Code's tool-use ids look.
