@@ -276,17 +276,23 @@ impl Session {
         &self.messages
     }
 
-    fn base(&self, prompt: bool, mode: bool) -> BaseInput {
+    /// The base fields of `event`'s stdin: which optional ones it carries is a column of the
+    /// spec table (`prompt_id`, `permission_mode`; spec §2.4). The tool events of the pipeline
+    /// use PreToolUse's.
+    fn base(&self, event: HookEvent) -> BaseInput {
+        let spec = event.spec();
         BaseInput {
             session_id: self.config.session_id.clone(),
             transcript_path: self.config.transcript_path.to_string_lossy().into_owned(),
             cwd: self.ctx.current_dir().to_string_lossy().into_owned(),
-            prompt_id: if prompt { self.prompt_id.clone() } else { None },
-            permission_mode: if mode {
-                Some(self.config.permission_mode.clone())
+            prompt_id: if spec.prompt_id {
+                self.prompt_id.clone()
             } else {
                 None
             },
+            permission_mode: spec
+                .permission_mode
+                .then(|| self.config.permission_mode.clone()),
             effort: None,
         }
     }
@@ -313,7 +319,7 @@ impl Session {
     pub async fn start(&mut self) {
         let outcome = self
             .fire::<SessionStart>(SessionStartInput {
-                base: self.base(false, false),
+                base: self.base(HookEvent::SessionStart),
                 hook_event_name: HookEvent::SessionStart,
                 source: "startup".to_string(),
                 model: None,
@@ -350,7 +356,7 @@ impl Session {
 
         let ups = self
             .fire::<UserPromptSubmit>(UserPromptSubmitInput {
-                base: self.base(true, true),
+                base: self.base(HookEvent::UserPromptSubmit),
                 hook_event_name: HookEvent::UserPromptSubmit,
                 prompt: prompt.to_string(),
             })
@@ -427,7 +433,7 @@ impl Session {
                 Ok(r) => r,
                 Err(err) => {
                     self.fire::<StopFailure>(StopFailureInput {
-                        base: self.base(true, true),
+                        base: self.base(HookEvent::StopFailure),
                         hook_event_name: HookEvent::StopFailure,
                         error: err.kind.as_str().to_string(),
                         error_details: Some(err.message.clone()),
@@ -484,7 +490,7 @@ impl Session {
 
             let stop = self
                 .fire::<Stop>(StopInput {
-                    base: self.base(true, true),
+                    base: self.base(HookEvent::Stop),
                     hook_event_name: HookEvent::Stop,
                     stop_hook_active,
                     last_assistant_message: Some(text),
@@ -539,7 +545,7 @@ impl Session {
         calls: &[ToolCall],
         outcome: &mut TurnOutcome,
     ) -> Option<TurnEnd> {
-        let base = self.base(true, true);
+        let base = self.base(HookEvent::PreToolUse);
         let pipeline = ToolPipeline {
             hooks: self.hooks.as_ref(),
             tools: &self.tools,
@@ -671,7 +677,7 @@ impl Session {
         self.ended = true;
         let budget = self.config.session_end_budget;
         let input = SessionEndInput {
-            base: self.base(true, false),
+            base: self.base(HookEvent::SessionEnd),
             hook_event_name: HookEvent::SessionEnd,
             reason: reason.to_string(),
         };

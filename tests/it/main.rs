@@ -17,6 +17,7 @@ mod dispatch;
 mod dispatch_merge;
 mod dispatch_settings;
 mod dispatch_support;
+mod engine;
 mod faults;
 mod harness;
 mod hook_compat;
