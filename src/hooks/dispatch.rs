@@ -199,7 +199,7 @@ impl Dispatcher {
         let mut futures = Vec::with_capacity(selected.len());
         for sel in selected {
             let env_file = match sel {
-                SelectedHandler::Command { .. } if event == HookEvent::SessionStart => {
+                SelectedHandler::Command { .. } if event.spec().env_file => {
                     let path = self.prepare_env_file(env_file_index);
                     env_file_index += 1;
                     Some(path)

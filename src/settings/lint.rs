@@ -157,10 +157,8 @@ pub fn lint_handler(handler: &ConfiguredHandler, ctx: LintContext<'_>) -> Vec<Di
             ),
         ));
     }
-    if matches!(
-        handler.event,
-        Some(HookEvent::PreToolUse | HookEvent::PermissionRequest)
-    ) && let Some(line) = exit_one_only(&text)
+    if handler.event.is_some_and(|e| e.spec().decides_permission)
+        && let Some(line) = exit_one_only(&text)
     {
         let event = handler.event.map(HookEvent::as_str).unwrap_or("PreToolUse");
         out.push(warning(

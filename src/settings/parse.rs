@@ -381,7 +381,7 @@ impl FileCx<'_> {
 
     fn report_malformed(&mut self, event: Option<HookEvent>, m: Malformed) {
         match event {
-            Some(e @ (HookEvent::PreToolUse | HookEvent::PermissionRequest)) => {
+            Some(e) if e.spec().decides_permission => {
                 let location = self.location(m.offset);
                 self.error(
                     m.offset,
@@ -677,15 +677,12 @@ impl FileCx<'_> {
             }
         }
         if let (HandlerKind::Prompt(_) | HandlerKind::Agent(_), Some(e)) = (&kind, path.event) {
-            if matches!(
-                e,
-                HookEvent::SessionStart | HookEvent::Setup | HookEvent::SubagentStart
-            ) {
+            if !e.spec().model_hooks {
                 self.warn(
                     node.offset,
                     format!("{type_name} hooks need a conversation; Claude Code rejects them on {e} (use a command hook)"),
                 );
-            } else if matches!(kind, HandlerKind::Agent(_)) && e == HookEvent::PermissionRequest {
+            } else if matches!(kind, HandlerKind::Agent(_)) && !e.spec().agent_hooks {
                 self.warn(
                     node.offset,
                     "agent hooks are not allowed on PermissionRequest (an agent hook answers ok or not ok)",
