@@ -484,20 +484,13 @@ impl Dispatcher {
             command::run_until(&plan.spec, &stdin, cancelled).await
         };
         self.finish_later(target, origin.clone(), text.clone(), stdin_len, finished);
-        bare(HandlerRun {
+        bare(HandlerRun::without_output(
             origin,
-            command: text,
-            status: RunStatus::Backgrounded,
-            outcome: OutcomeKind::Success,
-            duration: Duration::ZERO,
-            stdout: String::new(),
-            stderr: String::new(),
-            stdout_bytes: 0,
-            stderr_bytes: 0,
-            stdout_capped: false,
-            stderr_capped: false,
-            json: None,
-        })
+            text,
+            RunStatus::Backgrounded,
+            OutcomeKind::Success,
+            Duration::ZERO,
+        ))
     }
 
     /// Awaits a background run in a task: logs it, and queues its `additionalContext` and

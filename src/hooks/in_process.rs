@@ -21,19 +21,8 @@ pub(crate) async fn run_in_process(
     timeout: Duration,
 ) -> Answer {
     let started = Instant::now();
-    let run = |status: RunStatus, outcome: OutcomeKind, duration: Duration| HandlerRun {
-        origin: origin.clone(),
-        command: text.clone(),
-        status,
-        outcome,
-        duration,
-        stdout: String::new(),
-        stderr: String::new(),
-        stdout_bytes: 0,
-        stderr_bytes: 0,
-        stdout_capped: false,
-        stderr_capped: false,
-        json: None,
+    let run = |status: RunStatus, outcome: OutcomeKind, duration: Duration| {
+        HandlerRun::without_output(origin.clone(), text.clone(), status, outcome, duration)
     };
     let crashed = |why: String, duration: Duration| {
         bare(run(
