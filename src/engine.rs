@@ -13,6 +13,7 @@ use crate::agent::providers::mock::MockModel;
 use crate::agent::session::{DEFAULT_STOP_BLOCK_CAP, Session, SessionConfig, TurnOutcome};
 use crate::agent::transcript::{rein_home, transcript_path};
 use crate::hooks::dispatch::{Dispatcher, HookEnvironment};
+use crate::hooks::environment::{ProjectDirNotUtf8, require_utf8_project_dir};
 use crate::hooks::events::Event;
 use crate::hooks::registry::{HookReply, MatcherError, Registry, Unregister};
 use crate::id::uuid_v4;
@@ -36,6 +37,9 @@ pub enum EngineError {
         /// Why it cannot be used.
         source: std::io::Error,
     },
+    /// The project directory's path is not valid UTF-8, so hooks cannot be told it unchanged.
+    #[error(transparent)]
+    ProjectDirNotUtf8(#[from] ProjectDirNotUtf8),
     /// The permission mode cannot be used (unknown name, disabled by settings, …).
     #[error("permission mode: {0}")]
     PermissionMode(String),
@@ -116,6 +120,7 @@ impl EngineBuilder {
                 path: self.project_dir.clone(),
                 source,
             })?;
+        require_utf8_project_dir(&project_dir)?;
         let mut opts = LoadOptions::from_env(
             project_dir.clone(),
             project_dir.clone(),
