@@ -182,8 +182,8 @@ fn environment_faults(
     command: &CommandHandler,
     ctx: LintContext<'_>,
 ) -> Vec<Diagnostic> {
-    const AT_RUN_TIME: &str = "rein counts it as a hook that could not start, which blocks the \
-                               call only with \"onFailure\": \"block\"";
+    const AT_RUN_TIME: &str = "counts it as a hook that could not start, which blocks the call \
+                               only with \"onFailure\": \"block\"";
     let at = &handler.origin.location;
     let form = match &command.args {
         None => CommandForm::Shell(command.command.clone()),
@@ -196,7 +196,7 @@ fn environment_faults(
         return vec![Diagnostic {
             severity: Severity::Error,
             location: at.clone(),
-            message: format!("{over}; {AT_RUN_TIME}"),
+            message: format!("{over}; rein {AT_RUN_TIME}"),
         }];
     }
     let CommandForm::Shell(text) = &form else {
@@ -222,8 +222,8 @@ fn environment_faults(
             warning(
                 at,
                 format!(
-                    "{var} (checked against this environment and settings \"env\"); rein will \
-                     not start the hook while it is: {AT_RUN_TIME}"
+                    "{var} (checked against this environment and settings \"env\"); rein does \
+                     not start a hook then, and {AT_RUN_TIME}"
                 ),
             )
         })
