@@ -310,7 +310,9 @@ impl Engine {
     }
 
     /// Runs one prompt in a fresh session (SessionStart, the turn, SessionEnd) and returns how
-    /// the turn ended.
+    /// the turn ended. Lines the transcript could not keep (a full disk) reach the observer as a
+    /// notice; to act on them, run the session yourself ([`Engine::session`]) and ask
+    /// [`Session::transcript_fault`].
     pub async fn run(&self, prompt: &str) -> TurnOutcome {
         let mut session = self.session();
         session.start().await;

@@ -728,10 +728,10 @@ mod tests {
 
     use std::sync::Arc;
 
-    fn on_full_disk(
-        room: usize,
-        truncate_fails: bool,
-    ) -> (Transcript, Arc<Mutex<Vec<u8>>>, Arc<Mutex<usize>>) {
+    /// A transcript on a [`FullDisk`], with the disk's bytes and the room left on it.
+    type OnFullDisk = (Transcript, Arc<Mutex<Vec<u8>>>, Arc<Mutex<usize>>);
+
+    fn on_full_disk(room: usize, truncate_fails: bool) -> OnFullDisk {
         let bytes = Arc::new(Mutex::new(Vec::new()));
         let room = Arc::new(Mutex::new(room));
         let t = Transcript::new(PathBuf::from("/t/s.jsonl"), "s", Path::new("/p"));

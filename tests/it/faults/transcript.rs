@@ -122,24 +122,6 @@ fn enospc_during_a_transcript_append_leaves_every_line_parseable() {
     assert!(e.exists(TOOL_RAN), "stderr: {}", run.stderr);
     assert_eq!(run.stdout, "done\n", "stderr: {}", run.stderr);
     assert!(e.exists("end.json"), "SessionEnd did not run");
-    // …but it says what the record is missing, and exits non-zero.
-    assert_eq!(run.code, Some(1), "stderr: {}", run.stderr);
-    let report = run
-        .stderr
-        .lines()
-        .find(|l| l.starts_with("rein: transcript incomplete: "))
-        .unwrap_or_else(|| panic!("no `transcript incomplete` in stderr: {}", run.stderr));
-    eprintln!("{report}");
-    assert!(
-        report.contains("1 line not written (No space left on device (os error 28))"),
-        "{report}"
-    );
-    assert!(
-        run.stderr.contains("cannot append to the transcript"),
-        "no notice when it happened: {}",
-        run.stderr
-    );
-
     // Every line is complete JSON (`transcript()` fails on a torn one), the line that did not
     // fit is not there at all, and the lines after it were written and chain past it.
     let lines = e.transcript();
@@ -169,4 +151,22 @@ fn enospc_during_a_transcript_append_leaves_every_line_parseable() {
             );
         }
     }
+
+    // What the record misses is said on stderr, and rein exits non-zero.
+    assert_eq!(run.code, Some(1), "stderr: {}", run.stderr);
+    let report = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("rein: transcript incomplete: "))
+        .unwrap_or_else(|| panic!("no `transcript incomplete` in stderr: {}", run.stderr));
+    eprintln!("{report}");
+    assert!(
+        report.contains("1 line not written (No space left on device (os error 28))"),
+        "{report}"
+    );
+    assert!(
+        run.stderr.contains("cannot append to the transcript"),
+        "no notice when it happened: {}",
+        run.stderr
+    );
 }
