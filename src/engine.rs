@@ -37,12 +37,23 @@ pub enum EngineError {
         /// Why it cannot be used.
         source: std::io::Error,
     },
-    /// The project directory's path is not valid UTF-8, so hooks cannot be told it unchanged.
-    #[error(transparent)]
-    ProjectDirNotUtf8(#[from] ProjectDirNotUtf8),
+    /// The project directory's path is not valid UTF-8, so hooks cannot be told it unchanged
+    /// (Claude Code refuses such a directory too).
+    #[error("{}", not_utf8_text(.path))]
+    ProjectDirNotUtf8 {
+        /// The directory, resolved.
+        path: PathBuf,
+    },
     /// The permission mode cannot be used (unknown name, disabled by settings, …).
     #[error("permission mode: {0}")]
     PermissionMode(String),
+}
+
+fn not_utf8_text(path: &Path) -> String {
+    ProjectDirNotUtf8 {
+        path: path.to_path_buf(),
+    }
+    .to_string()
 }
 
 /// Builds an [`Engine`]; see [`Engine::builder`].
@@ -120,7 +131,8 @@ impl EngineBuilder {
                 path: self.project_dir.clone(),
                 source,
             })?;
-        require_utf8_project_dir(&project_dir)?;
+        require_utf8_project_dir(&project_dir)
+            .map_err(|e| EngineError::ProjectDirNotUtf8 { path: e.path })?;
         let mut opts = LoadOptions::from_env(
             project_dir.clone(),
             project_dir.clone(),
