@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::agent::transcript::{LineContext, Transcript};
+use crate::agent::transcript::{LineContext, Transcript, TranscriptFault};
 use crate::hooks::events::session_end::SessionEndInput;
 use crate::hooks::events::session_start::SessionStartInput;
 use crate::hooks::events::stop::StopInput;
@@ -172,6 +172,9 @@ impl Observer for Sink {
                 self.transcript.user_text(&ctx, &text.join("\n"));
             }
         }
+        if let Some(text) = self.transcript.take_new_fault_notice() {
+            self.next.observe(Progress::Notice { text: &text });
+        }
         self.next.observe(progress);
     }
 }
@@ -269,6 +272,12 @@ impl Session {
 
     pub fn config(&self) -> &SessionConfig {
         &self.config
+    }
+
+    /// Lines the transcript is missing (a full disk, an I/O error), if any: the caller reports
+    /// it and exits non-zero.
+    pub fn transcript_fault(&self) -> Option<TranscriptFault> {
+        self.sink.transcript.fault()
     }
 
     /// The conversation so far, as sent to the model.

@@ -1,6 +1,8 @@
 //! From one finished run to an [`Answer`]: the judgement of exit code and stdout
 //! ([`crate::hooks::output::interpret`]) plus what every event's fold reads from it.
 
+use std::os::unix::fs::OpenOptionsExt;
+
 use serde_json::Value;
 
 use crate::hooks::command::RawRun;
@@ -43,8 +45,18 @@ pub(crate) fn crlf_hint(command: &str) -> Option<String> {
     if !path.starts_with('/') {
         return None;
     }
+    // Why O_NONBLOCK and the regular-file check: the path is whatever the command names, and
+    // opening a FIFO for reading would block this runtime thread until a writer appears.
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
     let mut head = [0u8; 256];
-    let n = std::io::Read::read(&mut std::fs::File::open(path).ok()?, &mut head).ok()?;
+    let n = std::io::Read::read(&mut file, &mut head).ok()?;
     let line = head[..n].split(|b| *b == b'\n').next()?;
     (line.starts_with(b"#!") && line.ends_with(b"\r")).then(|| {
         format!(

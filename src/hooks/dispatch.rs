@@ -39,6 +39,7 @@ use crate::hooks::config::{
 use crate::hooks::environment::{hook_cwd, hook_env, removed_env, substitute_project_dir};
 use crate::hooks::events::{Answer, Event, merge, stdin_bytes};
 use crate::hooks::in_process::run_in_process;
+use crate::hooks::preflight;
 use crate::hooks::registry::Registry;
 use crate::hooks::run::{HandlerRun, OutcomeKind, RunStatus};
 use crate::hooks::run_log::log_run;
@@ -81,6 +82,10 @@ pub struct Dispatcher {
 struct Plan {
     spec: CommandSpec,
     on_failure: OnFailure,
+    /// Why it cannot be started as configured although the hook itself is fine
+    /// ([`preflight::environment_fault`], a project dir that is not UTF-8): it is not started
+    /// and counts as a hook that could not start.
+    environment_fault: Option<String>,
 }
 
 impl Dispatcher {
@@ -357,6 +362,16 @@ impl Dispatcher {
         session_end: Duration,
     ) -> Plan {
         let env = &self.shared.env;
+        // Why refuse rather than pass a lossy copy: a garbled CLAUDE_PROJECT_DIR makes a guard
+        // script "not found" (exit 127, non-blocking) and the call it should deny runs. The
+        // CLI and `Engine` refuse such a project dir at start; this is the backstop.
+        let project_fault = env.project_dir.to_str().is_none().then(|| {
+            format!(
+                "not started: the project directory {:?} is not valid UTF-8, so \
+                 CLAUDE_PROJECT_DIR cannot be given to the hook unchanged",
+                env.project_dir
+            )
+        });
         let project = env.project_dir.to_string_lossy().into_owned();
         let form = match &command.args {
             None => CommandForm::Shell(command.command.clone()),
@@ -380,7 +395,12 @@ impl Dispatcher {
         } else {
             handler.on_failure
         };
-        Plan { spec, on_failure }
+        let environment_fault = project_fault.or_else(|| preflight::environment_fault(&spec));
+        Plan {
+            spec,
+            on_failure,
+            environment_fault,
+        }
     }
 
     async fn run_selected(
@@ -396,7 +416,16 @@ impl Dispatcher {
             SelectedHandler::Command { handler, command } => {
                 let plan = self.plan(handler, command, target, env_file.as_deref(), session_end);
                 let text = command_display(command);
-                if command.is_async || command.async_rewake {
+                if let Some(fault) = plan.environment_fault {
+                    let raw = RawRun::not_started(fault);
+                    interpret(
+                        target.event,
+                        handler.origin.clone(),
+                        &text,
+                        &raw,
+                        plan.on_failure,
+                    )
+                } else if command.is_async || command.async_rewake {
                     self.spawn_background(
                         target,
                         handler.origin.clone(),

@@ -69,6 +69,46 @@ impl HookEnvironment {
     }
 }
 
+/// A project directory whose path is not valid UTF-8.
+///
+/// Why rein refuses it: hooks are told the project directory as text — `CLAUDE_PROJECT_DIR`,
+/// `cwd` and `transcript_path` in their JSON input, `${CLAUDE_PROJECT_DIR}` in exec-form
+/// arguments — and JSON cannot carry such a path unchanged. A lossy copy names a directory that
+/// does not exist, so a guard script is "not found" (exit 127, a non-blocking error) and the
+/// call it exists to deny runs. Claude Code 2.1.328 refuses to start there too (`Error: Can't
+/// access working directory <path>: Path "<path>" does not exist`, exit 1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectDirNotUtf8 {
+    /// The directory.
+    pub path: PathBuf,
+}
+
+impl std::fmt::Display for ProjectDirNotUtf8 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Can't access working directory {}: its path is not valid UTF-8 ({:?}); hooks \
+             receive the project directory as text (CLAUDE_PROJECT_DIR, the JSON on their \
+             stdin), which cannot carry it unchanged. Rename the directory, or start rein from \
+             one whose path is UTF-8 (Claude Code refuses it too)",
+            self.path.display(),
+            self.path.as_os_str()
+        )
+    }
+}
+
+impl std::error::Error for ProjectDirNotUtf8 {}
+
+/// `Ok` when `project_dir` can be given to hooks unchanged (its path is UTF-8).
+pub fn require_utf8_project_dir(project_dir: &Path) -> Result<(), ProjectDirNotUtf8> {
+    match project_dir.to_str() {
+        Some(_) => Ok(()),
+        None => Err(ProjectDirNotUtf8 {
+            path: project_dir.to_path_buf(),
+        }),
+    }
+}
+
 pub(crate) fn substitute_project_dir(text: &str, project: &str) -> String {
     text.replace("${CLAUDE_PROJECT_DIR}", project)
 }

@@ -120,3 +120,17 @@ fn bad_matchers_are_errors_not_hooks_that_never_fire() {
     let all = engine.on::<Stop, _, _>("*", |_| async { HookReply::none() });
     assert!(all.is_ok());
 }
+
+#[test]
+fn a_project_dir_that_is_not_utf8_is_refused_by_the_builder() {
+    use std::os::unix::ffi::OsStrExt;
+    let sandbox = Sandbox::new("proj", &[]);
+    let dir = sandbox.root.join(std::ffi::OsStr::from_bytes(b"proj-\xff"));
+    std::fs::create_dir_all(&dir).unwrap();
+    match Engine::builder(&dir).build() {
+        Err(rein::EngineError::ProjectDirNotUtf8 { path }) => {
+            assert_eq!(path, dir);
+        }
+        other => panic!("built: {other:?}"),
+    }
+}

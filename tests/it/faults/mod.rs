@@ -7,11 +7,14 @@
 //! and home directory (a [`Sandbox`]), runs `rein` while sampling its peak RSS, and inspects
 //! `/proc` for processes left in a hook's process group.
 
+mod environment;
 mod fuzz;
 mod hooks;
 mod models;
 mod session;
 mod settings;
+mod shutdown;
+mod transcript;
 
 use std::io::Read;
 use std::ops::Deref;
