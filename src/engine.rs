@@ -13,6 +13,7 @@ use crate::agent::providers::mock::MockModel;
 use crate::agent::session::{DEFAULT_STOP_BLOCK_CAP, Session, SessionConfig, TurnOutcome};
 use crate::agent::transcript::{rein_home, transcript_path};
 use crate::hooks::dispatch::{Dispatcher, HookEnvironment};
+use crate::hooks::environment::{ProjectDirNotUtf8, require_utf8_project_dir};
 use crate::hooks::events::Event;
 use crate::hooks::registry::{HookReply, MatcherError, Registry, Unregister};
 use crate::id::uuid_v4;
@@ -36,9 +37,23 @@ pub enum EngineError {
         /// Why it cannot be used.
         source: std::io::Error,
     },
+    /// The project directory's path is not valid UTF-8, so hooks cannot be told it unchanged
+    /// (Claude Code refuses such a directory too).
+    #[error("{}", not_utf8_text(.path))]
+    ProjectDirNotUtf8 {
+        /// The directory, resolved.
+        path: PathBuf,
+    },
     /// The permission mode cannot be used (unknown name, disabled by settings, …).
     #[error("permission mode: {0}")]
     PermissionMode(String),
+}
+
+fn not_utf8_text(path: &Path) -> String {
+    ProjectDirNotUtf8 {
+        path: path.to_path_buf(),
+    }
+    .to_string()
 }
 
 /// Builds an [`Engine`]; see [`Engine::builder`].
@@ -116,6 +131,8 @@ impl EngineBuilder {
                 path: self.project_dir.clone(),
                 source,
             })?;
+        require_utf8_project_dir(&project_dir)
+            .map_err(|e| EngineError::ProjectDirNotUtf8 { path: e.path })?;
         let mut opts = LoadOptions::from_env(
             project_dir.clone(),
             project_dir.clone(),
@@ -310,7 +327,9 @@ impl Engine {
     }
 
     /// Runs one prompt in a fresh session (SessionStart, the turn, SessionEnd) and returns how
-    /// the turn ended.
+    /// the turn ended. Lines the transcript could not keep (a full disk) reach the observer as a
+    /// notice; to act on them, run the session yourself ([`Engine::session`]) and ask
+    /// [`Session::transcript_fault`].
     pub async fn run(&self, prompt: &str) -> TurnOutcome {
         let mut session = self.session();
         session.start().await;

@@ -44,7 +44,7 @@
 //!
 //! # What is public
 //!
-//! The engine and what a session returns ([`TurnOutcome`]); the hook events, their inputs and
+//! The engine and what a session returns ([`TurnOutcome`], [`TranscriptFault`]); the hook events, their inputs and
 //! outcomes ([`events`]) and what an in-process hook answers ([`HookReply`]); what a session
 //! reports as it goes ([`Observer`], [`Progress`]); the [`Model`] trait and the conversation
 //! types, to plug in a model of one's own. Everything else (the dispatcher, the process runner,
@@ -67,6 +67,7 @@ mod settings;
 mod tools;
 
 pub use agent::session::{Denial, Session, TurnEnd, TurnOutcome};
+pub use agent::transcript::TranscriptFault;
 pub use engine::{Engine, EngineBuilder, EngineError};
 pub use hooks::config::HandlerOrigin;
 pub use hooks::registry::{HookReply, MatcherError, Unregister};

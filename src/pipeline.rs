@@ -188,9 +188,7 @@ impl PermissionGate for PolicyGate {
             let Some(prompter) = self.prompter.clone() else {
                 return PromptAnswer::Unavailable;
             };
-            // Why block_in_place: the prompter reads the terminal synchronously; the runtime
-            // keeps serving background hooks on its other threads meanwhile.
-            let answer = tokio::task::block_in_place(|| prompter.ask(tool, input, reason));
+            let answer = ask_on_a_thread(prompter, tool, input, reason).await;
             match answer {
                 prompt::PromptAnswer::AllowOnce => PromptAnswer::Allow,
                 prompt::PromptAnswer::AllowAlways => {
@@ -639,6 +637,35 @@ fn notification_base(base: &BaseInput) -> BaseInput {
 enum Approval {
     Approved,
     Refused { text: String, interrupt: bool },
+}
+
+/// Asks `prompter` on a thread of its own and waits for the answer without blocking.
+///
+/// Why a thread: the prompter blocks reading the terminal. Run inline (`block_in_place` on the
+/// thread that drives the session), it would also hold up the future that watches for SIGINT
+/// and SIGTERM, so a signal would wait for the user's answer. Here the session can drop this
+/// future on a signal; the thread, still blocked on the terminal, ends with the process (a
+/// plain thread, so the runtime's shutdown does not wait for it either). No thread → Deny.
+async fn ask_on_a_thread(
+    prompter: Arc<dyn Prompter>,
+    tool: &str,
+    input: &Value,
+    reason: &str,
+) -> prompt::PromptAnswer {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let (tool, input, reason) = (tool.to_string(), input.clone(), reason.to_string());
+    let spawned = std::thread::Builder::new()
+        .name("rein-permission-prompt".to_string())
+        .spawn(move || {
+            let _ = tx.send(prompter.ask(&tool, &input, &reason));
+        });
+    match spawned {
+        Ok(_) => rx.await.unwrap_or(prompt::PromptAnswer::Deny),
+        Err(err) => {
+            tracing::warn!(%err, "cannot start the permission prompt; denying");
+            prompt::PromptAnswer::Deny
+        }
+    }
 }
 
 /// Takes an outcome's model-facing context and loop control into the report.

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::agent::transcript::{LineContext, Transcript};
+use crate::agent::transcript::{LineContext, Transcript, TranscriptFault};
 use crate::hooks::events::session_end::SessionEndInput;
 use crate::hooks::events::session_start::SessionStartInput;
 use crate::hooks::events::stop::StopInput;
@@ -184,6 +184,9 @@ impl Observer for Sink {
                 self.transcript.user_text(&ctx, &text.join("\n"));
             }
         }
+        if let Some(text) = self.transcript.take_new_fault_notice() {
+            self.next.observe(Progress::Notice { text: &text });
+        }
         self.next.observe(progress);
     }
 }
@@ -194,7 +197,8 @@ pub const INTERRUPTED_TOOL_USE: &str = "[Request interrupted by user for tool us
 
 /// One agent session: a conversation with the model, its tool calls and their hooks, recorded
 /// in a transcript. Get one from [`crate::Engine::session`]; call [`Session::start`], then
-/// [`Session::run_prompt`] as often as needed, then [`Session::end`].
+/// [`Session::run_prompt`] as often as needed, then [`Session::end`];
+/// [`Session::transcript_fault`] says whether the transcript lost lines.
 pub struct Session {
     config: SessionConfig,
     hooks: Box<dyn HookHost>,
@@ -277,17 +281,29 @@ impl Session {
         }
     }
 
-    fn base(&self, prompt: bool, mode: bool) -> BaseInput {
+    /// Lines the transcript is missing (a full disk, an I/O error), if any: the caller reports
+    /// it and exits non-zero.
+    pub fn transcript_fault(&self) -> Option<TranscriptFault> {
+        self.sink.transcript.fault()
+    }
+
+    /// The base fields of `event`'s stdin: which optional ones it carries is a column of the
+    /// spec table (`prompt_id`, `permission_mode`; spec §2.4). The tool events of the pipeline
+    /// use PreToolUse's.
+    fn base(&self, event: HookEvent) -> BaseInput {
+        let spec = event.spec();
         BaseInput {
             session_id: self.config.session_id.clone(),
             transcript_path: self.config.transcript_path.to_string_lossy().into_owned(),
             cwd: self.ctx.current_dir().to_string_lossy().into_owned(),
-            prompt_id: if prompt { self.prompt_id.clone() } else { None },
-            permission_mode: if mode {
-                Some(self.config.permission_mode.clone())
+            prompt_id: if spec.prompt_id {
+                self.prompt_id.clone()
             } else {
                 None
             },
+            permission_mode: spec
+                .permission_mode
+                .then(|| self.config.permission_mode.clone()),
             effort: None,
         }
     }
@@ -314,7 +330,7 @@ impl Session {
     pub async fn start(&mut self) {
         let outcome = self
             .fire::<SessionStart>(SessionStartInput {
-                base: self.base(false, false),
+                base: self.base(HookEvent::SessionStart),
                 hook_event_name: HookEvent::SessionStart,
                 source: "startup".to_string(),
                 model: None,
@@ -351,7 +367,7 @@ impl Session {
 
         let ups = self
             .fire::<UserPromptSubmit>(UserPromptSubmitInput {
-                base: self.base(true, true),
+                base: self.base(HookEvent::UserPromptSubmit),
                 hook_event_name: HookEvent::UserPromptSubmit,
                 prompt: prompt.to_string(),
             })
@@ -428,7 +444,7 @@ impl Session {
                 Ok(r) => r,
                 Err(err) => {
                     self.fire::<StopFailure>(StopFailureInput {
-                        base: self.base(true, true),
+                        base: self.base(HookEvent::StopFailure),
                         hook_event_name: HookEvent::StopFailure,
                         error: err.kind.as_str().to_string(),
                         error_details: Some(err.message.clone()),
@@ -485,7 +501,7 @@ impl Session {
 
             let stop = self
                 .fire::<Stop>(StopInput {
-                    base: self.base(true, true),
+                    base: self.base(HookEvent::Stop),
                     hook_event_name: HookEvent::Stop,
                     stop_hook_active,
                     last_assistant_message: Some(text),
@@ -540,7 +556,7 @@ impl Session {
         calls: &[ToolCall],
         outcome: &mut TurnOutcome,
     ) -> Option<TurnEnd> {
-        let base = self.base(true, true);
+        let base = self.base(HookEvent::PreToolUse);
         let pipeline = ToolPipeline {
             hooks: self.hooks.as_ref(),
             tools: &self.tools,
@@ -673,7 +689,7 @@ impl Session {
         self.ended = true;
         let budget = self.config.session_end_budget;
         let input = SessionEndInput {
-            base: self.base(true, false),
+            base: self.base(HookEvent::SessionEnd),
             hook_event_name: HookEvent::SessionEnd,
             reason: reason.to_string(),
         };

@@ -3,8 +3,13 @@
 //! the latest turn.
 //!
 //! Location: `<rein home>/projects/<encoded-cwd>/<session>.jsonl` where rein home is
-//! `$REIN_HOME` or `~/.rein`. A write error is reported once on stderr and never stops the
-//! session.
+//! `$REIN_HOME` or `~/.rein`.
+//!
+//! Integrity: the file only ever holds complete lines. An append that fails part-way (a full
+//! disk, an I/O error) is cut back to the length the file had before it; should that fail too,
+//! the file is sealed and nothing more is appended onto the torn line. Either way the session
+//! goes on unchanged, and [`Transcript::fault`] says what is missing so the caller can report
+//! `transcript incomplete: …` and exit non-zero.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -147,12 +152,102 @@ pub struct LineContext {
     pub permission_mode: Option<String>,
 }
 
-#[derive(Debug)]
+/// Why a transcript is missing lines: the first failure and how much was lost.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TranscriptFault {
+    /// The transcript file.
+    pub path: PathBuf,
+    /// The first error (`No space left on device (os error 28)`, …).
+    pub reason: String,
+    /// Lines that are not in the file.
+    pub lines_lost: u64,
+    /// A partial line could not be cut back: it is still at the end of the file, and nothing
+    /// was appended after it.
+    pub sealed: bool,
+}
+
+impl std::fmt::Display for TranscriptFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let lines = if self.lines_lost == 1 {
+            "line"
+        } else {
+            "lines"
+        };
+        write!(
+            f,
+            "transcript incomplete: {}: {} {lines} not written ({})",
+            self.path.display(),
+            self.lines_lost,
+            self.reason
+        )?;
+        if self.sealed {
+            f.write_str("; a partial line could not be removed, so nothing was appended after it")?;
+        }
+        Ok(())
+    }
+}
+
+/// An append-only file the transcript writes through; a trait so tests can make each step
+/// fail.
+trait LineFile: Send {
+    /// Current length in bytes.
+    fn size(&mut self) -> std::io::Result<u64>;
+    /// Appends all of `bytes` (`O_APPEND`).
+    fn append(&mut self, bytes: &[u8]) -> std::io::Result<()>;
+    /// Cuts the file back to `len` bytes.
+    fn truncate(&mut self, len: u64) -> std::io::Result<()>;
+}
+
+impl LineFile for File {
+    fn size(&mut self) -> std::io::Result<u64> {
+        Ok(self.metadata()?.len())
+    }
+
+    fn append(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        // One write call per line when it fits: with O_APPEND a reader never sees half a line
+        // from us.
+        self.write_all(bytes)?;
+        self.flush()
+    }
+
+    fn truncate(&mut self, len: u64) -> std::io::Result<()> {
+        self.set_len(len)
+    }
+}
+
+/// How appending went so far.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Health {
+    Whole,
+    /// Lines were lost; every line in the file is complete and appends go on.
+    Incomplete {
+        reason: String,
+        lost: u64,
+    },
+    /// A torn line could not be cut back: no more appends.
+    Sealed {
+        reason: String,
+        lost: u64,
+    },
+}
+
 struct Inner {
-    file: Option<File>,
-    /// Set once the first write error was reported.
-    failed: bool,
+    file: Option<Box<dyn LineFile>>,
+    health: Health,
+    /// A fault not yet handed out by [`Transcript::take_new_fault_notice`].
+    unreported: bool,
+    /// The uuid of the last line that is in the file: a lost line is never anyone's parent.
     last_uuid: Option<String>,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inner")
+            .field("open", &self.file.is_some())
+            .field("health", &self.health)
+            .field("last_uuid", &self.last_uuid)
+            .finish()
+    }
 }
 
 /// An append-only JSONL transcript.
@@ -173,10 +268,50 @@ impl Transcript {
             cwd: cwd.to_string_lossy().into_owned(),
             inner: Mutex::new(Inner {
                 file: None,
-                failed: false,
+                health: Health::Whole,
+                unreported: false,
                 last_uuid: None,
             }),
         }
+    }
+
+    /// What is missing from the file, if anything is.
+    pub fn fault(&self) -> Option<TranscriptFault> {
+        let inner = self.inner.lock().ok()?;
+        let (reason, lost, sealed) = match &inner.health {
+            Health::Whole => return None,
+            Health::Incomplete { reason, lost } => (reason, *lost, false),
+            Health::Sealed { reason, lost } => (reason, *lost, true),
+        };
+        Some(TranscriptFault {
+            path: self.path.clone(),
+            reason: reason.clone(),
+            lines_lost: lost,
+            sealed,
+        })
+    }
+
+    /// A one-time notice for the user once the first line was lost (later losses only add to
+    /// [`Transcript::fault`]).
+    pub fn take_new_fault_notice(&self) -> Option<String> {
+        let mut inner = self.inner.lock().ok()?;
+        if !std::mem::take(&mut inner.unreported) {
+            return None;
+        }
+        let (reason, sealed) = match &inner.health {
+            Health::Whole => return None,
+            Health::Incomplete { reason, .. } => (reason.clone(), false),
+            Health::Sealed { reason, .. } => (reason.clone(), true),
+        };
+        let after = if sealed {
+            "a partial line could not be removed, so nothing more is written to it"
+        } else {
+            "that line is left out and the file keeps only complete lines"
+        };
+        Some(format!(
+            "rein: warning: cannot append to the transcript {}: {reason}; {after} (the session goes on)",
+            self.path.display()
+        ))
     }
 
     /// The user's prompt (`message.content` is the prompt string, as Claude Code writes it).
@@ -332,39 +467,91 @@ impl Transcript {
         let Ok(mut inner) = self.inner.lock() else {
             return;
         };
-        inner.last_uuid = Some(uuid);
-        if let Err(err) = self.append(&mut inner, &bytes)
-            && !inner.failed
-        {
-            inner.failed = true;
-            eprintln!(
-                "rein: warning: cannot write transcript {}: {err} (continuing without it)",
-                self.path.display()
-            );
+        match self.append(&mut inner, &bytes) {
+            Ok(()) => inner.last_uuid = Some(uuid),
+            Err(lost) => lose_line(&mut inner, lost),
         }
     }
 
-    fn append(&self, inner: &mut Inner, bytes: &[u8]) -> std::io::Result<()> {
-        if inner.file.is_none() {
-            if let Some(dir) = self.path.parent() {
-                std::fs::create_dir_all(dir)?;
-            }
-            inner.file = Some(
-                OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&self.path)?,
-            );
+    /// Appends one line; on failure says whether the file still holds only whole lines.
+    fn append(&self, inner: &mut Inner, bytes: &[u8]) -> Result<(), Lost> {
+        if let Health::Sealed { .. } = inner.health {
+            return Err(Lost::Sealed);
         }
-        match inner.file.as_mut() {
-            // One write call per line: with O_APPEND a reader never sees half a line from us.
-            Some(file) => {
-                file.write_all(bytes)?;
-                file.flush()
-            }
-            None => Ok(()),
+        let file = match &mut inner.file {
+            Some(file) => file,
+            None => inner.file.insert(open(&self.path).map_err(Lost::clean)?),
+        };
+        let before = file.size().map_err(Lost::clean)?;
+        let Err(err) = file.append(bytes) else {
+            return Ok(());
+        };
+        // Why cut back rather than finish the line later: the bytes that reached the file are
+        // a prefix of a JSON object, which no reader can parse, and the next append would
+        // glue a whole line onto it.
+        match file.truncate(before) {
+            Ok(()) => Err(Lost::clean(err)),
+            Err(cut) => Err(Lost::Torn(format!(
+                "{err}; cutting the partial line back failed: {cut}"
+            ))),
         }
     }
+}
+
+/// Why a line is not in the file.
+enum Lost {
+    /// Nothing of it is in the file.
+    Clean(String),
+    /// Part of it is, and could not be removed.
+    Torn(String),
+    /// The file was sealed earlier.
+    Sealed,
+}
+
+impl Lost {
+    fn clean(err: std::io::Error) -> Lost {
+        Lost::Clean(err.to_string())
+    }
+}
+
+/// Records a line that is not in the file; the first loss, and the file becoming sealed, are
+/// each announced once.
+fn lose_line(inner: &mut Inner, lost: Lost) {
+    let was_sealed = matches!(inner.health, Health::Sealed { .. });
+    let (first_reason, count) = match &inner.health {
+        Health::Whole => (None, 1),
+        Health::Incomplete { reason, lost } | Health::Sealed { reason, lost } => {
+            (Some(reason.clone()), lost + 1)
+        }
+    };
+    inner.health = match lost {
+        Lost::Clean(err) => Health::Incomplete {
+            reason: first_reason.unwrap_or(err),
+            lost: count,
+        },
+        Lost::Torn(err) => Health::Sealed {
+            reason: first_reason
+                .map_or_else(|| err.clone(), |first| format!("{first}; later {err}")),
+            lost: count,
+        },
+        Lost::Sealed => Health::Sealed {
+            reason: first_reason.unwrap_or_default(),
+            lost: count,
+        },
+    };
+    let sealed_now = !was_sealed && matches!(inner.health, Health::Sealed { .. });
+    if count == 1 || sealed_now {
+        inner.unreported = true;
+    }
+}
+
+/// Opens (creating it and its directory) the transcript for appending.
+fn open(path: &Path) -> std::io::Result<Box<dyn LineFile>> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let file = OpenOptions::new().create(true).append(true).open(path)?;
+    Ok(Box::new(file))
 }
 
 fn block_json(block: &ContentBlock) -> Value {
@@ -495,5 +682,120 @@ mod tests {
         let blocked = Transcript::new(PathBuf::from("/proc/rein-no/x.jsonl"), "s", dir.path());
         blocked.user_prompt(&ctx, "x");
         blocked.user_prompt(&ctx, "y");
+        let fault = blocked.fault().unwrap();
+        assert_eq!(fault.lines_lost, 2);
+        assert!(!fault.sealed);
+        assert!(blocked.take_new_fault_notice().is_some());
+        assert!(blocked.take_new_fault_notice().is_none(), "announced once");
+    }
+
+    /// A file that takes `room` more bytes, then fails like a full disk; cutting back fails
+    /// when `truncate_fails`.
+    struct FullDisk {
+        bytes: Arc<Mutex<Vec<u8>>>,
+        room: Arc<Mutex<usize>>,
+        truncate_fails: bool,
+    }
+
+    impl LineFile for FullDisk {
+        fn size(&mut self) -> std::io::Result<u64> {
+            Ok(self.bytes.lock().unwrap().len() as u64)
+        }
+
+        fn append(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+            let mut room = self.room.lock().unwrap();
+            let n = bytes.len().min(*room);
+            self.bytes.lock().unwrap().extend_from_slice(&bytes[..n]);
+            *room -= n;
+            if n < bytes.len() {
+                return Err(std::io::Error::from_raw_os_error(libc::ENOSPC));
+            }
+            Ok(())
+        }
+
+        fn truncate(&mut self, len: u64) -> std::io::Result<()> {
+            if self.truncate_fails {
+                return Err(std::io::Error::from_raw_os_error(libc::EIO));
+            }
+            self.bytes.lock().unwrap().truncate(len as usize);
+            Ok(())
+        }
+    }
+
+    use std::sync::Arc;
+
+    /// A transcript on a [`FullDisk`], with the disk's bytes and the room left on it.
+    type OnFullDisk = (Transcript, Arc<Mutex<Vec<u8>>>, Arc<Mutex<usize>>);
+
+    fn on_full_disk(room: usize, truncate_fails: bool) -> OnFullDisk {
+        let bytes = Arc::new(Mutex::new(Vec::new()));
+        let room = Arc::new(Mutex::new(room));
+        let t = Transcript::new(PathBuf::from("/t/s.jsonl"), "s", Path::new("/p"));
+        t.inner.lock().unwrap().file = Some(Box::new(FullDisk {
+            bytes: Arc::clone(&bytes),
+            room: Arc::clone(&room),
+            truncate_fails,
+        }));
+        (t, bytes, room)
+    }
+
+    fn parsed(bytes: &Mutex<Vec<u8>>) -> Vec<Value> {
+        let text = String::from_utf8(bytes.lock().unwrap().clone()).unwrap();
+        assert!(text.is_empty() || text.ends_with('\n'), "torn: {text:?}");
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn a_line_that_does_not_fit_is_cut_back_and_later_lines_chain_past_it() {
+        let ctx = LineContext::default();
+        let (t, bytes, room) = on_full_disk(1000, false);
+        t.user_prompt(&ctx, "first");
+        t.user_prompt(&ctx, &"x".repeat(5000));
+        assert_eq!(parsed(&bytes).len(), 1, "the partial line was removed");
+        let notice = t.take_new_fault_notice().unwrap();
+        assert!(notice.contains("No space left on device"), "{notice}");
+        *room.lock().unwrap() = 10_000;
+        t.user_prompt(&ctx, "third");
+        let lines = parsed(&bytes);
+        assert_eq!(lines.len(), 2);
+        // The lost line is nobody's parent.
+        assert_eq!(lines[1]["parentUuid"], lines[0]["uuid"]);
+        let fault = t.fault().unwrap();
+        assert_eq!((fault.lines_lost, fault.sealed), (1, false));
+        assert_eq!(
+            fault.to_string(),
+            "transcript incomplete: /t/s.jsonl: 1 line not written (No space left on device \
+             (os error 28))"
+        );
+    }
+
+    #[test]
+    fn a_torn_line_that_cannot_be_cut_back_seals_the_file() {
+        let ctx = LineContext::default();
+        let (t, bytes, room) = on_full_disk(1000, true);
+        t.user_prompt(&ctx, "first");
+        t.user_prompt(&ctx, &"x".repeat(5000));
+        let len = bytes.lock().unwrap().len();
+        *room.lock().unwrap() = 100_000;
+        t.user_prompt(&ctx, "never appended onto the torn line");
+        assert_eq!(
+            bytes.lock().unwrap().len(),
+            len,
+            "nothing appended after the torn line"
+        );
+        let fault = t.fault().unwrap();
+        assert_eq!((fault.lines_lost, fault.sealed), (2, true));
+        assert!(
+            fault
+                .reason
+                .contains("cutting the partial line back failed"),
+            "{fault}"
+        );
+        assert!(
+            fault.to_string().contains("nothing was appended after it"),
+            "{fault}"
+        );
     }
 }

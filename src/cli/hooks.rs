@@ -165,6 +165,10 @@ fn setup(options: &HooksOptions) -> Result<Context, CliError> {
     };
     let project_dir = std::fs::canonicalize(&dir)
         .map_err(|e| usage(format!("project directory {}: {e}", dir.display())))?;
+    crate::hooks::environment::require_utf8_project_dir(&project_dir).map_err(|e| CliError {
+        message: e.to_string(),
+        code: EXIT_ERROR,
+    })?;
     let mut opts = LoadOptions::from_env(
         project_dir.clone(),
         project_dir.clone(),
@@ -272,6 +276,7 @@ fn lint_ctx(ctx: &Context) -> LintContext<'_> {
     LintContext {
         project_dir: &ctx.project_dir,
         home: &ctx.home,
+        settings_env: &ctx.settings.env,
     }
 }
 

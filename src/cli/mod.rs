@@ -125,15 +125,25 @@ pub fn main() -> i32 {
             return EXIT_ERROR;
         }
     };
-    match cli.command {
+    let code = match cli.command {
         Some(Command::Hooks(args)) => hooks::run(args, &runtime),
         Some(Command::Run { prompt, run }) => runtime.block_on(run::main(prompt, *run, true)),
         None => {
             let headless = cli.run.print || cli.prompt.is_some();
             runtime.block_on(run::main(cli.prompt, cli.run, headless))
         }
-    }
+    };
+    // Why a deadline: dropping a runtime waits for every blocking-pool thread, and one stuck
+    // in a syscall (an `open` waiting on a lease break, a read of a hung file system) would
+    // keep rein alive long after the session ended — after a SIGTERM, too. Whatever still
+    // runs there was abandoned by the session; exiting kills it.
+    runtime.shutdown_timeout(RUNTIME_SHUTDOWN_DEADLINE);
+    code
 }
+
+/// How long rein waits at exit for blocking work the session no longer waits for (a tool's
+/// file read cut short by a signal, say) before exiting anyway.
+pub const RUNTIME_SHUTDOWN_DEADLINE: std::time::Duration = std::time::Duration::from_millis(500);
 
 #[cfg(test)]
 mod tests {

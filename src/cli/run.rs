@@ -16,6 +16,7 @@ use crate::agent::transcript::{rein_home, transcript_path};
 use crate::cli::render::{Glyphs, NoticesToStderr, StreamJson, TextRenderer, result_json};
 use crate::cli::{EXIT_ERROR, EXIT_OK, EXIT_USAGE, OutputFormat, RunArgs};
 use crate::hooks::dispatch::{Dispatcher, HookEnvironment};
+use crate::hooks::environment::require_utf8_project_dir;
 use crate::id::uuid_v4;
 use crate::model::Model;
 use crate::permissions::mode::{PermissionMode, check_bypass_allowed, resolve_mode};
@@ -188,7 +189,7 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
         }
     };
     session.end_unless(reason, cancel).await;
-    match result {
+    let code = match result {
         Err(caught) => caught.code,
         Ok(None) => late.map_or(EXIT_OK, |c| c.code),
         Ok(Some(outcome)) => {
@@ -196,6 +197,15 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
             let code = report(&outcome, format, &session_id, duration_ms, args.max_turns);
             late.map_or(code, |c| c.code)
         }
+    };
+    // Why only the exit code changes: the answer was produced and printed; what failed is the
+    // record of it, which a script checking `$?` must still learn about.
+    match session.transcript_fault() {
+        Some(fault) => {
+            eprintln!("rein: {fault}");
+            if code == EXIT_OK { EXIT_ERROR } else { code }
+        }
+        None => code,
     }
 }
 
@@ -413,12 +423,15 @@ fn resolve_project_dir(cwd: Option<&Path>) -> Result<PathBuf, SetupError> {
         None => std::env::current_dir()
             .map_err(|e| setup_error(format!("cannot read the current directory: {e}"), 1))?,
     };
-    std::fs::canonicalize(&dir).map_err(|e| {
+    let project_dir = std::fs::canonicalize(&dir).map_err(|e| {
         setup_error(
             format!("project directory {}: {e}", dir.display()),
             EXIT_USAGE,
         )
-    })
+    })?;
+    // Exit 1, as Claude Code does for a working directory it cannot use.
+    require_utf8_project_dir(&project_dir).map_err(|e| setup_error(e.to_string(), EXIT_ERROR))?;
+    Ok(project_dir)
 }
 
 /// Settings from the files and `--settings` (diagnostics are printed by the caller).

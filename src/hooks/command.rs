@@ -123,6 +123,17 @@ impl CommandSpec {
             stderr_cap: STDERR_CAP,
         }
     }
+
+    /// The value `name` will have in the process's environment (`None`: unset).
+    pub fn variable(&self, name: &str) -> Option<String> {
+        if let Some((_, value)) = self.env.iter().rev().find(|(k, _)| k == name) {
+            return Some(value.clone());
+        }
+        if self.env_remove.iter().any(|k| k == name) {
+            return None;
+        }
+        std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
+    }
 }
 
 /// The raw result of one run.
@@ -252,6 +263,15 @@ async fn join_task(task: &mut tokio::task::JoinHandle<RawRun>) -> RawRun {
             status: RunStatus::Crashed(format!("hook runner task failed: {err}")),
             ..empty_run(Duration::ZERO, None)
         },
+    }
+}
+
+impl RawRun {
+    /// A run that was never started because of `reason` (status `SpawnFailed`).
+    pub fn not_started(reason: String) -> RawRun {
+        let mut raw = empty_run(Duration::ZERO, None);
+        raw.status = RunStatus::SpawnFailed(reason);
+        raw
     }
 }
 
@@ -613,7 +633,17 @@ fn spawn_error_text(spec: &CommandSpec, err: &io::Error) -> String {
             spec.cwd.display()
         );
     }
-    format!("cannot start {program}: {err}")
+    // Why name these: they are the system's state, not the hook's content, and the plain
+    // errno text does not say what to do about them.
+    let why = match err.raw_os_error() {
+        Some(libc::E2BIG) => {
+            "; its arguments and environment together are over the system's limit (ARG_MAX)"
+        }
+        Some(libc::EAGAIN) => "; the system or user process limit was reached (fork failed)",
+        Some(libc::ENOMEM) => "; the system is out of memory (fork failed)",
+        Some(_) | None => "",
+    };
+    format!("cannot start {program}: {err}{why}")
 }
 
 fn exit_status(exit: io::Result<ExitStatus>) -> RunStatus {

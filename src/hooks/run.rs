@@ -66,3 +66,29 @@ pub struct HandlerRun {
     /// The parsed JSON output, if stdout was hook JSON.
     pub json: Option<Value>,
 }
+
+impl HandlerRun {
+    /// A run that produced no output (a background start, an in-process handler).
+    pub(crate) fn without_output(
+        origin: HandlerOrigin,
+        command: String,
+        status: RunStatus,
+        outcome: OutcomeKind,
+        duration: Duration,
+    ) -> HandlerRun {
+        HandlerRun {
+            origin,
+            command,
+            status,
+            outcome,
+            duration,
+            stdout: String::new(),
+            stderr: String::new(),
+            stdout_bytes: 0,
+            stderr_bytes: 0,
+            stdout_capped: false,
+            stderr_capped: false,
+            json: None,
+        }
+    }
+}

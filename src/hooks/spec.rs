@@ -206,9 +206,12 @@ pub struct EventSpec {
     pub model_hooks: bool,
     /// Whether `agent` handlers may run here (not on PermissionRequest).
     pub agent_hooks: bool,
-    /// Whether a malformed entry under this event voids its whole settings file (Claude Code
-    /// does this for the two events that decide permissions).
-    pub voids_file: bool,
+    /// Whether its hooks decide a call's permission (PreToolUse, PermissionRequest): only a
+    /// blocking answer refuses (exit 1 lets the tool run), and a malformed entry under it voids
+    /// its whole settings file, as in Claude Code.
+    pub decides_permission: bool,
+    /// Whether its command hooks get a `CLAUDE_ENV_FILE` whose lines the Bash tool sources.
+    pub env_file: bool,
     /// Whether the stdin carries `prompt_id` (spec §2.4).
     pub prompt_id: bool,
     /// Whether the stdin carries `permission_mode` (spec §2.4).
@@ -283,7 +286,8 @@ const ROW: EventSpec = EventSpec {
     output: NONE,
     model_hooks: true,
     agent_hooks: true,
-    voids_file: false,
+    decides_permission: false,
+    env_file: false,
     prompt_id: true,
     permission_mode: true,
 };
@@ -356,7 +360,7 @@ impl HookEvent {
         use MatcherClass::{Extended, NoTarget, Strict};
         match self {
             HookEvent::PreToolUse => EventSpec {
-                voids_file: true,
+                decides_permission: true,
                 ..tool("PreToolUse", PRE_TOOL_USE, Fires::<events::PreToolUse>::REF)
             },
             HookEvent::PostToolUse => tool(
@@ -370,7 +374,7 @@ impl HookEvent {
                 Fires::<events::PostToolUseFailure>::REF,
             ),
             HookEvent::PermissionRequest => EventSpec {
-                voids_file: true,
+                decides_permission: true,
                 agent_hooks: false,
                 ..tool(
                     "PermissionRequest",
@@ -405,6 +409,7 @@ impl HookEvent {
                 fires: Some(Fires::<events::SessionStart>::REF),
                 match_field: Some("source"),
                 model_hooks: false,
+                env_file: true,
                 prompt_id: false,
                 permission_mode: false,
                 ..unfired("SessionStart", Extended, SESSION_START)

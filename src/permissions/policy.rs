@@ -150,17 +150,22 @@ impl PermissionPolicy {
             session_commands: Vec::new(),
             paths,
         };
-        let from_file = |entries: &[RuleEntry]| -> Vec<(String, String)> {
+        // Rules from files were compiled when they were loaded; flag rules are compiled here.
+        type Compiled = Result<Rule, crate::permissions::rule::RuleError>;
+        let from_file = |entries: &[RuleEntry]| -> Vec<(String, String, Compiled)> {
             entries
                 .iter()
-                .map(|e| (e.text.clone(), e.location.to_string()))
+                .map(|e| (e.text.clone(), e.location.to_string(), e.compiled.clone()))
                 .collect()
         };
-        let from_cli = |lists: &[String], flag: &str| -> Vec<(String, String)> {
+        let from_cli = |lists: &[String], flag: &str| -> Vec<(String, String, Compiled)> {
             lists
                 .iter()
                 .flat_map(|l| split_tool_list(l))
-                .map(|t| (t, flag.to_string()))
+                .map(|t| {
+                    let compiled = Rule::parse(&t);
+                    (t, flag.to_string(), compiled)
+                })
                 .collect()
         };
         let mut allow = from_file(&settings.allow);
@@ -174,8 +179,8 @@ impl PermissionPolicy {
             (RulePurpose::Ask, ask),
             (RulePurpose::Deny, deny),
         ] {
-            for (text, origin) in texts {
-                match Rule::parse(&text) {
+            for (text, origin, compiled) in texts {
+                match compiled {
                     Ok(rule) => {
                         let entry = Entry { rule, text };
                         match list {

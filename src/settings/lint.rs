@@ -1,7 +1,8 @@
 //! Static checks of configured hook handlers for the mistakes Claude Code never reports: a
 //! script that does not exist or is not executable, bash-only syntax in a script that
 //! `/bin/sh` runs, a PreToolUse guard whose only failure is `exit 1` (which does not block),
-//! and a `timeout` written in milliseconds. Used by `rein hooks validate` and `rein hooks list`.
+//! a `timeout` written in milliseconds, and what the environment keeps a hook from starting
+//! (a command over 128 KiB, a script-path variable that expands to nothing). Used by `rein hooks validate` and `rein hooks list`.
 //!
 //! Nothing here runs a hook. The command line is split like a POSIX shell would split its first
 //! simple command, expanding only what rein knows at load time (`$CLAUDE_PROJECT_DIR`,
@@ -14,6 +15,9 @@ use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
+use crate::hooks::command::{CommandForm, CommandSpec};
+use crate::hooks::environment::{HookEnvironment, hook_env, removed_env};
+use crate::hooks::preflight::{INTERPRETERS, empty_path_variables, oversized_argument};
 use crate::hooks::spec::HookEvent;
 pub use crate::hooks::timeout::format_seconds;
 use crate::settings::schema::{
@@ -25,11 +29,6 @@ pub const MILLISECONDS_SUSPECT: f64 = 1000.0;
 /// Scripts larger than this are not scanned (a hook script is a few KiB).
 const MAX_SCAN_BYTES: u64 = 1024 * 1024;
 
-/// Interpreters whose first non-option argument is the script they run.
-const INTERPRETERS: &[&str] = &[
-    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "python", "python3", "python2", "node",
-    "deno", "bun", "ruby", "perl", "php", "uv", "pwsh",
-];
 /// The interpreters that read POSIX sh (dash on Debian/Ubuntu), not bash.
 const POSIX_SHELLS: &[&str] = &["sh", "dash", "ash", "."];
 /// Extensions that make a later argument of a PATH command look like a script file.
@@ -45,6 +44,8 @@ pub struct LintContext<'a> {
     pub project_dir: &'a Path,
     /// `~` and `$HOME`.
     pub home: &'a Path,
+    /// Settings `env`, which hooks get on top of rein's environment.
+    pub settings_env: &'a [(String, String)],
 }
 
 /// How the script named by a command is started.
@@ -85,6 +86,7 @@ pub fn lint_handler(handler: &ConfiguredHandler, ctx: LintContext<'_>) -> Vec<Di
     let HandlerKind::Command(command) = &handler.kind else {
         return out;
     };
+    out.extend(environment_faults(handler, command, ctx));
     let Some(script) = resolve_script(command, ctx) else {
         return out;
     };
@@ -157,10 +159,8 @@ pub fn lint_handler(handler: &ConfiguredHandler, ctx: LintContext<'_>) -> Vec<Di
             ),
         ));
     }
-    if matches!(
-        handler.event,
-        Some(HookEvent::PreToolUse | HookEvent::PermissionRequest)
-    ) && let Some(line) = exit_one_only(&text)
+    if handler.event.is_some_and(|e| e.spec().decides_permission)
+        && let Some(line) = exit_one_only(&text)
     {
         let event = handler.event.map(HookEvent::as_str).unwrap_or("PreToolUse");
         out.push(warning(
@@ -171,6 +171,63 @@ pub fn lint_handler(handler: &ConfiguredHandler, ctx: LintContext<'_>) -> Vec<Di
         ));
     }
     out
+}
+
+/// What the environment will keep this hook from doing, seen ahead (see
+/// [`crate::hooks::preflight`]): an argument over 128 KiB (an error: it can never start), and a
+/// variable of its script path that is unset or empty here and in settings `env` (a warning:
+/// the environment rein runs in may differ).
+fn environment_faults(
+    handler: &ConfiguredHandler,
+    command: &CommandHandler,
+    ctx: LintContext<'_>,
+) -> Vec<Diagnostic> {
+    const AT_RUN_TIME: &str = "counts it as a hook that could not start, which blocks the call \
+                               only with \"onFailure\": \"block\"";
+    let at = &handler.origin.location;
+    let form = match &command.args {
+        None => CommandForm::Shell(command.command.clone()),
+        Some(args) => CommandForm::Exec {
+            program: command.command.clone(),
+            args: args.clone(),
+        },
+    };
+    if let Some(over) = oversized_argument(&form) {
+        return vec![Diagnostic {
+            severity: Severity::Error,
+            location: at.clone(),
+            message: format!("{over}; rein {AT_RUN_TIME}"),
+        }];
+    }
+    let CommandForm::Shell(text) = &form else {
+        return Vec::new();
+    };
+    // The environment the hook would get (values are stand-ins; only emptiness matters).
+    let mut env = HookEnvironment::new(ctx.project_dir, "lint", ctx.home);
+    env.extra_env = ctx.settings_env.to_vec();
+    let env_file = handler
+        .event
+        .is_some_and(|e| e.spec().env_file)
+        .then_some(Path::new("/env-file"));
+    let mut spec = CommandSpec::new(
+        form.clone(),
+        ctx.project_dir.to_path_buf(),
+        Default::default(),
+    );
+    spec.env = hook_env(&env, env_file);
+    spec.env_remove = removed_env();
+    empty_path_variables(text, |name| spec.variable(name))
+        .into_iter()
+        .map(|var| {
+            warning(
+                at,
+                format!(
+                    "{var} (checked against this environment and settings \"env\"); rein does \
+                     not start a hook then, and {AT_RUN_TIME}"
+                ),
+            )
+        })
+        .collect()
 }
 
 fn warning(at: &Location, message: String) -> Diagnostic {
@@ -526,6 +583,7 @@ mod tests {
         LintContext {
             project_dir: Path::new("/p"),
             home: Path::new("/h"),
+            settings_env: &[],
         }
     }
 

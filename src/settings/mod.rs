@@ -34,7 +34,7 @@ pub mod spanned;
 use std::path::PathBuf;
 
 use crate::settings::discover::ReadOutcome;
-use crate::settings::parse::{FileSettings, Located, MatcherCache};
+use crate::settings::parse::{FileSettings, Located, MatcherCache, RuleText};
 use crate::settings::schema::{
     Diagnostic, Inactive, LoadedFile, Location, RuleEntry, Settings, Severity, SourceKind,
 };
@@ -146,13 +146,14 @@ pub fn load(opts: &LoadOptions) -> Settings {
 }
 
 fn rule_entries(
-    rules: Vec<Located<String>>,
+    rules: Vec<Located<RuleText>>,
     source: SourceKind,
 ) -> impl Iterator<Item = RuleEntry> {
     rules.into_iter().map(move |r| RuleEntry {
-        text: r.value,
+        text: r.value.text,
         source,
         location: r.location,
+        compiled: r.value.compiled,
     })
 }
 

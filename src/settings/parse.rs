@@ -21,6 +21,15 @@ use crate::settings::spanned::{self, JsonValue, LineIndex, Member, Node};
 /// Compiled matchers shared across files: 10,000 handlers with the same regex compile it once.
 pub type MatcherCache = HashMap<(MatcherClass, String), Matcher>;
 
+/// A permission rule as written and as compiled (once, here).
+#[derive(Debug, Clone)]
+pub struct RuleText {
+    /// The rule as written.
+    pub text: String,
+    /// The compiled rule or why it does not compile.
+    pub compiled: Result<crate::permissions::rule::Rule, crate::permissions::rule::RuleError>,
+}
+
 /// A value with where it was set.
 #[derive(Debug, Clone)]
 pub struct Located<T> {
@@ -38,9 +47,9 @@ pub struct FileSettings {
     /// Set when a malformed PreToolUse/PermissionRequest entry voided the file.
     pub voided: Option<String>,
     pub handlers: Vec<ConfiguredHandler>,
-    pub allow: Vec<Located<String>>,
-    pub ask: Vec<Located<String>>,
-    pub deny: Vec<Located<String>>,
+    pub allow: Vec<Located<RuleText>>,
+    pub ask: Vec<Located<RuleText>>,
+    pub deny: Vec<Located<RuleText>>,
     pub default_mode: Option<Located<String>>,
     pub additional_directories: Vec<String>,
     pub env: Vec<(String, String)>,
@@ -372,7 +381,7 @@ impl FileCx<'_> {
 
     fn report_malformed(&mut self, event: Option<HookEvent>, m: Malformed) {
         match event {
-            Some(e @ (HookEvent::PreToolUse | HookEvent::PermissionRequest)) => {
+            Some(e) if e.spec().decides_permission => {
                 let location = self.location(m.offset);
                 self.error(
                     m.offset,
@@ -668,15 +677,12 @@ impl FileCx<'_> {
             }
         }
         if let (HandlerKind::Prompt(_) | HandlerKind::Agent(_), Some(e)) = (&kind, path.event) {
-            if matches!(
-                e,
-                HookEvent::SessionStart | HookEvent::Setup | HookEvent::SubagentStart
-            ) {
+            if !e.spec().model_hooks {
                 self.warn(
                     node.offset,
                     format!("{type_name} hooks need a conversation; Claude Code rejects them on {e} (use a command hook)"),
                 );
-            } else if matches!(kind, HandlerKind::Agent(_)) && e == HookEvent::PermissionRequest {
+            } else if matches!(kind, HandlerKind::Agent(_)) && !e.spec().agent_hooks {
                 self.warn(
                     node.offset,
                     "agent hooks are not allowed on PermissionRequest (an agent hook answers ok or not ok)",
@@ -821,7 +827,7 @@ impl FileCx<'_> {
         }
     }
 
-    fn rule_list(&mut self, list: &str, node: &Node) -> Vec<Located<String>> {
+    fn rule_list(&mut self, list: &str, node: &Node) -> Vec<Located<RuleText>> {
         let JsonValue::Array(items) = &node.value else {
             self.error(
                 node.offset,
@@ -844,11 +850,15 @@ impl FileCx<'_> {
                 );
                 continue;
             };
-            if let Err(e) = crate::permissions::rule::Rule::parse(text) {
+            let compiled = crate::permissions::rule::Rule::parse(text);
+            if let Err(e) = &compiled {
                 self.error(item.offset, e.to_string());
             }
             out.push(Located {
-                value: text.to_string(),
+                value: RuleText {
+                    text: text.to_string(),
+                    compiled,
+                },
                 location: self.location(item.offset),
             });
         }

@@ -745,14 +745,16 @@ fn entries(texts: &[&str]) -> Vec<RuleEntry> {
     texts
         .iter()
         .enumerate()
-        .map(|(i, t)| RuleEntry {
-            text: t.to_string(),
-            source: SourceKind::User,
-            location: Location {
-                file: "/home/u/.claude/settings.json".into(),
-                line: i as u32 + 3,
-                col: 7,
-            },
+        .map(|(i, t)| {
+            RuleEntry::new(
+                *t,
+                SourceKind::User,
+                Location {
+                    file: "/home/u/.claude/settings.json".into(),
+                    line: i as u32 + 3,
+                    col: 7,
+                },
+            )
         })
         .collect()
 }

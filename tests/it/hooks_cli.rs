@@ -940,7 +940,7 @@ fn validate_checks_scripts_the_way_sh_and_interpreters_will_run_them() {
     assert_eq!(code, 0, "warnings only: {out}{err}");
     let out = m.redact(&out);
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 5, "{out}");
+    assert_eq!(lines.len(), 6, "{out}");
     assert!(lines[0].contains("[TMP]/project/hooks/noshebang.sh line 2 uses `source` (POSIX sh has `.`), which is bash-only, but it has no #! line, so /bin/sh runs it"), "{out}");
     assert!(
         lines[1].contains(
@@ -952,10 +952,15 @@ fn validate_checks_scripts_the_way_sh_and_interpreters_will_run_them() {
         lines[2].contains("single quotes stop the shell from expanding $CLAUDE_PROJECT_DIR"),
         "{out}"
     );
-    assert!(lines[3].contains("can never block this PermissionRequest call: its only non-zero exit is `exit 1` (line 5)"), "{out}");
-    assert_eq!(lines[4], "0 errors, 4 warnings");
-    // A PATH command with no script argument and a script behind an unknown variable are not
-    // guessed at.
+    // The variable is unset here: the path would lose that part, and rein does not start it.
+    assert!(
+        lines[3].contains("$SOMEWHERE in the script path $SOMEWHERE/hook.sh is not set"),
+        "{out}"
+    );
+    assert!(lines[4].contains("can never block this PermissionRequest call: its only non-zero exit is `exit 1` (line 5)"), "{out}");
+    assert_eq!(lines[5], "0 errors, 5 warnings");
+    // A PATH command with no script argument is not guessed at, nor is the script behind an
+    // unknown variable checked for existence.
     assert!(!out.contains("jq"), "{out}");
-    assert!(!out.contains("SOMEWHERE"), "{out}");
+    assert!(!out.contains("hook.sh does not exist"), "{out}");
 }

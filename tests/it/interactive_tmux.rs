@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use serde_json::json;
+
 use crate::harness::{LEAKY_VARS, Sandbox, home_vars, rein_bin, write_executable};
 
 const PROMPT_HEADER: &str = "rein wants to use Bash: ";
@@ -124,13 +126,11 @@ fn write_launcher(root: &Path, project: &Path, home: &Path, code_file: &Path) ->
     launcher
 }
 
-#[test]
-fn permission_prompt_deny_allow_once_and_always_on_a_real_terminal() {
-    let sandbox = Sandbox::new("proj", &[]);
-    let project = sandbox.project.clone();
+/// rein started interactively in a fresh tmux server on `sandbox`, and the file its exit code
+/// will be written to.
+fn launch(sandbox: &Sandbox) -> (Tmux, PathBuf) {
     let code_file = sandbox.root.join("exit.code");
-    let launcher = write_launcher(&sandbox.root, &project, &sandbox.home, &code_file);
-
+    let launcher = write_launcher(&sandbox.root, &sandbox.project, &sandbox.home, &code_file);
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
@@ -154,6 +154,31 @@ fn permission_prompt_deny_allow_once_and_always_on_a_real_terminal() {
     tmux.socket_path = Some(PathBuf::from(
         String::from_utf8_lossy(&path.stdout).trim().to_string(),
     ));
+    (tmux, code_file)
+}
+
+/// Waits (≤ 10 s) for rein's exit code.
+fn exit_code(tmux: &Tmux, code_file: &Path) -> String {
+    let started = Instant::now();
+    while !code_file.exists() {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "rein did not exit; screen:\n{}",
+            tmux.screen()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::fs::read_to_string(code_file)
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn permission_prompt_deny_allow_once_and_always_on_a_real_terminal() {
+    let sandbox = Sandbox::new("proj", &[]);
+    let project = sandbox.project.clone();
+    let (tmux, code_file) = launch(&sandbox);
     tmux.wait_for("the first `> ` prompt", at_input_prompt);
 
     // 1. `n`: the call is refused, nothing is created, the pane says so.
@@ -204,15 +229,44 @@ fn permission_prompt_deny_allow_once_and_always_on_a_real_terminal() {
 
     // 4. `/exit` ends rein cleanly.
     tmux.type_line("/exit");
-    let started = Instant::now();
-    while !code_file.exists() {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "rein did not exit after /exit; screen:\n{}",
-            tmux.screen()
-        );
-        std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(exit_code(&tmux, &code_file), "0", "rein exit code");
+}
+
+/// The prompt blocks reading the terminal; a SIGTERM meanwhile must not wait for the answer.
+#[test]
+fn sigterm_while_a_permission_prompt_waits_ends_rein_within_3_s_and_runs_session_end() {
+    let sandbox = Sandbox::new("proj", &[]);
+    let end = sandbox.path("end.json");
+    sandbox.hooks(json!({"SessionEnd": [{"hooks": [{
+        "type": "command",
+        "command": format!("cat > '{}'", end.display()),
+    }]}]}));
+    let (tmux, code_file) = launch(&sandbox);
+    tmux.wait_for("the first `> ` prompt", at_input_prompt);
+    tmux.type_line("run command touch made.txt");
+    tmux.wait_for("the permission prompt", |s| prompts(s) == 1);
+
+    // The pane runs the launcher's `sh`; rein is its only child.
+    let pane = tmux.run(&["display-message", "-p", "-t", "rein", "#{pane_pid}"]);
+    let sh: i32 = String::from_utf8_lossy(&pane.stdout)
+        .trim()
+        .parse()
+        .unwrap();
+    let children = std::fs::read_to_string(format!("/proc/{sh}/task/{sh}/children")).unwrap();
+    let rein: i32 = children.split_whitespace().next().unwrap().parse().unwrap();
+    let sent = Instant::now();
+    // SAFETY: kill(2) on the rein process this test started.
+    unsafe {
+        libc::kill(rein, libc::SIGTERM);
     }
-    let code = std::fs::read_to_string(&code_file).unwrap();
-    assert_eq!(code.trim(), "0", "rein exit code");
+    let code = exit_code(&tmux, &code_file);
+    let took = sent.elapsed();
+
+    eprintln!("exit {took:?} after SIGTERM at a permission prompt");
+    assert_eq!(code, "143", "screen:\n{}", tmux.screen());
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    let ended: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&end).unwrap()).unwrap();
+    assert_eq!(ended["hook_event_name"], "SessionEnd");
+    assert!(!sandbox.exists("made.txt"), "the unanswered call ran");
 }

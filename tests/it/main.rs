@@ -17,6 +17,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod agent_e2e;
+mod engine;
 mod faults;
 mod harness;
 mod hook_scripts;

@@ -239,6 +239,25 @@ pub trait Event: Send + Sync + Sized + 'static {
     fn explain(outcome: &Self::Outcome, input: &Self::Input) -> Explained;
 }
 
+/// The accessors every tool event's input shares (`tool_name`, `tool_input`, `base`): its
+/// matcher target is the tool name, and `if` conditions see the tool and its input.
+macro_rules! tool_event_accessors {
+    ($input:ty) => {
+        fn base(input: &$input) -> &BaseInput {
+            &input.base
+        }
+
+        fn match_value(input: &$input) -> Option<&str> {
+            Some(&input.tool_name)
+        }
+
+        fn tool(input: &$input) -> Option<(&str, &Value)> {
+            Some((&input.tool_name, &input.tool_input))
+        }
+    };
+}
+pub(crate) use tool_event_accessors;
+
 /// A blocking error on an event where it stops nothing: a user message.
 pub(crate) fn block_as_notice(common: &mut Common, answer: &Answer, cx: FoldCx<'_>) {
     if let Some(reason) = answer.blocking() {

@@ -4,7 +4,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::hooks::events::{Answer, BaseInput, Common, Event, Explained, FoldCx, block_as_notice};
+use crate::hooks::events::{
+    Answer, BaseInput, Common, Event, Explained, FoldCx, block_as_notice, tool_event_accessors,
+};
 use crate::hooks::spec::HookEvent;
 
 /// The event.
@@ -52,17 +54,7 @@ impl Event for PermissionDenied {
     type Outcome = PermissionDeniedOutcome;
     const FIELDS: &'static [&'static str] = &["tool_name", "tool_input", "tool_use_id", "reason"];
 
-    fn base(input: &PermissionDeniedInput) -> &BaseInput {
-        &input.base
-    }
-
-    fn match_value(input: &PermissionDeniedInput) -> Option<&str> {
-        Some(&input.tool_name)
-    }
-
-    fn tool(input: &PermissionDeniedInput) -> Option<(&str, &Value)> {
-        Some((&input.tool_name, &input.tool_input))
-    }
+    tool_event_accessors!(PermissionDeniedInput);
 
     fn common(outcome: &mut PermissionDeniedOutcome) -> &mut Common {
         &mut outcome.common

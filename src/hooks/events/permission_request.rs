@@ -4,7 +4,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::hooks::events::{Answer, BaseInput, Common, Event, Explained, FoldCx};
+use crate::hooks::events::{
+    Answer, BaseInput, Common, Event, Explained, FoldCx, tool_event_accessors,
+};
 use crate::hooks::spec::HookEvent;
 
 /// The event.
@@ -93,17 +95,7 @@ impl Event for PermissionRequest {
     type Outcome = PermissionRequestOutcome;
     const FIELDS: &'static [&'static str] = &["tool_name", "tool_input", "permission_suggestions"];
 
-    fn base(input: &PermissionRequestInput) -> &BaseInput {
-        &input.base
-    }
-
-    fn match_value(input: &PermissionRequestInput) -> Option<&str> {
-        Some(&input.tool_name)
-    }
-
-    fn tool(input: &PermissionRequestInput) -> Option<(&str, &Value)> {
-        Some((&input.tool_name, &input.tool_input))
-    }
+    tool_event_accessors!(PermissionRequestInput);
 
     fn common(outcome: &mut PermissionRequestOutcome) -> &mut Common {
         &mut outcome.common

@@ -4,7 +4,9 @@
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
-use crate::hooks::events::{Answer, BaseInput, Common, Event, Explained, FoldCx};
+use crate::hooks::events::{
+    Answer, BaseInput, Common, Event, Explained, FoldCx, tool_event_accessors,
+};
 use crate::hooks::registry::HookReply;
 use crate::hooks::spec::HookEvent;
 
@@ -109,17 +111,7 @@ impl Event for PostToolUse {
         "duration_ms",
     ];
 
-    fn base(input: &PostToolUseInput) -> &BaseInput {
-        &input.base
-    }
-
-    fn match_value(input: &PostToolUseInput) -> Option<&str> {
-        Some(&input.tool_name)
-    }
-
-    fn tool(input: &PostToolUseInput) -> Option<(&str, &Value)> {
-        Some((&input.tool_name, &input.tool_input))
-    }
+    tool_event_accessors!(PostToolUseInput);
 
     fn common(outcome: &mut PostToolUseOutcome) -> &mut Common {
         &mut outcome.common

@@ -4,7 +4,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::hooks::events::post_tool_use::feedback;
-use crate::hooks::events::{Answer, BaseInput, Common, Event, Explained, FoldCx};
+use crate::hooks::events::{
+    Answer, BaseInput, Common, Event, Explained, FoldCx, tool_event_accessors,
+};
 use crate::hooks::spec::HookEvent;
 
 /// The event.
@@ -64,17 +66,7 @@ impl Event for PostToolUseFailure {
         "duration_ms",
     ];
 
-    fn base(input: &PostToolUseFailureInput) -> &BaseInput {
-        &input.base
-    }
-
-    fn match_value(input: &PostToolUseFailureInput) -> Option<&str> {
-        Some(&input.tool_name)
-    }
-
-    fn tool(input: &PostToolUseFailureInput) -> Option<(&str, &Value)> {
-        Some((&input.tool_name, &input.tool_input))
-    }
+    tool_event_accessors!(PostToolUseFailureInput);
 
     fn common(outcome: &mut PostToolUseFailureOutcome) -> &mut Common {
         &mut outcome.common

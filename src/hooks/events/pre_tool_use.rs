@@ -4,7 +4,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::hooks::events::{Answer, BaseInput, Common, Event, Explained, FoldCx};
+use crate::hooks::events::{
+    Answer, BaseInput, Common, Event, Explained, FoldCx, tool_event_accessors,
+};
 use crate::hooks::registry::HookReply;
 use crate::hooks::run::OutcomeKind;
 use crate::hooks::spec::HookEvent;
@@ -175,17 +177,7 @@ impl Event for PreToolUse {
     type Outcome = PreToolUseOutcome;
     const FIELDS: &'static [&'static str] = &["tool_name", "tool_input", "tool_use_id"];
 
-    fn base(input: &PreToolUseInput) -> &BaseInput {
-        &input.base
-    }
-
-    fn match_value(input: &PreToolUseInput) -> Option<&str> {
-        Some(&input.tool_name)
-    }
-
-    fn tool(input: &PreToolUseInput) -> Option<(&str, &Value)> {
-        Some((&input.tool_name, &input.tool_input))
-    }
+    tool_event_accessors!(PreToolUseInput);
 
     fn common(outcome: &mut PreToolUseOutcome) -> &mut Common {
         &mut outcome.common

@@ -7,10 +7,13 @@
 //! and home directory (a [`Sandbox`]), runs `rein` while sampling its peak RSS, and inspects
 //! `/proc` for processes left in a hook's process group.
 
+mod environment;
 mod hooks;
 mod models;
 mod session;
 mod settings;
+mod shutdown;
+mod transcript;
 
 use std::io::Read;
 use std::ops::Deref;
