@@ -10,5 +10,6 @@ pub mod cli;
 pub mod hooks;
 pub mod permissions;
 pub mod pipeline;
+pub mod process;
 pub mod settings;
 pub mod tools;
