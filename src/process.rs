@@ -24,6 +24,8 @@
 //! [`Ending`] in the returned [`Run`]. Nothing here calls `unwrap`/`expect` on anything the child
 //! controls.
 
+#![deny(missing_docs)]
+
 use std::ffi::OsString;
 use std::future::Future;
 use std::io;

@@ -19,6 +19,8 @@
 //! whose future is dropped midway kills its process group; a run that finished leaves alone
 //! any daemon the hook started with its pipes released.
 
+#![deny(missing_docs)]
+
 use std::future::Future;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -67,7 +69,12 @@ pub enum CommandForm {
     /// `/bin/sh -c "<command>"`.
     Shell(String),
     /// `program` spawned directly with `args`; no shell, no expansion.
-    Exec { program: String, args: Vec<String> },
+    Exec {
+        /// The executable: a path, or a name looked up in `PATH`.
+        program: String,
+        /// Its arguments.
+        args: Vec<String>,
+    },
 }
 
 impl CommandForm {
@@ -91,6 +98,7 @@ impl CommandForm {
 /// Everything needed to run one process.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CommandSpec {
+    /// Shell or exec form.
     pub form: CommandForm,
     /// Working directory; a missing directory is a spawn failure (the caller picks fallbacks).
     pub cwd: PathBuf,
@@ -98,6 +106,7 @@ pub struct CommandSpec {
     pub env: Vec<(String, String)>,
     /// Variables removed from the inherited environment (applied before `env`).
     pub env_remove: Vec<String>,
+    /// Longest the run may take; then its process group is terminated (`TimedOut`).
     pub timeout: Duration,
     /// Bytes of stdout kept; usually [`STDOUT_CAP`].
     pub stdout_cap: usize,
@@ -118,6 +127,23 @@ impl CommandSpec {
             stderr_cap: STDERR_CAP,
         }
     }
+
+    /// The program to start: `/bin/sh -c <command>` or the exec form's argv.
+    fn program(&self) -> Program {
+        let mut program = match &self.form {
+            CommandForm::Shell(text) => Program::new("/bin/sh", self.cwd.clone())
+                .arg("-c")
+                .arg(text),
+            CommandForm::Exec { program, args } => {
+                let mut exec = Program::new(program, self.cwd.clone());
+                exec.args.extend(args.iter().map(Into::into));
+                exec
+            }
+        };
+        program.env.clone_from(&self.env);
+        program.env_remove.clone_from(&self.env_remove);
+        program
+    }
 }
 
 /// The raw result of one run.
@@ -130,10 +156,13 @@ pub struct RawRun {
     pub stdout: Vec<u8>,
     /// At most `stderr_cap` bytes.
     pub stderr: Vec<u8>,
-    /// Bytes the process wrote in total (kept or not).
+    /// Bytes the process wrote to stdout in total (kept or not).
     pub stdout_bytes: u64,
+    /// Bytes the process wrote to stderr in total (kept or not).
     pub stderr_bytes: u64,
+    /// stdout went beyond `stdout_cap`; the rest was discarded.
     pub stdout_capped: bool,
+    /// stderr went beyond `stderr_cap`; the rest was discarded.
     pub stderr_capped: bool,
     /// From just before spawning until the run was over.
     pub duration: Duration,
@@ -323,25 +352,6 @@ async fn run_inner(
         None => process::run(job, cancel, None).await,
     };
     raw_run(spec, run)
-}
-
-impl CommandSpec {
-    /// The program to start: `/bin/sh -c <command>` or the exec form's argv.
-    fn program(&self) -> Program {
-        let mut program = match &self.form {
-            CommandForm::Shell(text) => Program::new("/bin/sh", self.cwd.clone())
-                .arg("-c")
-                .arg(text),
-            CommandForm::Exec { program, args } => {
-                let mut exec = Program::new(program, self.cwd.clone());
-                exec.args.extend(args.iter().map(Into::into));
-                exec
-            }
-        };
-        program.env.clone_from(&self.env);
-        program.env_remove.clone_from(&self.env_remove);
-        program
-    }
 }
 
 /// The process runner's result as the hook engine sees it.

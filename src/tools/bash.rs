@@ -2,11 +2,11 @@
 //! `{"stdout","stderr","interrupted","isImage","noOutputExpected"}` (spec §7, §5.4).
 //!
 //! Each call is a fresh `/bin/bash -c` (not a login shell) in the session's working directory,
-//! run by [`crate::process`]: its own process group, stdin at `/dev/null`. It first sources every `CLAUDE_ENV_FILE`
-//! a SessionStart hook wrote, then `eval`s the command. An `EXIT` trap writes `pwd -P` to a temp
-//! file, and that directory becomes the session cwd: `cd` persists between calls, also when
-//! the command fails or calls `exit` (Claude Code records it only on success; a persistent
-//! shell would be in the new directory either way).
+//! run by [`crate::process`] in its own process group, with stdin at `/dev/null`. It first
+//! sources every `CLAUDE_ENV_FILE` a SessionStart hook wrote, then `eval`s the command. An
+//! `EXIT` trap writes `pwd -P` to a temp file, and that directory becomes the session cwd: `cd`
+//! persists between calls, also when the command fails or calls `exit` (Claude Code records it
+//! only on success; a persistent shell would be in the new directory either way).
 //!
 //! stdout and stderr share one pipe, so the model sees them interleaved as written and
 //! `stderr` is always `""` (as recorded from Claude Code). Output beyond 30000 characters is
@@ -19,6 +19,8 @@
 //! [`KILL_GRACE`], and a Failure `Command timed out after <T>\n<output>` with `is_interrupt:
 //! false` — `is_interrupt` means the user interrupted, which a timeout is not.
 
+#![deny(missing_docs)]
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -28,6 +30,7 @@ use serde_json::{Map, Value, json};
 use super::input::{self, Field, FieldKind};
 use super::{BoxFuture, Tool, ToolContext, ToolOutcome};
 use crate::process::{self, AfterLinger, Captured, Ending, Job, Limits, Output, Program, Stdin};
+
 /// Timeout when the model gives none (ms).
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 /// Longest timeout honoured; larger values are clamped (ms).
@@ -224,12 +227,13 @@ fn finish_output(c: &Captured) -> String {
             let at = cut.map_or(text.len(), |(i, _)| i);
             let (head, rest) = text.split_at(at);
             let rest = rest.trim_end_matches(['\n', '\r']);
-            let mut lines = if rest.is_empty() {
+            let lines = if rest.is_empty() {
                 0
             } else {
                 rest.split('\n').count()
             };
-            lines += usize::try_from(c.dropped_newlines).unwrap_or(usize::MAX);
+            let dropped = usize::try_from(c.dropped_newlines).unwrap_or(usize::MAX);
+            let lines = lines.saturating_add(dropped);
             format!("{head}\n\n... [{lines} lines truncated] ...")
         }
     }
@@ -258,7 +262,7 @@ async fn run_foreground(command: &str, timeout: Duration, ctx: &ToolContext) -> 
         Ending::Exited(code) => Some(format!("Exit code {code}")),
         // The shell convention: a signal counts as exit 128 + signal.
         Ending::Signaled(signal) => Some(format!("Exit code {}", 128 + signal)),
-        // `Cancelled` cannot happen (the cancel future never completes); it is a stop all the same.
+        // `Cancelled` cannot happen (no cancel future); were it to, it is a stop all the same.
         Ending::TimedOut | Ending::Cancelled => Some(format!(
             "Command timed out after {}",
             human_duration(timeout)
@@ -290,7 +294,7 @@ fn human_duration(d: Duration) -> String {
 }
 
 /// Stores the directory the command ended in, if it exists.
-fn update_cwd(cwd_file: &std::path::Path, ctx: &ToolContext) {
+fn update_cwd(cwd_file: &Path, ctx: &ToolContext) {
     let Ok(text) = std::fs::read_to_string(cwd_file) else {
         return;
     };
