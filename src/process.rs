@@ -26,62 +26,69 @@
 
 #![deny(missing_docs)]
 
-use std::ffi::OsString;
+use std::ffi::OsStr;
 use std::future::Future;
 use std::io;
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
+use std::path::Path;
+use std::pin::Pin;
 use std::process::{ExitStatus, Stdio};
+use std::sync::Mutex;
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, ChildStdin, Command};
-use tokio::sync::mpsc;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, ReadBuf};
+use tokio::net::unix::pipe::Receiver;
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::sync::Notify;
 
 /// A program to start: its argv, working directory and environment changes.
+///
+/// Why borrowed: callers already own these strings (a hook's spec, the Bash tool's script);
+/// copying a dozen of them per run would be the runner's only allocations besides the buffers.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Program {
+pub struct Program<'a> {
     /// The executable: a path, or a name looked up in `PATH`.
-    pub program: OsString,
+    pub program: &'a OsStr,
     /// The arguments after the program name.
-    pub args: Vec<OsString>,
+    pub args: Vec<&'a OsStr>,
     /// Working directory; a missing directory makes the spawn fail.
-    pub cwd: PathBuf,
+    pub cwd: &'a Path,
     /// Variables set on top of rein's own environment (later entries win).
-    pub env: Vec<(String, String)>,
+    pub env: &'a [(String, String)],
     /// Variables removed from the inherited environment (applied before `env`).
-    pub env_remove: Vec<String>,
+    pub env_remove: &'a [String],
 }
 
-impl Program {
+impl<'a> Program<'a> {
     /// `program` with no arguments and no environment changes, started in `cwd`.
-    pub fn new(program: impl Into<OsString>, cwd: PathBuf) -> Program {
+    pub fn new(program: &'a (impl AsRef<OsStr> + ?Sized), cwd: &'a Path) -> Program<'a> {
         Program {
-            program: program.into(),
+            program: program.as_ref(),
             args: Vec::new(),
             cwd,
-            env: Vec::new(),
-            env_remove: Vec::new(),
+            env: &[],
+            env_remove: &[],
         }
     }
 
     /// Appends one argument.
-    pub fn arg(mut self, arg: impl Into<OsString>) -> Program {
-        self.args.push(arg.into());
+    pub fn arg(mut self, arg: &'a (impl AsRef<OsStr> + ?Sized)) -> Program<'a> {
+        self.args.push(arg.as_ref());
         self
     }
 
     /// The command, leading its own process group; stdio is the caller's to set.
     fn command(&self) -> Command {
-        let mut command = Command::new(&self.program);
+        let mut command = Command::new(self.program);
         command.args(&self.args);
-        for name in &self.env_remove {
+        for name in self.env_remove {
             command.env_remove(name);
         }
         command
             .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .current_dir(&self.cwd)
+            .current_dir(self.cwd)
             .process_group(0);
         command
     }
@@ -143,10 +150,10 @@ pub struct Limits {
 }
 
 /// One run: what to start, what it reads, what is kept of its output, and when it is stopped.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Job<'a> {
     /// The program and its environment.
-    pub program: &'a Program,
+    pub program: Program<'a>,
     /// Its stdin.
     pub stdin: Stdin<'a>,
     /// Its stdout and stderr.
@@ -301,7 +308,7 @@ pub async fn run(
         stdin: child_stdin,
         stdout: child_stdout,
         stderr: child_stderr,
-    } = match spawn(program, stdin, output) {
+    } = match spawn(&program, stdin, output) {
         Ok(spawned) => spawned,
         Err(ending) => return Run::not_started(ending, started.elapsed()),
     };
@@ -321,17 +328,17 @@ pub async fn run(
     let mut out = Capture::new(stdout_cap);
     let mut err = Capture::new(stderr_cap);
 
-    // Why a channel: the watch runs inside the stdout drain, the deadline lives in the loop
-    // below; the channel wakes the loop when the deadline moves.
-    let (deadline_tx, mut deadline_rx) = mpsc::unbounded_channel::<Duration>();
+    // Why a slot and a notify: the watch runs inside the stdout drain, the deadline lives in
+    // the loop below, which must wake when it moves; both live on this stack (no allocation).
+    let moved = DeadlineMove::default();
+    let watched = watch.is_some();
     let mut watching = watch.map(|watch| {
         watch.spawned(pid);
         Watching {
             watch,
-            deadline: deadline_tx,
+            moved: &moved,
         }
     });
-    let mut deadline_open = watching.is_some();
 
     let mut stdin_error: Option<StdinError> = None;
     let mut lingering = false;
@@ -358,15 +365,15 @@ pub async fn run(
                     stdin_error = result;
                 }
                 exit = child.wait() => break Stop::Exited(exit),
-                moved = deadline_rx.recv(), if deadline_open => match moved {
+                () = moved.notify.notified(), if watched => {
                     // A deadline too far to represent keeps the current one.
-                    Some(timeout) => {
-                        if let Some(at) = tokio::time::Instant::now().checked_add(timeout) {
-                            deadline.as_mut().reset(at);
-                        }
+                    if let Some(at) = moved
+                        .take()
+                        .and_then(|timeout| tokio::time::Instant::now().checked_add(timeout))
+                    {
+                        deadline.as_mut().reset(at);
                     }
-                    None => deadline_open = false,
-                },
+                }
                 () = &mut deadline => break Stop::Deadline,
                 () = &mut cancel => break Stop::Cancelled,
             }
@@ -459,7 +466,7 @@ impl Detached {
 /// written to the given files, and returns without waiting: no capture, no timeout, and no kill
 /// when the [`Detached`] is dropped (it outlives the caller, as a background command should).
 pub fn spawn_detached(
-    program: &Program,
+    program: &Program<'_>,
     stdout: std::fs::File,
     stderr: std::fs::File,
 ) -> io::Result<Detached> {
@@ -478,10 +485,28 @@ struct Spawned {
     stderr: Option<OutputPipe>,
 }
 
-/// The read end of an output pipe: the child's own stdout/stderr, or a merged pipe.
-type OutputPipe = Box<dyn AsyncRead + Unpin + Send>;
+/// The read end of an output pipe: the child's own stdout or stderr, or a merged pipe.
+enum OutputPipe {
+    Stdout(ChildStdout),
+    Stderr(ChildStderr),
+    Merged(Receiver),
+}
 
-fn spawn(program: &Program, stdin: Stdin<'_>, output: Output) -> Result<Spawned, Ending> {
+impl AsyncRead for OutputPipe {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            OutputPipe::Stdout(pipe) => Pin::new(pipe).poll_read(cx, buf),
+            OutputPipe::Stderr(pipe) => Pin::new(pipe).poll_read(cx, buf),
+            OutputPipe::Merged(pipe) => Pin::new(pipe).poll_read(cx, buf),
+        }
+    }
+}
+
+fn spawn(program: &Program<'_>, stdin: Stdin<'_>, output: Output) -> Result<Spawned, Ending> {
     let mut command = program.command();
     command.kill_on_drop(true).stdin(match stdin {
         Stdin::Null => Stdio::null(),
@@ -505,11 +530,11 @@ fn spawn(program: &Program, stdin: Stdin<'_>, output: Output) -> Result<Spawned,
     drop(command);
     let mut child = spawned.map_err(|e| Ending::SpawnFailed(e.to_string()))?;
     let stdin = child.stdin.take();
-    let (stdout, stderr): (Option<OutputPipe>, Option<OutputPipe>) = match merged {
-        Some(reader) => (Some(Box::new(reader)), None),
+    let (stdout, stderr) = match merged {
+        Some(reader) => (Some(OutputPipe::Merged(reader)), None),
         None => (
-            child.stdout.take().map(|s| Box::new(s) as _),
-            child.stderr.take().map(|s| Box::new(s) as _),
+            child.stdout.take().map(OutputPipe::Stdout),
+            child.stderr.take().map(OutputPipe::Stderr),
         ),
     };
     Ok(Spawned {
@@ -521,10 +546,10 @@ fn spawn(program: &Program, stdin: Stdin<'_>, output: Output) -> Result<Spawned,
 }
 
 /// One pipe whose write end is given to the child twice (as stdout and as stderr).
-fn merged_pipe() -> io::Result<(tokio::net::unix::pipe::Receiver, (OwnedFd, OwnedFd))> {
+fn merged_pipe() -> io::Result<(Receiver, (OwnedFd, OwnedFd))> {
     let (reader, writer) = std::io::pipe()?;
     let writer2 = writer.try_clone()?;
-    let reader = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?;
+    let reader = Receiver::from_owned_fd(OwnedFd::from(reader))?;
     Ok((reader, (OwnedFd::from(writer), OwnedFd::from(writer2))))
 }
 
@@ -580,10 +605,32 @@ async fn write_stdin(stdin: Option<ChildStdin>, bytes: &[u8]) -> Option<StdinErr
     }
 }
 
-/// A [`StdoutWatch`] with the channel its deadline moves go through.
+/// A [`StdoutWatch`] with the slot its deadline moves go through.
 struct Watching<'w> {
     watch: &'w mut (dyn StdoutWatch + Send),
-    deadline: mpsc::UnboundedSender<Duration>,
+    moved: &'w DeadlineMove,
+}
+
+/// The latest deadline a watch asked for, and the wake-up for the run loop.
+#[derive(Default)]
+struct DeadlineMove {
+    next: Mutex<Option<Duration>>,
+    notify: Notify,
+}
+
+impl DeadlineMove {
+    fn set(&self, timeout: Duration) {
+        if let Ok(mut next) = self.next.lock() {
+            *next = Some(timeout);
+        }
+        // Why notify_one: it stores a permit when the loop is not waiting yet, so no move is
+        // lost.
+        self.notify.notify_one();
+    }
+
+    fn take(&self) -> Option<Duration> {
+        self.next.lock().ok().and_then(|mut next| next.take())
+    }
 }
 
 /// A bounded capture of one output stream.
@@ -643,7 +690,7 @@ impl Capture {
                         && self.total == self.buf.len() as u64
                         && let Some(timeout) = watching.watch.chunk(&self.buf, &chunk[..n])
                     {
-                        let _ = watching.deadline.send(timeout);
+                        watching.moved.set(timeout);
                     }
                 }
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,

@@ -10,10 +10,8 @@ use rein::process::{
     self, AfterLinger, Ending, Job, Limits, Output, Program, Stdin, StdoutWatch, kill_group,
 };
 
-fn sh(dir: &Path, script: &str) -> Program {
-    Program::new("/bin/sh", dir.to_path_buf())
-        .arg("-c")
-        .arg(script)
+fn sh<'a>(dir: &'a Path, script: &'a str) -> Program<'a> {
+    Program::new("/bin/sh", dir).arg("-c").arg(script)
 }
 
 fn limits(timeout: Duration) -> Limits {
@@ -62,7 +60,7 @@ async fn merged_output_interleaves_and_counts_what_it_drops() {
         "echo a; echo b >&2; echo c; for i in 1 2 3 4 5; do echo 123456789; done; exit 3",
     );
     let got = run(Job {
-        program: &program,
+        program: program.clone(),
         stdin: Stdin::Null,
         output: Output::Merged { cap: 6 },
         limits: limits(Duration::from_secs(20)),
@@ -81,7 +79,7 @@ async fn stdin_bytes_are_read_and_null_is_eof() {
     let dir = tempfile::tempdir().expect("tempdir");
     let program = sh(dir.path(), "cat; echo done >&2");
     let fed = run(Job {
-        program: &program,
+        program: program.clone(),
         stdin: Stdin::Bytes(b"payload"),
         output: separate(),
         limits: limits(Duration::from_secs(20)),
@@ -92,7 +90,7 @@ async fn stdin_bytes_are_read_and_null_is_eof() {
         (&b"payload"[..], &b"done\n"[..])
     );
     let null = run(Job {
-        program: &program,
+        program: program.clone(),
         stdin: Stdin::Null,
         output: separate(),
         limits: limits(Duration::from_secs(20)),
@@ -131,7 +129,7 @@ async fn stop_term_ignoring_group(grace: Duration) -> (process::Run, Duration, O
     let started = Instant::now();
     let got = process::run(
         Job {
-            program: &program,
+            program: program.clone(),
             stdin: Stdin::Null,
             output: separate(),
             limits,
@@ -166,7 +164,7 @@ async fn cancel_ends_the_run_as_cancelled_and_kills_the_group() {
     let program = sh(dir.path(), "sleep 30 & echo $!; wait");
     let got = process::run(
         Job {
-            program: &program,
+            program: program.clone(),
             stdin: Stdin::Null,
             output: separate(),
             limits: limits(Duration::from_secs(20)),
@@ -190,7 +188,7 @@ async fn exit_leaving_a_pipe_holder(after_linger: AfterLinger) -> (process::Run,
     let mut limits = limits(Duration::from_secs(20));
     limits.after_linger = after_linger;
     let got = run(Job {
-        program: &program,
+        program: program.clone(),
         stdin: Stdin::Null,
         output: Output::Merged { cap: 1024 },
         limits,
@@ -224,9 +222,9 @@ async fn a_pipe_holder_after_exit_is_killed_or_left_as_the_caller_chose() {
 #[tokio::test]
 async fn spawn_failures_are_data() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let missing = Program::new("/nonexistent/program", dir.path().to_path_buf());
+    let missing = Program::new("/nonexistent/program", dir.path());
     let got = run(Job {
-        program: &missing,
+        program: missing,
         stdin: Stdin::Bytes(b"x"),
         output: separate(),
         limits: limits(Duration::from_secs(20)),
@@ -235,9 +233,10 @@ async fn spawn_failures_are_data() {
     assert!(matches!(got.ending, Ending::SpawnFailed(_)), "{got:?}");
     assert_eq!(got.pid, None);
 
-    let no_cwd = sh(&dir.path().join("gone"), "true");
+    let gone_dir = dir.path().join("gone");
+    let no_cwd = sh(&gone_dir, "true");
     let got = run(Job {
-        program: &no_cwd,
+        program: no_cwd,
         stdin: Stdin::Null,
         output: Output::Merged { cap: 16 },
         limits: limits(Duration::from_secs(20)),

@@ -21,6 +21,7 @@
 
 #![deny(missing_docs)]
 
+use std::ffi::OsStr;
 use std::future::Future;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -129,19 +130,19 @@ impl CommandSpec {
     }
 
     /// The program to start: `/bin/sh -c <command>` or the exec form's argv.
-    fn program(&self) -> Program {
+    fn program(&self) -> Program<'_> {
         let mut program = match &self.form {
-            CommandForm::Shell(text) => Program::new("/bin/sh", self.cwd.clone())
+            CommandForm::Shell(text) => Program::new("/bin/sh", &self.cwd)
                 .arg("-c")
-                .arg(text),
+                .arg(text.as_str()),
             CommandForm::Exec { program, args } => {
-                let mut exec = Program::new(program, self.cwd.clone());
-                exec.args.extend(args.iter().map(Into::into));
+                let mut exec = Program::new(program.as_str(), &self.cwd);
+                exec.args.extend(args.iter().map(OsStr::new));
                 exec
             }
         };
-        program.env.clone_from(&self.env);
-        program.env_remove.clone_from(&self.env_remove);
+        program.env = &self.env;
+        program.env_remove = &self.env_remove;
         program
     }
 }
@@ -325,9 +326,8 @@ async fn run_inner(
     cancel: impl Future<Output = ()>,
     probe: Option<oneshot::Sender<Detected>>,
 ) -> RawRun {
-    let program = spec.program();
     let job = Job {
-        program: &program,
+        program: spec.program(),
         stdin: process::Stdin::Bytes(stdin),
         output: Output::Separate {
             stdout_cap: spec.stdout_cap,

@@ -199,15 +199,21 @@ fn start_dir(ctx: &ToolContext) -> PathBuf {
     }
 }
 
-/// `/bin/bash -c <script> bash <cwd file> <command>` in [`start_dir`] with the settings env.
-fn shell_program(command: &str, cwd_file: &Path, ctx: &ToolContext) -> Program {
-    let mut program = Program::new("/bin/bash", start_dir(ctx))
+/// `/bin/bash -c <script> bash <cwd file> <command>` in `dir` with the settings env.
+fn bash_program<'a>(
+    script: &'a str,
+    dir: &'a Path,
+    cwd_file: &'a Path,
+    command: &'a str,
+    ctx: &'a ToolContext,
+) -> Program<'a> {
+    let mut program = Program::new("/bin/bash", dir)
         .arg("-c")
-        .arg(script(ctx))
+        .arg(script)
         .arg("bash")
         .arg(cwd_file)
         .arg(command);
-    program.env.clone_from(&ctx.env);
+    program.env = &ctx.env;
     program
 }
 
@@ -241,9 +247,9 @@ fn finish_output(c: &Captured) -> String {
 
 async fn run_foreground(command: &str, timeout: Duration, ctx: &ToolContext) -> ToolOutcome {
     let cwd_file = unique_name("cwd");
-    let program = shell_program(command, &cwd_file, ctx);
+    let (script, dir) = (script(ctx), start_dir(ctx));
     let job = Job {
-        program: &program,
+        program: bash_program(&script, &dir, &cwd_file, command, ctx),
         stdin: Stdin::Null,
         output: Output::Merged { cap: KEPT_BYTES },
         limits: Limits {
@@ -318,7 +324,8 @@ async fn run_background(command: &str, ctx: &ToolContext) -> ToolOutcome {
     };
     // The cwd of a background command does not become the session's.
     let cwd_file = unique_name("bg-cwd");
-    let program = shell_program(command, &cwd_file, ctx);
+    let (script, dir) = (script(ctx), start_dir(ctx));
+    let program = bash_program(&script, &dir, &cwd_file, command, ctx);
     match process::spawn_detached(&program, out, err) {
         Ok(detached) => {
             tokio::spawn(async move {
