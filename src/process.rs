@@ -18,7 +18,8 @@
 //!   ignore SIGTERM), then reaping;
 //! * a run never waits on pipes forever: once the direct child is gone, whatever still holds the
 //!   output pipes gets [`Limits::linger`], then is killed or left, as the caller chose;
-//! * a run future dropped midway SIGKILLs its group.
+//! * a run future dropped midway SIGKILLs its group (with [`AfterLinger::Leave`], only until the
+//!   direct child has ended).
 //!
 //! Failure is data: [`run`] never panics and never returns an error; how the run ended is an
 //! [`Ending`] in the returned [`Run`]. Nothing here calls `unwrap`/`expect` on anything the child
