@@ -14,6 +14,7 @@ pub mod model;
 pub mod origin;
 pub mod permissions;
 pub mod pipeline;
+pub mod process;
 pub mod progress;
 pub mod settings;
 pub mod tools;

@@ -26,6 +26,7 @@ mod hook_scripts;
 mod hooks_cli;
 mod interactive_tmux;
 mod permissions_rules;
+mod process;
 mod providers;
 mod readme;
 mod session_loop;
