@@ -62,6 +62,7 @@ mod model;
 mod origin;
 mod permissions;
 mod pipeline;
+mod process;
 mod progress;
 mod settings;
 mod tools;

@@ -1,20 +1,17 @@
-//! `CommandRunner`: runs one command-hook process — bytes in, exit status and bytes out.
+//! Command hooks: how a configured `command` handler is started, and its run as the hook engine
+//! sees it ([`RawRun`]) — bytes in, a [`RunStatus`] and bytes out.
 //!
-//! It knows nothing about events or hook JSON (that is [`crate::hooks::output`]). What it owns
-//! (spec §5.4):
+//! It knows nothing about events or hook JSON (that is [`crate::hooks::output`]), and the process
+//! itself — its own process group, stdin written while stdout/stderr are drained, output caps,
+//! SIGTERM → grace → SIGKILL of the whole tree, lingering descendants, reaping — is
+//! [`crate::process`]. What this layer adds (spec §5.4, §5.5):
 //!
 //! * shell form is `/bin/sh -c "<command>"` (never bash, never a login shell); exec form spawns
 //!   the program with its argv directly;
-//! * the child leads its own process group (`process_group(0)`), so a timeout or a cancel kills
-//!   the whole tree (`killpg`), not only the `sh`;
-//! * stdin is written *while* stdout and stderr are drained (a payload larger than the pipe
-//!   buffer to a hook that never reads cannot deadlock), then closed; `EPIPE` is tolerated and
-//!   recorded;
-//! * both streams are read to EOF even past their cap: bytes beyond the cap are counted and
-//!   discarded, so the child never blocks on a full pipe and memory stays bounded by the cap;
-//! * a run never waits on pipes forever: once the direct child is gone, a grandchild that still
-//!   holds the pipes gets [`LINGER_GRACE`], then the group is killed.
-//!
+//! * the hooks' limits: [`STDOUT_CAP`], [`STDERR_CAP`], [`KILL_GRACE`], [`LINGER_GRACE`], and a
+//!   descendant still holding the pipes after the linger is killed with the group;
+//! * the wording of failures ([`STDIN_EPIPE_TEXT`], `cannot start …`), and a cancel reported as
+//!   `TimedOut` with `cancelled: true`;
 //! * a hook that prints Claude Code's runtime async marker (`{"async":true}`) first can be moved
 //!   to the background while it runs ([`run_detecting_async`] → [`BackgroundRun`]).
 //!
@@ -22,19 +19,18 @@
 //! whose future is dropped midway kills its process group; a run that finished leaves alone
 //! any daemon the hook started with its pipes released.
 
+#![deny(missing_docs)]
+
+use std::ffi::OsStr;
 use std::future::Future;
-use std::io;
-use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
-use std::process::{ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::oneshot;
 
 use crate::hooks::run::RunStatus;
+use crate::process::{self, AfterLinger, Ending, Job, Limits, Output, Program, StdinError};
 
 /// Most stdout bytes kept per run: 10 MiB.
 ///
@@ -72,7 +68,12 @@ pub enum CommandForm {
     /// `/bin/sh -c "<command>"`.
     Shell(String),
     /// `program` spawned directly with `args`; no shell, no expansion.
-    Exec { program: String, args: Vec<String> },
+    Exec {
+        /// The executable: a path, or a name looked up in `PATH`.
+        program: String,
+        /// Its arguments.
+        args: Vec<String>,
+    },
 }
 
 impl CommandForm {
@@ -96,6 +97,7 @@ impl CommandForm {
 /// Everything needed to run one process.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CommandSpec {
+    /// Shell or exec form.
     pub form: CommandForm,
     /// Working directory; a missing directory is a spawn failure (the caller picks fallbacks).
     pub cwd: PathBuf,
@@ -103,6 +105,7 @@ pub struct CommandSpec {
     pub env: Vec<(String, String)>,
     /// Variables removed from the inherited environment (applied before `env`).
     pub env_remove: Vec<String>,
+    /// Longest the run may take; then its process group is terminated (`TimedOut`).
     pub timeout: Duration,
     /// Bytes of stdout kept; usually [`STDOUT_CAP`].
     pub stdout_cap: usize,
@@ -134,6 +137,23 @@ impl CommandSpec {
         }
         std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
     }
+
+    /// The program to start: `/bin/sh -c <command>` or the exec form's argv.
+    fn program(&self) -> Program<'_> {
+        let mut program = match &self.form {
+            CommandForm::Shell(text) => Program::new("/bin/sh", &self.cwd)
+                .arg("-c")
+                .arg(text.as_str()),
+            CommandForm::Exec { program, args } => {
+                let mut exec = Program::new(program.as_str(), &self.cwd);
+                exec.args.extend(args.iter().map(OsStr::new));
+                exec
+            }
+        };
+        program.env = &self.env;
+        program.env_remove = &self.env_remove;
+        program
+    }
 }
 
 /// The raw result of one run.
@@ -146,10 +166,13 @@ pub struct RawRun {
     pub stdout: Vec<u8>,
     /// At most `stderr_cap` bytes.
     pub stderr: Vec<u8>,
-    /// Bytes the process wrote in total (kept or not).
+    /// Bytes the process wrote to stdout in total (kept or not).
     pub stdout_bytes: u64,
+    /// Bytes the process wrote to stderr in total (kept or not).
     pub stderr_bytes: u64,
+    /// stdout went beyond `stdout_cap`; the rest was discarded.
     pub stdout_capped: bool,
+    /// stderr went beyond `stderr_cap`; the rest was discarded.
     pub stderr_capped: bool,
     /// From just before spawning until the run was over.
     pub duration: Duration,
@@ -164,27 +187,10 @@ pub struct RawRun {
     pub lingering_killed: bool,
 }
 
-/// Sends `signal` to every process of the group `pgid`. Returns false if no process got it
-/// (e.g. the group is already gone).
-pub fn signal_group(pgid: u32, signal: i32) -> bool {
-    let Ok(pgid) = libc::pid_t::try_from(pgid) else {
-        return false;
-    };
-    // Why the guard: killpg(0) / negative ids would signal our own group or every process.
-    if pgid <= 1 {
-        return false;
-    }
-    // SAFETY: killpg has no memory-safety preconditions; it only sends a signal.
-    unsafe { libc::killpg(pgid, signal) == 0 }
-}
-
 /// Kills a whole process group: SIGTERM, [`KILL_GRACE`], SIGKILL. For background (`async`)
 /// hooks and shutdown; [`run`] does this itself on a timeout.
 pub async fn kill_group(pgid: u32) {
-    if signal_group(pgid, libc::SIGTERM) {
-        tokio::time::sleep(KILL_GRACE).await;
-        signal_group(pgid, libc::SIGKILL);
-    }
+    process::kill_group(pgid, KILL_GRACE).await;
 }
 
 /// Runs the command with `stdin` as its input until it exits or its timeout expires.
@@ -341,130 +347,64 @@ async fn run_inner(
     cancel: impl Future<Output = ()>,
     probe: Option<oneshot::Sender<Detected>>,
 ) -> RawRun {
-    let started = Instant::now();
-    let mut command = build_command(spec);
-    let mut child = match command.spawn() {
-        Ok(child) => child,
-        Err(err) => {
-            return RawRun {
-                status: RunStatus::SpawnFailed(spawn_error_text(spec, &err)),
-                stdout: Vec::new(),
-                stderr: Vec::new(),
-                stdout_bytes: 0,
-                stderr_bytes: 0,
-                stdout_capped: false,
-                stderr_capped: false,
-                duration: started.elapsed(),
-                stdin_error: None,
+    let job = Job {
+        program: spec.program(),
+        stdin: process::Stdin::Bytes(stdin),
+        output: Output::Separate {
+            stdout_cap: spec.stdout_cap,
+            stderr_cap: spec.stderr_cap,
+        },
+        limits: Limits {
+            timeout: spec.timeout,
+            kill_grace: KILL_GRACE,
+            linger: LINGER_GRACE,
+            after_linger: AfterLinger::KillGroup,
+        },
+    };
+    let run = match probe {
+        Some(marker) => {
+            let mut probe = AsyncProbe {
+                marker: Some(marker),
+                started: Instant::now(),
                 pid: None,
-                cancelled: false,
-                lingering_killed: false,
             };
+            process::run(job, cancel, Some(&mut probe)).await
+        }
+        None => process::run(job, cancel, None).await,
+    };
+    raw_run(spec, run)
+}
+
+/// The process runner's result as the hook engine sees it.
+fn raw_run(spec: &CommandSpec, run: process::Run) -> RawRun {
+    let status = match &run.ending {
+        Ending::Exited(code) => RunStatus::Exited(*code),
+        Ending::Signaled(signal) => RunStatus::Signaled(*signal),
+        Ending::TimedOut | Ending::Cancelled => RunStatus::TimedOut,
+        Ending::SpawnFailed(err, errno) => {
+            RunStatus::SpawnFailed(spawn_error_text(spec, err, *errno))
+        }
+        Ending::OutputPipeFailed(err) => RunStatus::SpawnFailed(spawn_error_text(spec, err, None)),
+        Ending::WaitFailed(err) => {
+            RunStatus::SpawnFailed(format!("waiting for the hook process failed: {err}"))
         }
     };
-    let pid = child.id();
-    let mut guard = GroupGuard { pgid: pid };
-
-    let mut out = Capture::new(spec.stdout_cap);
-    let mut err = Capture::new(spec.stderr_cap);
-    let child_stdin = child.stdin.take();
-    let child_stdout = child.stdout.take();
-    let child_stderr = child.stderr.take();
-
-    let (timeout_tx, mut timeout_rx) = oneshot::channel::<Duration>();
-    let mut probe = probe.map(|marker| AsyncProbe {
-        marker: Some(marker),
-        timeout: Some(timeout_tx),
-        started,
-        pid,
-    });
-    let mut timeout_seen = probe.is_none();
-
-    let mut stdin_error: Option<String> = None;
-    let mut cancelled = false;
-    let mut lingering_killed = false;
-    let status;
-    {
-        let io = async {
-            let (stdin_result, (), ()) = tokio::join!(
-                write_stdin(child_stdin, stdin),
-                out.drain(child_stdout, probe.as_mut()),
-                err.drain(child_stderr, None),
-            );
-            stdin_result
-        };
-        tokio::pin!(io);
-        tokio::pin!(cancel);
-        let deadline = tokio::time::sleep(spec.timeout);
-        tokio::pin!(deadline);
-
-        let mut io_done = false;
-        let ended = loop {
-            tokio::select! {
-                result = &mut io, if !io_done => {
-                    io_done = true;
-                    stdin_error = result;
-                }
-                exit = child.wait() => break Ended::Exited(exit),
-                timeout = &mut timeout_rx, if !timeout_seen => {
-                    timeout_seen = true;
-                    // `asyncTimeout` of a runtime async marker: the background part gets its
-                    // own deadline from the moment the marker was seen.
-                    // A deadline too far to represent keeps the configured one.
-                    if let Ok(Some(new_deadline)) =
-                        timeout.map(|t| tokio::time::Instant::now().checked_add(t))
-                    {
-                        deadline.as_mut().reset(new_deadline);
-                    }
-                }
-                () = &mut deadline => break Ended::Deadline,
-                () = &mut cancel => break Ended::Cancelled,
-            }
-        };
-
-        status = match ended {
-            Ended::Exited(exit) => exit_status(exit),
-            Ended::Deadline | Ended::Cancelled => {
-                cancelled = matches!(ended, Ended::Cancelled);
-                terminate(&mut child, pid, &mut io, &mut io_done, &mut stdin_error).await;
-                RunStatus::TimedOut
-            }
-        };
-
-        if !io_done {
-            // The direct child is gone; whatever is still holding the pipes gets a short
-            // grace, then its group is killed and the drains get one more grace to see EOF.
-            match tokio::time::timeout(LINGER_GRACE, &mut io).await {
-                Ok(result) => stdin_error = result,
-                Err(_) => {
-                    lingering_killed = true;
-                    if let Some(pgid) = pid {
-                        signal_group(pgid, libc::SIGKILL);
-                    }
-                    if let Ok(result) = tokio::time::timeout(LINGER_GRACE, &mut io).await {
-                        stdin_error = result;
-                    }
-                }
-            }
-        }
-    }
-    // The run is over: a process the hook left running with its pipes released (a daemon
-    // started on purpose) is not ours to kill. Only an abandoned run kills the group.
-    guard.disarm();
-
     RawRun {
         status,
-        stdout_bytes: out.total,
-        stderr_bytes: err.total,
-        stdout_capped: out.capped(),
-        stderr_capped: err.capped(),
-        stdout: out.buf,
-        stderr: err.buf,
-        duration: started.elapsed(),
-        stdin_error,
-        pid,
-        cancelled,
-        lingering_killed,
+        stdout_bytes: run.stdout.total,
+        stderr_bytes: run.stderr.total,
+        stdout_capped: run.stdout.capped(),
+        stderr_capped: run.stderr.capped(),
+        stdout: run.stdout.bytes,
+        stderr: run.stderr.bytes,
+        duration: run.duration,
+        stdin_error: run.stdin_error.map(|err| match err {
+            StdinError::Closed => STDIN_EPIPE_TEXT.to_string(),
+            StdinError::Failed(err) => format!("writing the hook input to stdin failed: {err}"),
+        }),
+        pid: run.pid,
+        cancelled: run.ending == Ending::Cancelled,
+        lingering_killed: run.lingering,
     }
 }
 
@@ -481,7 +421,6 @@ struct Detected {
 /// Watches stdout for `{"async": true, "asyncTimeout"?: ms}` (spec §5.5).
 struct AsyncProbe {
     marker: Option<oneshot::Sender<Detected>>,
-    timeout: Option<oneshot::Sender<Duration>>,
     started: Instant,
     pid: Option<u32>,
 }
@@ -489,31 +428,33 @@ struct AsyncProbe {
 impl AsyncProbe {
     /// Largest stdout prefix re-parsed while looking for the marker.
     const MAX_PROBE: usize = 64 * 1024;
+}
 
-    /// Called after each stdout chunk containing `}`: the accumulated stdout, trimmed, must be
-    /// exactly one JSON object with `"async": true` (Claude Code's rule).
-    fn check(&mut self, stdout: &[u8]) {
-        if self.marker.is_none() || stdout.len() > Self::MAX_PROBE {
-            return;
+impl process::StdoutWatch for AsyncProbe {
+    fn spawned(&mut self, pid: Option<u32>) {
+        self.pid = pid;
+    }
+
+    /// After each stdout chunk containing `}`: the accumulated stdout, trimmed, must be exactly
+    /// one JSON object with `"async": true` (Claude Code's rule). Its `asyncTimeout` becomes
+    /// the deadline of the background part, from the moment the marker was seen.
+    fn chunk(&mut self, stdout: &[u8], chunk: &[u8]) -> Option<Duration> {
+        if self.marker.is_none() || stdout.len() > Self::MAX_PROBE || !chunk.contains(&b'}') {
+            return None;
         }
-        let Ok(text) = std::str::from_utf8(stdout) else {
-            return;
-        };
-        let text = text.trim();
+        let text = std::str::from_utf8(stdout).ok()?.trim();
         if !text.starts_with('{')
             || !text.ends_with('}')
             || crate::hooks::output::nesting_depth(text.as_bytes())
                 > crate::hooks::output::MAX_JSON_DEPTH
         {
-            return;
+            return None;
         }
-        let Ok(marker) = serde_json::from_str::<Value>(text) else {
-            return;
-        };
+        let marker = serde_json::from_str::<Value>(text).ok()?;
         if marker.get("async") != Some(&Value::Bool(true)) {
             // The first complete object is not the marker: this run stays synchronous.
             self.marker = None;
-            return;
+            return None;
         }
         let timeout = marker
             .get("asyncTimeout")
@@ -521,9 +462,6 @@ impl AsyncProbe {
             .filter(|ms| *ms > 0.0)
             // A hook controls this number: out-of-range values are ignored, never a panic.
             .and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok());
-        if let (Some(timeout), Some(tx)) = (timeout, self.timeout.take()) {
-            let _ = tx.send(timeout);
-        }
         if let Some(tx) = self.marker.take() {
             tracing::debug!(pid = ?self.pid, "hook switched itself to async");
             let _ = tx.send(Detected {
@@ -533,96 +471,11 @@ impl AsyncProbe {
                 pid: self.pid,
             });
         }
+        timeout
     }
 }
 
-enum Ended {
-    Exited(io::Result<ExitStatus>),
-    Deadline,
-    Cancelled,
-}
-
-/// SIGTERM to the group, wait up to [`KILL_GRACE`] for the child (still draining), then
-/// SIGKILL to the group unconditionally (grandchildren may have ignored SIGTERM) and reap.
-async fn terminate<F>(
-    child: &mut Child,
-    pid: Option<u32>,
-    io: &mut std::pin::Pin<&mut F>,
-    io_done: &mut bool,
-    stdin_error: &mut Option<String>,
-) where
-    F: Future<Output = Option<String>>,
-{
-    let Some(pgid) = pid else {
-        return;
-    };
-    signal_group(pgid, libc::SIGTERM);
-    let grace = tokio::time::sleep(KILL_GRACE);
-    tokio::pin!(grace);
-    loop {
-        tokio::select! {
-            result = io.as_mut(), if !*io_done => {
-                *io_done = true;
-                *stdin_error = result;
-            }
-            _ = child.wait() => break,
-            () = &mut grace => break,
-        }
-    }
-    signal_group(pgid, libc::SIGKILL);
-    // Why ignore the result: the child was SIGKILLed; if reaping fails there is nothing left
-    // to report beyond `TimedOut`.
-    let _ = tokio::time::timeout(KILL_GRACE, child.wait()).await;
-}
-
-/// Kills the group if the run future is dropped midway (kill_on_drop only kills the child).
-struct GroupGuard {
-    pgid: Option<u32>,
-}
-
-impl GroupGuard {
-    fn disarm(&mut self) {
-        self.pgid = None;
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        if let Some(pgid) = self.pgid {
-            // Harmless when the group is already gone (ESRCH).
-            signal_group(pgid, libc::SIGKILL);
-        }
-    }
-}
-
-fn build_command(spec: &CommandSpec) -> Command {
-    let mut command = match &spec.form {
-        CommandForm::Shell(text) => {
-            let mut command = Command::new("/bin/sh");
-            command.arg("-c").arg(text);
-            command
-        }
-        CommandForm::Exec { program, args } => {
-            let mut command = Command::new(program);
-            command.args(args);
-            command
-        }
-    };
-    for name in &spec.env_remove {
-        command.env_remove(name);
-    }
-    command
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .current_dir(&spec.cwd)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    command
-}
-
-fn spawn_error_text(spec: &CommandSpec, err: &io::Error) -> String {
+fn spawn_error_text(spec: &CommandSpec, err: &str, errno: Option<i32>) -> String {
     let program = match &spec.form {
         CommandForm::Shell(_) => "/bin/sh",
         CommandForm::Exec { program, .. } => program.as_str(),
@@ -635,7 +488,7 @@ fn spawn_error_text(spec: &CommandSpec, err: &io::Error) -> String {
     }
     // Why name these: they are the system's state, not the hook's content, and the plain
     // errno text does not say what to do about them.
-    let why = match err.raw_os_error() {
+    let why = match errno {
         Some(libc::E2BIG) => {
             "; its arguments and environment together are over the system's limit (ARG_MAX)"
         }
@@ -644,90 +497,4 @@ fn spawn_error_text(spec: &CommandSpec, err: &io::Error) -> String {
         Some(_) | None => "",
     };
     format!("cannot start {program}: {err}{why}")
-}
-
-fn exit_status(exit: io::Result<ExitStatus>) -> RunStatus {
-    match exit {
-        Ok(status) => match (status.code(), status.signal()) {
-            (Some(code), _) => RunStatus::Exited(code),
-            (None, Some(signal)) => RunStatus::Signaled(signal),
-            // Neither a code nor a signal cannot happen for a reaped child on POSIX.
-            (None, None) => RunStatus::Exited(1),
-        },
-        Err(err) => RunStatus::SpawnFailed(format!("waiting for the hook process failed: {err}")),
-    }
-}
-
-async fn write_stdin(stdin: Option<ChildStdin>, bytes: &[u8]) -> Option<String> {
-    let mut pipe = stdin?;
-    let result = match pipe.write_all(bytes).await {
-        Ok(()) => pipe.shutdown().await,
-        Err(err) => Err(err),
-    };
-    drop(pipe);
-    match result {
-        Ok(()) => None,
-        Err(err) if err.kind() == io::ErrorKind::BrokenPipe => Some(STDIN_EPIPE_TEXT.to_string()),
-        Err(err) => Some(format!("writing the hook input to stdin failed: {err}")),
-    }
-}
-
-/// A bounded capture of one output stream.
-struct Capture {
-    buf: Vec<u8>,
-    cap: usize,
-    total: u64,
-}
-
-impl Capture {
-    fn new(cap: usize) -> Capture {
-        Capture {
-            buf: Vec::new(),
-            cap,
-            total: 0,
-        }
-    }
-
-    fn capped(&self) -> bool {
-        self.total > self.buf.len() as u64
-    }
-
-    /// Reads to EOF; keeps the first `cap` bytes, counts the rest. A read error ends the
-    /// stream (what was read so far is kept).
-    async fn drain<R: AsyncRead + Unpin>(
-        &mut self,
-        stream: Option<R>,
-        mut probe: Option<&mut AsyncProbe>,
-    ) {
-        let Some(mut stream) = stream else {
-            return;
-        };
-        let mut chunk = vec![0u8; 64 * 1024];
-        loop {
-            match stream.read(&mut chunk).await {
-                Ok(0) => return,
-                Ok(n) => {
-                    self.total += n as u64;
-                    let room = self.cap.saturating_sub(self.buf.len());
-                    let take = n.min(room);
-                    if self.buf.len() + take > self.buf.capacity() {
-                        // Amortised growth, but never past the cap: memory stays bounded by it.
-                        let target = (self.buf.capacity() * 2)
-                            .max(self.buf.len() + take)
-                            .min(self.cap);
-                        self.buf.reserve_exact(target - self.buf.len());
-                    }
-                    self.buf.extend_from_slice(&chunk[..take]);
-                    if let Some(probe) = probe.as_deref_mut()
-                        && chunk[..n].contains(&b'}')
-                        && self.total == self.buf.len() as u64
-                    {
-                        probe.check(&self.buf);
-                    }
-                }
-                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => return,
-            }
-        }
-    }
 }

@@ -4,9 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::hooks::command::{
-    self, CommandForm, CommandSpec, RawRun, STDIN_EPIPE_TEXT, STDOUT_CAP, signal_group,
-};
+use crate::hooks::command::{self, CommandForm, CommandSpec, RawRun, STDIN_EPIPE_TEXT, STDOUT_CAP};
 use crate::hooks::events::permission_request::{PermissionRequestAnswer, PermissionRequestOutput};
 use crate::hooks::events::post_tool_use::PostToolUseOutput;
 use crate::hooks::events::pre_tool_use::{HookPermission, PreToolUseOutput};
@@ -16,6 +14,7 @@ use crate::hooks::output::HookJsonOutput;
 use crate::hooks::output::{Interpreted, interpret};
 use crate::hooks::run::{OutcomeKind, RunStatus};
 use crate::hooks::spec::HookEvent;
+use crate::process::signal_group;
 use crate::settings::schema::OnFailure;
 use serde_json::Value;
 

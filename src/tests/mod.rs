@@ -22,6 +22,7 @@ mod harness;
 mod hook_compat;
 mod hook_runner;
 mod permissions_rules;
+mod process;
 mod providers;
 mod session_loop;
 mod settings;

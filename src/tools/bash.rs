@@ -2,34 +2,34 @@
 //! `{"stdout","stderr","interrupted","isImage","noOutputExpected"}` (spec §7, §5.4).
 //!
 //! Each call is a fresh `/bin/bash -c` (not a login shell) in the session's working directory,
-//! in its own process group, with stdin at `/dev/null`. It first sources every `CLAUDE_ENV_FILE`
-//! a SessionStart hook wrote, then `eval`s the command. An `EXIT` trap writes `pwd -P` to a temp
-//! file, and that directory becomes the session cwd: `cd` persists between calls, also when
-//! the command fails or calls `exit` (Claude Code records it only on success; a persistent
-//! shell would be in the new directory either way).
+//! run by [`crate::process`] in its own process group, with stdin at `/dev/null`. It first
+//! sources every `CLAUDE_ENV_FILE` a SessionStart hook wrote, then `eval`s the command. An
+//! `EXIT` trap writes `pwd -P` to a temp file, and that directory becomes the session cwd: `cd`
+//! persists between calls, also when the command fails or calls `exit` (Claude Code records it
+//! only on success; a persistent shell would be in the new directory either way).
 //!
 //! stdout and stderr share one pipe, so the model sees them interleaved as written and
 //! `stderr` is always `""` (as recorded from Claude Code). Output beyond 30000 characters is
 //! cut after the head with Claude Code's `... [N lines truncated] ...` note; the pipe is drained
-//! to the end so the child never blocks on a full pipe.
+//! to the end so the child never blocks on a full pipe. Once the shell has exited, a
+//! backgrounded descendant still holding the pipe gets [`DRAIN_GRACE`] and is then left running.
 //!
 //! Outcomes: exit 0 → Success; exit N → Failure `Exit code N\n<output>`; a signal counts as
 //! exit 128+signal (the shell convention). Timeout → the group gets SIGTERM, then SIGKILL after
 //! [`KILL_GRACE`], and a Failure `Command timed out after <T>\n<output>` with `is_interrupt:
 //! false` — `is_interrupt` means the user interrupted, which a timeout is not.
 
-use std::os::fd::OwnedFd;
-use std::path::PathBuf;
-use std::process::Stdio;
+#![deny(missing_docs)]
+
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use tokio::io::AsyncReadExt;
 
 use super::input::{self, Field, FieldKind};
 use super::{BoxFuture, Tool, ToolContext, ToolOutcome};
+use crate::process::{self, AfterLinger, Captured, Ending, Job, Limits, Output, Program, Stdin};
 
 /// Timeout when the model gives none (ms).
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -37,11 +37,15 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
 /// Characters of output kept (Claude Code's `BASH_MAX_OUTPUT_LENGTH` default).
 pub const MAX_OUTPUT_CHARS: usize = 30_000;
-/// Time between SIGTERM and SIGKILL on timeout.
+/// Time between SIGTERM and SIGKILL to the command's process group on timeout.
+///
+/// Why it differs from the hooks' [`crate::hooks::command::KILL_GRACE`]: each keeps the value it
+/// had before both ran on [`crate::process`]; Claude Code's own grace is not measured yet.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
 /// How long to wait for the pipe to close after the shell exited. A backgrounded grandchild
-/// (`server &`) keeps it open; its later output is not part of this call.
-const DRAIN_GRACE: Duration = Duration::from_millis(200);
+/// (`server &`) keeps it open; its later output is not part of this call, and it is left
+/// running.
+pub const DRAIN_GRACE: Duration = Duration::from_millis(200);
 /// Bytes kept in memory; a char is at most 4 bytes, so this always covers the kept head.
 const KEPT_BYTES: usize = MAX_OUTPUT_CHARS * 4;
 /// The text the model sees for a command that printed nothing.
@@ -195,197 +199,95 @@ fn start_dir(ctx: &ToolContext) -> PathBuf {
     }
 }
 
-fn shell_command(
-    command: &str,
-    cwd_file: &std::path::Path,
-    ctx: &ToolContext,
-) -> tokio::process::Command {
-    let mut cmd = tokio::process::Command::new("/bin/bash");
-    cmd.arg("-c")
-        .arg(script(ctx))
+/// `/bin/bash -c <script> bash <cwd file> <command>` in `dir` with the settings env.
+fn bash_program<'a>(
+    script: &'a str,
+    dir: &'a Path,
+    cwd_file: &'a Path,
+    command: &'a str,
+    ctx: &'a ToolContext,
+) -> Program<'a> {
+    let mut program = Program::new("/bin/bash", dir)
+        .arg("-c")
+        .arg(script)
         .arg("bash")
         .arg(cwd_file)
-        .arg(command)
-        .current_dir(start_dir(ctx))
-        .envs(ctx.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .stdin(Stdio::null())
-        .process_group(0);
-    cmd
-}
-
-/// Output read so far; shared so a reader abandoned after [`DRAIN_GRACE`] leaves its data.
-#[derive(Debug, Default)]
-struct Collected {
-    kept: Vec<u8>,
-    /// Newlines in bytes beyond `kept`.
-    dropped_newlines: usize,
-    /// Whether any bytes were dropped.
-    dropped_any: bool,
-}
-
-async fn collect(fd: OwnedFd, into: Arc<Mutex<Collected>>) {
-    let Ok(mut receiver) = tokio::net::unix::pipe::Receiver::from_owned_fd(fd) else {
-        return;
-    };
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        let n = match receiver.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => n,
-        };
-        let Ok(mut c) = into.lock() else { return };
-        let room = KEPT_BYTES.saturating_sub(c.kept.len());
-        let (keep, drop) = buf[..n].split_at(room.min(n));
-        c.kept.extend_from_slice(keep);
-        if !drop.is_empty() {
-            c.dropped_any = true;
-            c.dropped_newlines += drop.iter().filter(|&&b| b == b'\n').count();
-        }
-    }
+        .arg(command);
+    program.env = &ctx.env;
+    program
 }
 
 /// The combined output as the model sees it: trailing newlines trimmed, capped at
 /// [`MAX_OUTPUT_CHARS`] with a note counting the lines cut.
-fn finish_output(c: &Collected) -> String {
-    let text = String::from_utf8_lossy(&c.kept);
-    let text = if c.dropped_any {
+fn finish_output(c: &Captured) -> String {
+    let text = String::from_utf8_lossy(&c.bytes);
+    let dropped_any = c.capped();
+    let text = if dropped_any {
         text.as_ref()
     } else {
         text.trim_end_matches(['\n', '\r'])
     };
     match text.char_indices().nth(MAX_OUTPUT_CHARS) {
-        None if !c.dropped_any => text.to_string(),
+        None if !dropped_any => text.to_string(),
         cut => {
             let at = cut.map_or(text.len(), |(i, _)| i);
             let (head, rest) = text.split_at(at);
             let rest = rest.trim_end_matches(['\n', '\r']);
-            let mut lines = if rest.is_empty() {
+            let lines = if rest.is_empty() {
                 0
             } else {
                 rest.split('\n').count()
             };
-            lines += c.dropped_newlines;
+            let dropped = usize::try_from(c.dropped_newlines).unwrap_or(usize::MAX);
+            let lines = lines.saturating_add(dropped);
             format!("{head}\n\n... [{lines} lines truncated] ...")
         }
     }
 }
 
-/// Kills the command's process group if the call is dropped mid-run (the turn was cancelled),
-/// so no orphan keeps running. Disarmed once the shell has exited normally: what it left in
-/// the background (`server &`) was meant to stay.
-struct GroupGuard(Option<i32>);
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        if let Some(pgid) = self.0 {
-            kill_group(pgid, libc::SIGKILL);
-        }
-    }
-}
-
-fn kill_group(pid: i32, signal: i32) {
-    // SAFETY: killpg only sends a signal; a stale pgid yields ESRCH, which we ignore.
-    unsafe {
-        libc::killpg(pid, signal);
-    }
-}
-
 async fn run_foreground(command: &str, timeout: Duration, ctx: &ToolContext) -> ToolOutcome {
     let cwd_file = unique_name("cwd");
-    let (reader, writer) = match std::io::pipe() {
-        Ok(pipe) => pipe,
-        Err(e) => return failure(format!("Failed to run bash: {e}")),
+    let (script, dir) = (script(ctx), start_dir(ctx));
+    let job = Job {
+        program: bash_program(&script, &dir, &cwd_file, command, ctx),
+        stdin: Stdin::Null,
+        output: Output::Merged { cap: KEPT_BYTES },
+        limits: Limits {
+            timeout,
+            kill_grace: KILL_GRACE,
+            linger: DRAIN_GRACE,
+            after_linger: AfterLinger::Leave,
+        },
     };
-    let writer2 = match writer.try_clone() {
-        Ok(w) => w,
-        Err(e) => return failure(format!("Failed to run bash: {e}")),
+    // No cancel future: an interrupted call is a dropped future, which kills the group.
+    let run = process::run(job, std::future::pending(), None).await;
+    let failed = match run.ending {
+        Ending::OutputPipeFailed(e) => return failure(format!("Failed to run bash: {e}")),
+        Ending::SpawnFailed(e, _) => return failure(format!("Failed to run /bin/bash: {e}")),
+        Ending::Exited(0) => None,
+        Ending::Exited(code) => Some(format!("Exit code {code}")),
+        // The shell convention: a signal counts as exit 128 + signal.
+        Ending::Signaled(signal) => Some(format!("Exit code {}", 128 + signal)),
+        // `Cancelled` cannot happen (no cancel future); were it to, it is a stop all the same.
+        Ending::TimedOut | Ending::Cancelled => Some(format!(
+            "Command timed out after {}",
+            human_duration(timeout)
+        )),
+        Ending::WaitFailed(e) => Some(format!("Failed to wait for bash: {e}")),
     };
-    let mut cmd = shell_command(command, &cwd_file, ctx);
-    cmd.stdout(writer).stderr(writer2);
-    let spawned = cmd.spawn();
-    // Drop our copies of the write end, or the pipe never reports EOF.
-    drop(cmd);
-    let mut child = match spawned {
-        Ok(child) => child,
-        Err(e) => return failure(format!("Failed to run /bin/bash: {e}")),
-    };
-    let pgid = child.id().map(|id| id as i32);
-    let mut guard = GroupGuard(pgid);
-    let collected = Arc::new(Mutex::new(Collected::default()));
-    let mut reader_task = tokio::spawn(collect(OwnedFd::from(reader), collected.clone()));
-
-    let status = tokio::select! {
-        status = child.wait() => Some(status),
-        () = tokio::time::sleep(timeout) => None,
-    };
-    let timed_out = status.is_none();
-    let status = match status {
-        Some(status) => status,
-        None => {
-            if let Some(pgid) = pgid {
-                kill_group(pgid, libc::SIGTERM);
-            }
-            let status = match tokio::time::timeout(KILL_GRACE, child.wait()).await {
-                Ok(status) => status,
-                Err(_) => {
-                    if let Some(pgid) = pgid {
-                        kill_group(pgid, libc::SIGKILL);
-                    }
-                    child.wait().await
-                }
-            };
-            // Grandchildren that ignored SIGTERM go too.
-            if let Some(pgid) = pgid {
-                kill_group(pgid, libc::SIGKILL);
-            }
-            status
-        }
-    };
-    guard.0 = None;
-    if tokio::time::timeout(DRAIN_GRACE, &mut reader_task)
-        .await
-        .is_err()
-    {
-        reader_task.abort();
-    }
-    let output = match collected.lock() {
-        Ok(c) => finish_output(&c),
-        Err(_) => String::new(),
-    };
+    let output = finish_output(&run.stdout);
     update_cwd(&cwd_file, ctx);
 
-    let with_output = |head: String| {
-        if output.is_empty() {
+    if let Some(head) = failed {
+        return failure(if output.is_empty() {
             head
         } else {
             format!("{head}\n{output}")
-        }
-    };
-    if timed_out {
-        return failure(with_output(format!(
-            "Command timed out after {}",
-            human_duration(timeout)
-        )));
-    }
-    let code = match status {
-        Ok(status) => exit_code(status),
-        Err(e) => return failure(with_output(format!("Failed to wait for bash: {e}"))),
-    };
-    if code != 0 {
-        return failure(with_output(format!("Exit code {code}")));
+        });
     }
     let response = bash_response(&output);
     let content = BashTool.render(&response).unwrap_or_default();
     ToolOutcome::Success { response, content }
-}
-
-fn exit_code(status: std::process::ExitStatus) -> i32 {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => code,
-        (None, Some(signal)) => 128 + signal,
-        (None, None) => 1,
-    }
 }
 
 fn human_duration(d: Duration) -> String {
@@ -398,7 +300,7 @@ fn human_duration(d: Duration) -> String {
 }
 
 /// Stores the directory the command ended in, if it exists.
-fn update_cwd(cwd_file: &std::path::Path, ctx: &ToolContext) {
+fn update_cwd(cwd_file: &Path, ctx: &ToolContext) {
     let Ok(text) = std::fs::read_to_string(cwd_file) else {
         return;
     };
@@ -422,12 +324,12 @@ async fn run_background(command: &str, ctx: &ToolContext) -> ToolOutcome {
     };
     // The cwd of a background command does not become the session's.
     let cwd_file = unique_name("bg-cwd");
-    let mut cmd = shell_command(command, &cwd_file, ctx);
-    cmd.stdout(out).stderr(err);
-    match cmd.spawn() {
-        Ok(mut child) => {
+    let (script, dir) = (script(ctx), start_dir(ctx));
+    let program = bash_program(&script, &dir, &cwd_file, command, ctx);
+    match process::spawn_detached(&program, out, err) {
+        Ok(detached) => {
             tokio::spawn(async move {
-                let _ = child.wait().await;
+                let _ = detached.wait().await;
                 let _ = std::fs::remove_file(cwd_file);
             });
         }
