@@ -125,19 +125,50 @@ pub fn main() -> i32 {
             return EXIT_ERROR;
         }
     };
-    match cli.command {
+    let code = match cli.command {
         Some(Command::Hooks(args)) => hooks::run(args, &runtime),
         Some(Command::Run { prompt, run }) => runtime.block_on(run::main(prompt, *run, true)),
         None => {
             let headless = cli.run.print || cli.prompt.is_some();
             runtime.block_on(run::main(cli.prompt, cli.run, headless))
         }
-    }
+    };
+    shut_down(runtime);
+    code
+}
+
+/// Longest rein waits at exit for work still running on the runtime's blocking threads.
+pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Shuts the runtime down, waiting at most [`SHUTDOWN_GRACE`] for its blocking threads.
+///
+/// Why not a plain drop: dropping a runtime waits for every blocking task, and a `read(2)` on a
+/// file that never answers cannot be cancelled — rein would ignore the signal that ended the
+/// session. Everything that matters (SessionEnd hooks, the transcript, writes the session waited
+/// for) has finished by the time `block_on` returns; what is left is a thread nobody waits for.
+pub fn shut_down(runtime: tokio::runtime::Runtime) {
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stuck_blocking_thread_does_not_hold_up_the_shutdown() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.spawn_blocking(|| std::thread::sleep(std::time::Duration::from_secs(30)));
+        let started = std::time::Instant::now();
+        shut_down(runtime);
+        assert!(
+            started.elapsed() < SHUTDOWN_GRACE + std::time::Duration::from_secs(2),
+            "shutdown took {:?}",
+            started.elapsed()
+        );
+    }
 
     #[test]
     fn clap_definition_is_consistent() {
