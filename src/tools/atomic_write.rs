@@ -91,8 +91,8 @@ pub fn replace(path: &Path, bytes: &[u8]) -> Result<Replaced, WriteError> {
     };
     let written = fill(&mut temp, existing.as_ref(), bytes);
     drop(temp);
-    let renamed =
-        written.and_then(|()| std::fs::rename(&temp_path, &target).map_err(WriteError::at("renaming")));
+    let renamed = written
+        .and_then(|()| std::fs::rename(&temp_path, &target).map_err(WriteError::at("renaming")));
     if let Err(e) = renamed {
         let _ = std::fs::remove_file(&temp_path);
         return Err(e);
@@ -143,10 +143,7 @@ fn ensure_writable(path: &Path) -> io::Result<()> {
 /// a new file gets the usual `0666 & !umask`.
 fn create_temp(dir: &Path, target: &Path, replacing: bool) -> io::Result<(File, PathBuf)> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let name = target
-        .file_name()
-        .map(|n| n.as_bytes())
-        .unwrap_or(b"file");
+    let name = target.file_name().map(|n| n.as_bytes()).unwrap_or(b"file");
     let name = &name[..name.len().min(NAME_BYTES_IN_TEMP)];
     let mode = if replacing { 0o600 } else { 0o666 };
     let mut attempts = 0;
@@ -172,7 +169,11 @@ fn create_temp(dir: &Path, target: &Path, replacing: bool) -> io::Result<(File, 
 }
 
 /// Owner and mode of `existing` (owner only where permitted), then the bytes, then `fsync`.
-fn fill(temp: &mut File, existing: Option<&std::fs::Metadata>, bytes: &[u8]) -> Result<(), WriteError> {
+fn fill(
+    temp: &mut File,
+    existing: Option<&std::fs::Metadata>,
+    bytes: &[u8],
+) -> Result<(), WriteError> {
     if let Some(meta) = existing {
         // Why chown first: chown clears set-user-ID and set-group-ID bits that chmod then sets.
         if let Err(e) = std::os::unix::fs::fchown(&*temp, Some(meta.uid()), Some(meta.gid()))
@@ -228,13 +229,21 @@ mod tests {
         let link = dir.path().join("link.txt");
         symlink("real/f.txt", &link).unwrap();
         replace(&link, b"new").unwrap();
-        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
         assert_eq!(std::fs::read(&real).unwrap(), b"new");
         // A dangling link creates the file it points at.
         let dangling = dir.path().join("dangling");
         symlink("real/new.txt", &dangling).unwrap();
         replace(&dangling, b"made").unwrap();
-        assert_eq!(std::fs::read(dir.path().join("real/new.txt")).unwrap(), b"made");
+        assert_eq!(
+            std::fs::read(dir.path().join("real/new.txt")).unwrap(),
+            b"made"
+        );
     }
 
     #[test]

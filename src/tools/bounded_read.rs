@@ -90,7 +90,9 @@ fn clear_nonblocking(file: &File) {
 #[derive(Debug)]
 pub enum CappedError {
     /// The file holds more than the cap; `read` bytes were read before giving up.
-    TooLarge { read: u64 },
+    TooLarge {
+        read: u64,
+    },
     Io(io::Error),
 }
 
@@ -149,9 +151,13 @@ pub struct Window {
 #[derive(Debug)]
 pub enum WindowError {
     /// The selected lines hold more than `max_selected_bytes`.
-    SelectionTooLarge { selected: u64 },
+    SelectionTooLarge {
+        selected: u64,
+    },
     /// A file of unknown size went on past `max_unsized_bytes`.
-    UnsizedTooLarge { read: u64 },
+    UnsizedTooLarge {
+        read: u64,
+    },
     Io(io::Error),
 }
 
@@ -167,7 +173,7 @@ pub fn read_window(
     request: WindowRequest,
 ) -> Result<Window, WindowError> {
     let end = (meta.len() > 0).then_some(meta.len());
-    let sparse = end.is_some_and(|len| (meta.blocks() as u64) * 512 < len);
+    let sparse = end.is_some_and(|len| meta.blocks().saturating_mul(512) < len);
     let mut scan = Scan {
         file,
         end,
@@ -348,7 +354,15 @@ mod tests {
     /// The window agrees with splitting the whole text on `\n`, as the Read tool always did.
     #[test]
     fn windows_agree_with_splitting_the_whole_text() {
-        let texts: &[&[u8]] = &[b"", b"a", b"a\n", b"a\nb", b"a\nb\n", b"\n\n", b"x\ny\nz\n\nw"];
+        let texts: &[&[u8]] = &[
+            b"",
+            b"a",
+            b"a\n",
+            b"a\nb",
+            b"a\nb\n",
+            b"\n\n",
+            b"x\ny\nz\n\nw",
+        ];
         for text in texts {
             let lines: Vec<&[u8]> = text.split(|&b| b == b'\n').collect();
             for first in 0..7u64 {
@@ -378,7 +392,9 @@ mod tests {
             max_unsized_bytes: 1 << 20,
         };
         match read_window(&file, &meta, request) {
-            Err(WindowError::SelectionTooLarge { selected }) => assert!(selected <= 100_000 + 65536),
+            Err(WindowError::SelectionTooLarge { selected }) => {
+                assert!(selected <= 100_000 + 65536)
+            }
             other => panic!("{other:?}"),
         }
     }

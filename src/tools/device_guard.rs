@@ -265,7 +265,12 @@ fn names_device_or_process_file(path: &str, segs: &[&str], own_pid: &str) -> boo
             *pid != "self" && *pid != own_pid || matches!(*n, "0" | "1" | "2")
         }
         ["proc", pid, file] => !pid.is_empty() && PROCESS_FILES.contains(file),
-        _ => path.starts_with("/proc/") && ["/fd/0", "/fd/1", "/fd/2"].iter().any(|s| path.ends_with(s)),
+        _ => {
+            path.starts_with("/proc/")
+                && ["/fd/0", "/fd/1", "/fd/2"]
+                    .iter()
+                    .any(|s| path.ends_with(s))
+        }
     }
 }
 

@@ -18,8 +18,8 @@ use serde_json::{Map, Value, json};
 
 use super::atomic_write;
 use super::bounded_read::{
-    CappedError, OffRuntimeError, OpenError, READ_DEADLINE, format_size, off_runtime,
-    open_regular, read_capped,
+    CappedError, OffRuntimeError, OpenError, READ_DEADLINE, format_size, off_runtime, open_regular,
+    read_capped,
 };
 use super::device_guard::{self, SpecialKind};
 use super::input::{self, Field, FieldKind};
@@ -185,9 +185,8 @@ fn write_and_respond(input: &Value, planned: PlannedEdit) -> Result<ToolOutcome,
     if let Some(parent) = std::path::Path::new(args.path).parent() {
         std::fs::create_dir_all(parent).map_err(|e| format!("Error editing {}: {e}", args.path))?;
     }
-    atomic_write::replace(std::path::Path::new(args.path), planned.updated.as_bytes()).map_err(
-        |e| write_error_text("editing", args.path, &e, planned.original.is_some()),
-    )?;
+    atomic_write::replace(std::path::Path::new(args.path), planned.updated.as_bytes())
+        .map_err(|e| write_error_text("editing", args.path, &e, planned.original.is_some()))?;
     let original = planned.original.unwrap_or_default();
     let patch = structured_patch_within(&original, &planned.updated, DIFF_DEADLINE);
     let mut response = Map::new();
@@ -247,7 +246,8 @@ fn read_current(path: &str, limit: u64) -> Result<Current, String> {
     if let Some(refusal) = device_guard::refuse_by_name(path) {
         return Err(refusal);
     }
-    let unsized_special = meta.len() == 0 && (path.starts_with("/proc/") || path.starts_with("/sys/"));
+    let unsized_special =
+        meta.len() == 0 && (path.starts_with("/proc/") || path.starts_with("/sys/"));
     if meta.len() > limit || (limit != u64::MAX && unsized_special) {
         return Ok(Current::Unchecked);
     }

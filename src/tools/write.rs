@@ -18,8 +18,7 @@ use serde_json::{Map, Value, json};
 
 use super::atomic_write::{self, WriteError};
 use super::bounded_read::{
-    CappedError, OffRuntimeError, OpenError, READ_DEADLINE, off_runtime, open_regular,
-    read_capped,
+    CappedError, OffRuntimeError, OpenError, READ_DEADLINE, off_runtime, open_regular, read_capped,
 };
 use super::device_guard::{self, SpecialKind};
 use super::input::{self, Field, FieldKind};
