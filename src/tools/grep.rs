@@ -13,6 +13,10 @@
 //! - `head_limit` (default 250, 0 = unlimited) and `offset` page the lines (content), files
 //!   (files_with_matches) or count lines (count). `appliedLimit` appears only when the limit cut
 //!   something, `appliedOffset` only when the offset is non-zero.
+//! - Claude Code's device guard applies: a `path` on its list is refused with its text, a pipe
+//!   or device as `path` is refused (`Refusing to search <path>: it is a pipe or a device, …`),
+//!   and files on the list met in the walk are skipped. Pipes and devices in the walk are never
+//!   opened (only regular files are searched).
 //! - Memory follows the page, not the matches: `content` and `count` stop searching once
 //!   `offset + head_limit` entries and one more are in hand (the one more tells that the limit
 //!   cut something); `files_with_matches` keeps only the newest `offset + head_limit` names.
@@ -27,6 +31,7 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use serde_json::{Map, Value, json};
 
+use super::device_guard::{self, SpecialKind};
 use super::input::{self, Field, FieldKind};
 use super::newest::Newest;
 use super::{BoxFuture, Tool, ToolContext, ToolOutcome};
@@ -508,11 +513,23 @@ fn grep(input: &Value, cwd: &Path) -> Result<Value, String> {
         .get("path")
         .and_then(Value::as_str)
         .map_or_else(|| cwd.to_path_buf(), PathBuf::from);
-    if !base.exists() {
+    if let Some(refusal) = device_guard::refuse_by_name(&base.to_string_lossy()) {
+        return Err(refusal);
+    }
+    let meta = match std::fs::metadata(&base) {
+        Ok(meta) => meta,
+        Err(_) => {
+            return Err(format!(
+                "Path does not exist: {}. Note: your current working directory is {}.",
+                base.display(),
+                cwd.display()
+            ));
+        }
+    };
+    if SpecialKind::of(&meta).is_some() {
         return Err(format!(
-            "Path does not exist: {}. Note: your current working directory is {}.",
-            base.display(),
-            cwd.display()
+            "Refusing to search {}: it is a pipe or a device, not a file or a folder.",
+            base.display()
         ));
     }
     let limit = get_usize(input, "head_limit").unwrap_or(DEFAULT_HEAD_LIMIT);
@@ -537,6 +554,10 @@ fn grep(input: &Value, cwd: &Path) -> Result<Value, String> {
     let mut newest: Newest<String> = Newest::new(keep);
     let mut emitted_any = false;
     for path in files(input, &base)? {
+        // `/proc/kmsg` and its kind are regular files that block or never end.
+        if device_guard::classify(&path).is_some() {
+            continue;
+        }
         let shown = input::display_path(&path, cwd);
         let mut sink = CollectSink {
             matcher: &matcher,

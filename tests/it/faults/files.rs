@@ -92,11 +92,12 @@ fn print_figures(case: &str, run: &Run) {
     );
 }
 
-/// A Read and an Edit of a named pipe are refused with Claude Code's texts, without rein ever
-/// opening the pipe (a writer polling it never sees a reader); the session goes on, and a
-/// SIGTERM during the next call ends it within 3 s with SessionEnd run.
+/// A Read, an Edit, a Write and a Grep of a named pipe are refused with Claude Code's texts,
+/// and a Grep walks past it, without rein ever opening the pipe (a writer polling it never sees
+/// a reader); the session goes on, and a SIGTERM during the next call ends it within 3 s with
+/// SessionEnd run.
 #[test]
-fn a_fifo_read_and_edit_are_refused_unopened_and_sigterm_still_ends_the_session_at_once() {
+fn a_fifo_is_refused_unopened_by_every_file_tool_and_sigterm_still_ends_the_session_at_once() {
     let e = env();
     let fifo = e.path("pipe");
     mkfifo(&fifo);
@@ -111,6 +112,9 @@ fn a_fifo_read_and_edit_are_refused_unopened_and_sigterm_still_ends_the_session_
                 "Edit",
                 json!({"file_path": fifo_text, "old_string": "a", "new_string": "b"})
             ),
+            call("Write", json!({"file_path": fifo_text, "content": "x"})),
+            call("Grep", json!({"pattern": "x", "path": fifo_text})),
+            call("Grep", json!({"pattern": "never[-]there"})),
             super::bash("touch started.flag; sleep 30"),
             say("never"),
         ]),
@@ -141,7 +145,9 @@ fn a_fifo_read_and_edit_are_refused_unopened_and_sigterm_still_ends_the_session_
     });
     let sent = sent_at.lock().unwrap().expect("SIGTERM sent");
     let after_signal = sent.elapsed();
-    println!("FIFO read+edit, then SIGTERM: exit {after_signal:.2?} after the signal");
+    println!(
+        "FIFO through Read, Edit, Write, Grep, then SIGTERM: exit {after_signal:.2?} after the signal"
+    );
     assert_eq!(run.code, Some(143), "stderr: {}", run.stderr);
     assert!(
         after_signal < Duration::from_secs(3),
@@ -165,9 +171,24 @@ fn a_fifo_read_and_edit_are_refused_unopened_and_sigterm_still_ends_the_session_
              changes regular files."
         )
     );
+    assert_eq!(
+        texts[2],
+        format!(
+            "{fifo_text} exists but is not a regular file (a device, FIFO or socket). Write only \
+             creates or overwrites regular files."
+        )
+    );
+    assert_eq!(
+        texts[3],
+        format!(
+            "Refusing to search {fifo_text}: it is a pipe or a device, not a file or a folder."
+        )
+    );
+    // A walk past the pipe does not open it either.
+    assert_eq!(texts[4], "No files found");
 }
 
-/// `/dev/zero` (and a link to it) is refused by Read, Write and Edit before anything reads it,
+/// `/dev/zero` (and a link to it) is refused by Read, Write, Edit and Grep before anything reads it,
 /// with Claude Code's texts; it used to fill memory until the limit.
 #[test]
 fn dev_zero_is_refused_by_read_write_and_edit() {
@@ -189,11 +210,12 @@ fn dev_zero_is_refused_by_read_write_and_edit() {
                 "Edit",
                 json!({"file_path": "/dev/zero", "old_string": "", "new_string": "x"})
             ),
+            call("Grep", json!({"pattern": "x", "path": "/dev/zero"})),
             say("done"),
         ]),
     );
     let run = run(c);
-    print_figures("/dev/zero through Read, Write, Edit", &run);
+    print_figures("/dev/zero through Read, Write, Edit, Grep", &run);
     assert_eq!(run.code, Some(0), "stderr: {}", run.stderr);
     assert_eq!(run.stdout, "done\n");
     let device = "this path names a device or process file that this tool does not read.";
@@ -209,6 +231,7 @@ fn dev_zero_is_refused_by_read_write_and_edit() {
             "/dev/zero exists but is not a regular file (a device, FIFO or socket). Edit only \
              changes regular files."
                 .to_string(),
+            format!("Cannot read '/dev/zero': {device}"),
         ]
     );
     assert!(
