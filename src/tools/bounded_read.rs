@@ -432,6 +432,17 @@ mod tests {
         ));
     }
 
+    #[tokio::test]
+    async fn a_stuck_job_is_left_behind_at_its_deadline() {
+        let started = std::time::Instant::now();
+        let outcome = off_runtime(Duration::from_millis(50), || {
+            std::thread::sleep(Duration::from_millis(500));
+        })
+        .await;
+        assert!(matches!(outcome, Err(OffRuntimeError::Stalled(_))));
+        assert!(started.elapsed() < Duration::from_secs(1));
+    }
+
     #[test]
     fn sizes_read_as_claude_code_shows_them() {
         assert_eq!(format_size(512), "512 bytes");

@@ -293,8 +293,9 @@ fn a_ranged_read_of_a_2_gb_sparse_file_stays_under_50_mib() {
     );
 }
 
-/// 100 MB of matching lines in ten files: `content` with `head_limit` and `count` with
-/// `head_limit` stop once the page is full; peak RSS stays under 50 MiB.
+/// 100 MB of matching lines in ten files: `content` and `count` with `head_limit` stop once the
+/// page is full, `files_with_matches` keeps only the page; with a ranged Read of one 10 MB file
+/// in the same run, peak RSS stays under 50 MiB.
 #[test]
 fn grep_with_head_limit_over_100_mb_of_matches_stays_under_50_mib() {
     let e = env();
@@ -322,6 +323,10 @@ fn grep_with_head_limit_over_100_mb_of_matches_stays_under_50_mib() {
                 "Grep",
                 json!({"pattern": "needle", "path": logs, "head_limit": 3})
             ),
+            call(
+                "Read",
+                json!({"file_path": format!("{logs}/f9.log"), "offset": 200_000, "limit": 2})
+            ),
             say("done"),
         ]),
     );
@@ -344,6 +349,9 @@ fn grep_with_head_limit_over_100_mb_of_matches_stays_under_50_mib() {
     assert_eq!(results[1]["appliedLimit"], 2);
     assert_eq!(results[2]["numFiles"], 3);
     assert_eq!(results[2]["appliedLimit"], 3);
+    // A ranged Read of a dense 10 MB file counts its lines without keeping them.
+    assert_eq!(results[3]["file"]["numLines"], 2);
+    assert_eq!(results[3]["file"]["totalLines"], per_file + 1);
     assert!(
         run.max_rss_kib < RSS_LIMIT_KIB,
         "peak RSS {} KiB (limit {RSS_LIMIT_KIB})",
