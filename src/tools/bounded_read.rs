@@ -37,7 +37,7 @@ pub enum OpenError {
     /// A directory.
     Directory,
     /// A FIFO, socket or device.
-    Special(SpecialKind),
+    Special,
     /// Any other failure of `open` or `fstat`.
     Io(io::Error),
 }
@@ -67,8 +67,8 @@ pub fn open_regular(path: &Path) -> Result<(File, Metadata), OpenError> {
     if meta.is_dir() {
         return Err(OpenError::Directory);
     }
-    if let Some(kind) = SpecialKind::of(&meta) {
-        return Err(OpenError::Special(kind));
+    if SpecialKind::of(&meta).is_some() {
+        return Err(OpenError::Special);
     }
     clear_nonblocking(&file);
     Ok((file, meta))
@@ -151,9 +151,7 @@ pub struct Window {
 #[derive(Debug)]
 pub enum WindowError {
     /// The selected lines hold more than `max_selected_bytes`.
-    SelectionTooLarge {
-        selected: u64,
-    },
+    SelectionTooLarge,
     /// A file of unknown size went on past `max_unsized_bytes`.
     UnsizedTooLarge {
         read: u64,
@@ -210,9 +208,7 @@ pub fn read_window(
             let piece = &rest[..newline.unwrap_or(rest.len())];
             content.extend_from_slice(piece);
             if content.len() as u64 > request.max_selected_bytes {
-                return Err(WindowError::SelectionTooLarge {
-                    selected: content.len() as u64,
-                });
+                return Err(WindowError::SelectionTooLarge);
             }
             let Some(i) = newline else { break };
             rest = &rest[i + 1..];
@@ -391,12 +387,10 @@ mod tests {
             max_selected_bytes: 100_000,
             max_unsized_bytes: 1 << 20,
         };
-        match read_window(&file, &meta, request) {
-            Err(WindowError::SelectionTooLarge { selected }) => {
-                assert!(selected <= 100_000 + 65536)
-            }
-            other => panic!("{other:?}"),
-        }
+        assert!(matches!(
+            read_window(&file, &meta, request),
+            Err(WindowError::SelectionTooLarge)
+        ));
     }
 
     #[test]
@@ -426,10 +420,7 @@ mod tests {
         let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
         // SAFETY: mkfifo with a valid C string.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        assert!(matches!(
-            open_regular(&path),
-            Err(OpenError::Special(SpecialKind::Fifo))
-        ));
+        assert!(matches!(open_regular(&path), Err(OpenError::Special)));
     }
 
     #[tokio::test]

@@ -158,8 +158,15 @@ async fn edit(input: Value, ctx: &ToolContext) -> Result<ToolOutcome, String> {
             input::validation_error("Edit", &["The input is malformed".to_string()])
         })?;
         let current = match read_current(args.path, u64::MAX)? {
-            Current::Missing | Current::Unchecked => None,
+            Current::Missing => None,
             Current::Text(text) => Some(text),
+            // Without a limit every existing file is read; never leave one unchecked.
+            Current::Unchecked => {
+                return Err(format!(
+                    "Error editing {}: the file could not be read",
+                    args.path
+                ));
+            }
         };
         let planned = plan(&args, current, &cwd)?;
         Ok::<_, String>((input, planned))
@@ -259,7 +266,7 @@ fn read_current(path: &str, limit: u64) -> Result<Current, String> {
                 "EISDIR: illegal operation on a directory, read '{path}'"
             ));
         }
-        Err(OpenError::Special(_)) => return Err(device_guard::not_regular(path, "Edit")),
+        Err(OpenError::Special) => return Err(device_guard::not_regular(path, "Edit")),
         Err(OpenError::Io(e)) => return Err(format!("Error reading {path}: {e}")),
     };
     let cap = if meta.len() == 0 {

@@ -1,9 +1,9 @@
 //! The `Tool` trait and the built-in tools with Claude Code's names and JSON shapes (spec §7).
 
-pub mod atomic_write;
+pub(crate) mod atomic_write;
 pub mod bash;
-pub mod bounded_read;
-pub mod device_guard;
+pub(crate) mod bounded_read;
+pub(crate) mod device_guard;
 pub mod edit;
 pub mod glob;
 pub mod grep;

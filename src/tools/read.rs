@@ -186,7 +186,7 @@ fn read_file(request: &ReadRequest) -> Result<Value, String> {
                 "EISDIR: illegal operation on a directory, read '{path}'"
             ));
         }
-        Err(OpenError::Special(_)) => {
+        Err(OpenError::Special) => {
             return Err(device_guard::cannot_read(
                 path,
                 NameClass::DeviceOrProcessFile,
@@ -222,7 +222,7 @@ fn read_file(request: &ReadRequest) -> Result<Value, String> {
             };
             let window = match read_window(&file, &meta, wanted) {
                 Ok(window) => window,
-                Err(WindowError::SelectionTooLarge { .. }) => {
+                Err(WindowError::SelectionTooLarge) => {
                     return Err(selection_error(wanted.max_selected_bytes));
                 }
                 Err(WindowError::UnsizedTooLarge { read }) => {
@@ -282,7 +282,8 @@ fn estimate_tokens(content: &str, path: &str) -> u64 {
         Some("json" | "jsonl" | "jsonc") => 2.0,
         _ => 4.0,
     };
-    (content.chars().count() as f64 / per_token).round() as u64
+    // JavaScript string length: UTF-16 code units.
+    (content.encode_utf16().count() as f64 / per_token).round() as u64
 }
 
 /// The text response for a window read by [`read_window`].

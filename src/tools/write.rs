@@ -159,7 +159,7 @@ fn read_original(path: &str) -> Result<Option<Original>, String> {
     let file = match open_regular(Path::new(path)) {
         Ok((file, _)) => file,
         Err(OpenError::NotFound) => return Ok(None),
-        Err(OpenError::Directory | OpenError::Special(_)) => {
+        Err(OpenError::Directory | OpenError::Special) => {
             return Err(device_guard::not_regular(path, "Write"));
         }
         Err(OpenError::Io(e)) => return Err(format!("Error writing {path}: {e}")),
@@ -187,7 +187,12 @@ fn write_content(path: &str, content: &str, existed: bool) -> Result<(), String>
 
 /// The model-facing text for a failed write (`doing`: "writing", "editing"): what went wrong,
 /// and that the file is as it was.
-pub fn write_error_text(doing: &str, path: &str, error: &WriteError, existed: bool) -> String {
+pub(crate) fn write_error_text(
+    doing: &str,
+    path: &str,
+    error: &WriteError,
+    existed: bool,
+) -> String {
     let left = if existed {
         "the file was left as it was"
     } else {
