@@ -133,12 +133,21 @@ pub fn main() -> i32 {
             runtime.block_on(run::main(cli.prompt, cli.run, headless))
         }
     };
-    // Why a deadline: dropping a runtime waits for every blocking-pool thread, and one stuck
-    // in a syscall (an `open` waiting on a lease break, a read of a hung file system) would
-    // keep rein alive long after the session ended — after a SIGTERM, too. Whatever still
-    // runs there was abandoned by the session; exiting kills it.
-    runtime.shutdown_timeout(RUNTIME_SHUTDOWN_DEADLINE);
+    shut_down(runtime);
     code
+}
+
+/// Shuts the runtime down, waiting at most [`RUNTIME_SHUTDOWN_DEADLINE`] for its blocking
+/// threads.
+///
+/// Why a deadline: dropping a runtime waits for every blocking-pool thread, and one stuck in a
+/// syscall (an `open` waiting on a lease break, a `read(2)` of a hung file system) cannot be
+/// cancelled — rein would stay alive long after the session ended, after a SIGTERM too.
+/// Everything that matters (SessionEnd hooks, the transcript, writes the session waited for)
+/// has finished by the time `block_on` returns; what is left is a thread nobody waits for, and
+/// exiting kills it.
+pub fn shut_down(runtime: tokio::runtime::Runtime) {
+    runtime.shutdown_timeout(RUNTIME_SHUTDOWN_DEADLINE);
 }
 
 /// How long rein waits at exit for blocking work the session no longer waits for (a tool's
@@ -148,6 +157,22 @@ pub const RUNTIME_SHUTDOWN_DEADLINE: std::time::Duration = std::time::Duration::
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stuck_blocking_thread_does_not_hold_up_the_shutdown() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.spawn_blocking(|| std::thread::sleep(std::time::Duration::from_secs(30)));
+        let started = std::time::Instant::now();
+        shut_down(runtime);
+        assert!(
+            started.elapsed() < RUNTIME_SHUTDOWN_DEADLINE + std::time::Duration::from_secs(2),
+            "shutdown took {:?}",
+            started.elapsed()
+        );
+    }
 
     #[test]
     fn clap_definition_is_consistent() {

@@ -8,13 +8,30 @@
 //!
 //! An empty `old_string` creates the file with `new_string` (or fills an empty file), as in
 //! Claude Code.
+//!
+//! Claude Code's refusals come first, with its texts: a file over 1 GB, a FIFO, socket or
+//! device, a name on its device guard's list. The file is written atomically
+//! ([`atomic_write`]): on any failure it is left byte for byte as it was. Reading, checking and
+//! writing run on blocking threads, the read under [`READ_DEADLINE`].
 
 use serde_json::{Map, Value, json};
 
+use super::atomic_write;
+use super::bounded_read::{
+    CappedError, OffRuntimeError, OpenError, READ_DEADLINE, format_size, off_runtime, open_regular,
+    read_capped,
+};
+use super::device_guard::{self, SpecialKind};
 use super::input::{self, Field, FieldKind};
-use super::patch::structured_patch;
-use super::write::updated_text;
+use super::patch::{COARSE_PATCH_KEY, DIFF_DEADLINE, structured_patch_within};
+use super::read::stalled_text;
+use super::write::{updated_text, write_error_text};
 use super::{BoxFuture, Tool, ToolContext, ToolOutcome};
+
+/// Largest file Edit changes (Claude Code's 1 GB).
+pub const MAX_EDIT_BYTES: u64 = 1024 * 1024 * 1024;
+/// Most bytes Edit reads from a file that reports a size of 0 (Claude Code's 10 MB).
+pub const MAX_UNSIZED_EDIT_BYTES: u64 = 10 * 1024 * 1024;
 
 const FIELDS: &[Field] = &[
     Field::required("file_path", FieldKind::String),
@@ -75,14 +92,23 @@ impl Tool for EditTool {
         let args = EditArgs::from_map(&map).ok_or_else(|| {
             input::validation_error(self.name(), &["The input is malformed".to_string()])
         })?;
-        let current = read_current(args.path)?;
-        plan(&args, current, &cwd)?;
+        // Why only small files here: `prepare` runs on the session's own thread, before any hook;
+        // a long read there would hold off signals. Larger files are checked in `execute`.
+        match read_current(args.path, CURRENT_CHECK_IN_PREPARE)? {
+            Current::Unchecked => {}
+            Current::Missing => {
+                plan(&args, None, &cwd)?;
+            }
+            Current::Text(text) => {
+                plan(&args, Some(text), &cwd)?;
+            }
+        }
         Ok(Value::Object(map))
     }
 
     fn execute<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutcome> {
         Box::pin(async move {
-            match edit(&input, ctx).await {
+            match edit(input, ctx).await {
                 Ok(outcome) => outcome,
                 Err(error) => ToolOutcome::Failure {
                     error,
@@ -119,50 +145,154 @@ impl<'a> EditArgs<'a> {
     }
 }
 
-async fn edit(input: &Value, ctx: &ToolContext) -> Result<ToolOutcome, String> {
+async fn edit(input: Value, ctx: &ToolContext) -> Result<ToolOutcome, String> {
     let cwd = ctx.current_dir();
+    let path = input
+        .get("file_path")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let checked = off_runtime(READ_DEADLINE, move || {
+        let map = input.as_object().ok_or("The input is malformed")?;
+        let args = EditArgs::from_map(map).ok_or_else(|| {
+            input::validation_error("Edit", &["The input is malformed".to_string()])
+        })?;
+        let current = match read_current(args.path, u64::MAX)? {
+            Current::Missing => None,
+            Current::Text(text) => Some(text),
+            // Without a limit every existing file is read; never leave one unchecked.
+            Current::Unchecked => {
+                return Err(format!(
+                    "Error editing {}: the file could not be read",
+                    args.path
+                ));
+            }
+        };
+        let planned = plan(&args, current, &cwd)?;
+        Ok::<_, String>((input, planned))
+    })
+    .await;
+    let (input, planned) = match checked {
+        Ok(result) => result?,
+        Err(OffRuntimeError::Stalled(after)) => return Err(stalled_text(&path, after)),
+        Err(OffRuntimeError::Panicked(e)) => return Err(format!("Error editing {path}: {e}")),
+    };
+    // Why no deadline from here on: see the Write tool; the write is all or nothing.
+    let job = tokio::task::spawn_blocking(move || write_and_respond(&input, planned));
+    match job.await {
+        Ok(outcome) => outcome,
+        Err(e) => Err(format!("Edit failed: {e}")),
+    }
+}
+
+fn write_and_respond(input: &Value, planned: PlannedEdit) -> Result<ToolOutcome, String> {
     let map = input.as_object().ok_or("The input is malformed")?;
     let args = EditArgs::from_map(map)
         .ok_or_else(|| input::validation_error("Edit", &["The input is malformed".to_string()]))?;
-    let current = read_current(args.path)?;
-    let planned = plan(&args, current, &cwd)?;
     if let Some(parent) = std::path::Path::new(args.path).parent() {
-        tokio::fs::create_dir_all(parent)
-            .await
-            .map_err(|e| format!("Error editing {}: {e}", args.path))?;
+        std::fs::create_dir_all(parent).map_err(|e| format!("Error editing {}: {e}", args.path))?;
     }
-    tokio::fs::write(args.path, &planned.updated)
-        .await
-        .map_err(|e| format!("Error editing {}: {e}", args.path))?;
+    atomic_write::replace(std::path::Path::new(args.path), planned.updated.as_bytes())
+        .map_err(|e| write_error_text("editing", args.path, &e, planned.original.is_some()))?;
     let original = planned.original.unwrap_or_default();
+    let patch = structured_patch_within(&original, &planned.updated, DIFF_DEADLINE);
     let mut response = Map::new();
     response.insert("filePath".into(), Value::from(args.path));
     response.insert("oldString".into(), Value::from(args.old));
     response.insert("newString".into(), Value::from(args.new));
-    response.insert("originalFile".into(), Value::from(original.as_str()));
-    response.insert(
-        "structuredPatch".into(),
-        structured_patch(&original, &planned.updated),
-    );
+    response.insert("originalFile".into(), Value::from(original));
+    response.insert("structuredPatch".into(), patch.hunks);
     response.insert("userModified".into(), Value::Bool(false));
     response.insert("replaceAll".into(), Value::Bool(args.replace_all));
+    if patch.coarse {
+        response.insert(COARSE_PATCH_KEY.into(), Value::Bool(true));
+    }
     let response = Value::Object(response);
     let content = updated_text(args.path);
     Ok(ToolOutcome::Success { response, content })
 }
 
-/// The file's text, `None` if it does not exist.
-fn read_current(path: &str) -> Result<Option<String>, String> {
-    match std::fs::read(path) {
-        Ok(bytes) => String::from_utf8(bytes)
-            .map(Some)
-            .map_err(|_| format!("Cannot edit {path}: the file is not valid UTF-8 text.")),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => Err(format!(
-            "EISDIR: illegal operation on a directory, read '{path}'"
-        )),
-        Err(e) => Err(format!("Error reading {path}: {e}")),
+/// The file an edit starts from.
+enum Current {
+    /// It does not exist.
+    Missing,
+    /// Its text.
+    Text(String),
+    /// Not read: larger than the caller's limit.
+    Unchecked,
+}
+
+/// Largest file `prepare` reads to check an edit before the hooks run.
+const CURRENT_CHECK_IN_PREPARE: u64 = 8 * 1024 * 1024;
+
+/// Reads the file to edit with Claude Code's checks and texts, in its order: size, kind, the
+/// device guard, then the content (at most [`MAX_EDIT_BYTES`]; a file that reports no size, as
+/// `/proc` files do, at most [`MAX_UNSIZED_EDIT_BYTES`]). Files over `limit` bytes, and
+/// `/proc` or `/sys` files reporting no size when `limit` is finite, are left [`Current::Unchecked`].
+fn read_current(path: &str, limit: u64) -> Result<Current, String> {
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Current::Missing),
+        Err(e) => return Err(format!("Error reading {path}: {e}")),
+    };
+    if meta.len() > MAX_EDIT_BYTES {
+        return Err(format!(
+            "File is too large to edit ({}). Maximum editable file size is {}.",
+            format_size(meta.len()),
+            format_size(MAX_EDIT_BYTES)
+        ));
     }
+    if meta.is_dir() {
+        return Err(format!(
+            "EISDIR: illegal operation on a directory, read '{path}'"
+        ));
+    }
+    if SpecialKind::of(&meta).is_some() {
+        return Err(device_guard::not_regular(path, "Edit"));
+    }
+    if let Some(refusal) = device_guard::refuse_by_name(path) {
+        return Err(refusal);
+    }
+    let unsized_special =
+        meta.len() == 0 && (path.starts_with("/proc/") || path.starts_with("/sys/"));
+    if meta.len() > limit || (limit != u64::MAX && unsized_special) {
+        return Ok(Current::Unchecked);
+    }
+    let file = match open_regular(std::path::Path::new(path)) {
+        Ok((file, _)) => file,
+        Err(OpenError::NotFound) => return Ok(Current::Missing),
+        Err(OpenError::Directory) => {
+            return Err(format!(
+                "EISDIR: illegal operation on a directory, read '{path}'"
+            ));
+        }
+        Err(OpenError::Special) => return Err(device_guard::not_regular(path, "Edit")),
+        Err(OpenError::Io(e)) => return Err(format!("Error reading {path}: {e}")),
+    };
+    let cap = if meta.len() == 0 {
+        MAX_UNSIZED_EDIT_BYTES
+    } else {
+        MAX_EDIT_BYTES
+    };
+    let bytes = match read_capped(&file, cap) {
+        Ok(bytes) => bytes,
+        Err(CappedError::TooLarge { .. }) if meta.len() == 0 => {
+            return Err(format!(
+                "File is too large to edit: it reports a size of 0 bytes and holds more than {}.",
+                format_size(MAX_UNSIZED_EDIT_BYTES)
+            ));
+        }
+        Err(CappedError::TooLarge { .. }) => {
+            return Err(format!(
+                "File is too large to edit. Maximum editable file size is {}.",
+                format_size(MAX_EDIT_BYTES)
+            ));
+        }
+        Err(CappedError::Io(e)) => return Err(format!("Error reading {path}: {e}")),
+    };
+    String::from_utf8(bytes)
+        .map(Current::Text)
+        .map_err(|_| format!("Cannot edit {path}: the file is not valid UTF-8 text."))
 }
 
 /// Checks the edit against `current` with Claude Code's rules and texts.

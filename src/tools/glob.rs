@@ -9,7 +9,8 @@
 //!   repository (a `.gitignore` states intent either way), and skips hidden files unless the
 //!   pattern itself names a dot-entry (`.github/**`, `**/.env`).
 //! - Results are sorted by modification time, newest first (ties by path), and capped at
-//!   [`MAX_RESULTS`]; `truncated` says whether more matched.
+//!   [`MAX_RESULTS`]; `truncated` says whether more matched. Only the newest [`MAX_RESULTS`]
+//!   are kept while walking, so a tree of a million matches costs no more than a hundred.
 //! - `filenames` are relative to the session cwd when inside it (as observed), else absolute.
 
 use std::path::{Path, PathBuf};
@@ -19,6 +20,7 @@ use globset::GlobBuilder;
 use serde_json::{Map, Value, json};
 
 use super::input::{self, Field, FieldKind};
+use super::newest::Newest;
 use super::{BoxFuture, Tool, ToolContext, ToolOutcome};
 
 /// Most filenames returned.
@@ -168,7 +170,7 @@ fn glob(input: &Value, cwd: &Path) -> Result<Value, String> {
         .build()
         .map_err(|e| format!("Invalid glob pattern: {e}"))?
         .compile_matcher();
-    let mut found: Vec<(SystemTime, PathBuf)> = Vec::new();
+    let mut found: Newest<PathBuf> = Newest::new(MAX_RESULTS);
     // An empty rest (`""`, `"/"`) matches no file: do not walk the whole tree for nothing.
     if root.is_dir() && !relative.is_empty() {
         let walker = ignore::WalkBuilder::new(&root)
@@ -189,16 +191,15 @@ fn glob(input: &Value, cwd: &Path) -> Result<Value, String> {
                     .ok()
                     .and_then(|m| m.modified().ok())
                     .unwrap_or(SystemTime::UNIX_EPOCH);
-                found.push((mtime, path.to_path_buf()));
+                found.push(mtime, path.to_path_buf());
             }
         }
     }
-    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    let truncated = found.len() > MAX_RESULTS;
-    found.truncate(MAX_RESULTS);
+    let truncated = found.seen() > MAX_RESULTS;
     let filenames: Vec<Value> = found
+        .into_sorted()
         .iter()
-        .map(|(_, p)| Value::from(input::display_path(p, cwd)))
+        .map(|p| Value::from(input::display_path(p, cwd)))
         .collect();
     let mut map = Map::new();
     map.insert(

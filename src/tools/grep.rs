@@ -13,6 +13,15 @@
 //! - `head_limit` (default 250, 0 = unlimited) and `offset` page the lines (content), files
 //!   (files_with_matches) or count lines (count). `appliedLimit` appears only when the limit cut
 //!   something, `appliedOffset` only when the offset is non-zero.
+//! - Claude Code's device guard applies: a `path` on its list is refused with its text, a pipe
+//!   or device as `path` is refused (`Refusing to search <path>: it is a pipe or a device, …`),
+//!   and files on the list met in the walk are skipped. Pipes and devices in the walk are never
+//!   opened (only regular files are searched).
+//! - Memory follows the page, not the matches: `content` and `count` stop searching once
+//!   `offset + head_limit` entries and one more are in hand (the one more tells that the limit
+//!   cut something); `files_with_matches` keeps only the newest `offset + head_limit` names.
+//!   A file that turns out binary after its first matches is dropped as before, unless the page
+//!   filled up first (ripgrep itself prints the matches it found before the binary data).
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -22,7 +31,9 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use serde_json::{Map, Value, json};
 
+use super::device_guard::{self, SpecialKind};
 use super::input::{self, Field, FieldKind};
+use super::newest::Newest;
 use super::{BoxFuture, Tool, ToolContext, ToolOutcome};
 
 /// Characters of a content line shown; longer lines are replaced by a note, as ripgrep's
@@ -243,9 +254,17 @@ struct CollectSink<'a> {
     options: &'a Options,
     shown: &'a str,
     out: FileResult,
+    /// Most lines worth keeping from this file (`None`: all): past it, the search of the file
+    /// stops, because the page is already full.
+    room: Option<usize>,
 }
 
 impl CollectSink<'_> {
+    /// Whether the search of this file may go on.
+    fn wants_more(&self) -> bool {
+        self.room.is_none_or(|room| self.out.lines.len() < room)
+    }
+
     fn push(&mut self, sep: char, line_number: Option<u64>, text: &[u8]) {
         let text = String::from_utf8_lossy(text);
         let text = text.trim_end_matches(['\n', '\r']);
@@ -297,21 +316,21 @@ impl Sink for CollectSink<'_> {
                 self.push(':', first.map(|n| n + i as u64), line);
             }
         }
-        Ok(true)
+        Ok(self.wants_more())
     }
 
     fn context(&mut self, _: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, Self::Error> {
         if self.options.mode == Mode::Content {
             self.push('-', ctx.line_number(), ctx.bytes());
         }
-        Ok(true)
+        Ok(self.wants_more())
     }
 
     fn context_break(&mut self, _: &Searcher) -> Result<bool, Self::Error> {
         if self.options.mode == Mode::Content {
             self.out.lines.push("--".to_string());
         }
-        Ok(true)
+        Ok(self.wants_more())
     }
 
     fn binary_data(&mut self, _: &Searcher, _: u64) -> Result<bool, Self::Error> {
@@ -337,10 +356,10 @@ fn get_bool(input: &Value, key: &str) -> Option<bool> {
     input.get(key).and_then(Value::as_bool)
 }
 
-/// The files to search under `base`, in path order.
-fn files(input: &Value, base: &Path) -> Result<Vec<PathBuf>, String> {
+/// The files to search under `base`, in path order, walked as they are asked for.
+fn files(input: &Value, base: &Path) -> Result<Box<dyn Iterator<Item = PathBuf>>, String> {
     if base.is_file() {
-        return Ok(vec![base.to_path_buf()]);
+        return Ok(Box::new(std::iter::once(base.to_path_buf())));
     }
     let mut builder = ignore::WalkBuilder::new(base);
     builder
@@ -366,12 +385,13 @@ fn files(input: &Value, base: &Path) -> Result<Vec<PathBuf>, String> {
         types.select(name);
         builder.types(types.build().map_err(|e| e.to_string())?);
     }
-    Ok(builder
-        .build()
-        .flatten()
-        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
-        .map(ignore::DirEntry::into_path)
-        .collect())
+    Ok(Box::new(
+        builder
+            .build()
+            .flatten()
+            .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+            .map(ignore::DirEntry::into_path),
+    ))
 }
 
 /// The globs of the `glob` parameter: split on whitespace, and on commas outside braces
@@ -388,16 +408,55 @@ fn split_globs(globs: &str) -> Vec<&str> {
     out
 }
 
-/// `items[offset..]` cut to `limit`; returns the applied limit/offset for the response.
-fn page<T>(items: Vec<T>, limit: usize, offset: usize) -> (Vec<T>, Option<usize>, Option<usize>) {
-    let rest: Vec<T> = items.into_iter().skip(offset).collect();
-    let applied_offset = (offset > 0).then_some(offset);
-    if limit > 0 && rest.len() > limit {
-        let mut rest = rest;
-        rest.truncate(limit);
-        (rest, Some(limit), applied_offset)
-    } else {
-        (rest, None, applied_offset)
+/// The `offset..offset + limit` window of a stream of entries (lines, files or counts), taken
+/// as they come: the stream can stop as soon as the window is known to be cut.
+struct Page<T> {
+    offset: usize,
+    /// 0: no limit.
+    limit: usize,
+    skipped: usize,
+    kept: Vec<T>,
+    /// An entry came after the window was full.
+    cut: bool,
+}
+
+impl<T> Page<T> {
+    fn new(limit: usize, offset: usize) -> Page<T> {
+        Page {
+            offset,
+            limit,
+            skipped: 0,
+            kept: Vec::new(),
+            cut: false,
+        }
+    }
+
+    /// Takes the next entry; `false` once the window is full and cut, when nothing that follows
+    /// can change the result.
+    fn push(&mut self, item: T) -> bool {
+        if self.skipped < self.offset {
+            self.skipped += 1;
+            return true;
+        }
+        if self.limit > 0 && self.kept.len() >= self.limit {
+            self.cut = true;
+            return false;
+        }
+        self.kept.push(item);
+        true
+    }
+
+    /// Entries still worth producing: enough to fill the window and see it cut (`None`: all).
+    fn room(&self) -> Option<usize> {
+        (self.limit > 0).then(|| self.offset - self.skipped + self.limit - self.kept.len() + 1)
+    }
+
+    /// `appliedLimit` (only when the limit cut something) and `appliedOffset` (only when not 0).
+    fn applied(&self) -> (Option<usize>, Option<usize>) {
+        (
+            self.cut.then_some(self.limit),
+            (self.offset > 0).then_some(self.offset),
+        )
     }
 }
 
@@ -454,32 +513,25 @@ fn grep(input: &Value, cwd: &Path) -> Result<Value, String> {
         .get("path")
         .and_then(Value::as_str)
         .map_or_else(|| cwd.to_path_buf(), PathBuf::from);
-    if !base.exists() {
+    if let Some(refusal) = device_guard::refuse_by_name(&base.to_string_lossy()) {
+        return Err(refusal);
+    }
+    let meta = match std::fs::metadata(&base) {
+        Ok(meta) => meta,
+        Err(_) => {
+            return Err(format!(
+                "Path does not exist: {}. Note: your current working directory is {}.",
+                base.display(),
+                cwd.display()
+            ));
+        }
+    };
+    if SpecialKind::of(&meta).is_some() {
         return Err(format!(
-            "Path does not exist: {}. Note: your current working directory is {}.",
-            base.display(),
-            cwd.display()
+            "Refusing to search {}: it is a pipe or a device, not a file or a folder.",
+            base.display()
         ));
     }
-    let mut hits: Vec<(PathBuf, String, FileResult)> = Vec::new();
-    for path in files(input, &base)? {
-        let shown = input::display_path(&path, cwd);
-        let mut sink = CollectSink {
-            matcher: &matcher,
-            options: &options,
-            shown: &shown,
-            out: FileResult::default(),
-        };
-        // An unreadable file is skipped, as ripgrep does (it reports on stderr).
-        if searcher.search_path(&matcher, &path, &mut sink).is_err() {
-            continue;
-        }
-        let out = sink.out;
-        if out.matched_lines > 0 && !out.binary {
-            hits.push((path, shown, out));
-        }
-    }
-
     let limit = get_usize(input, "head_limit").unwrap_or(DEFAULT_HEAD_LIMIT);
     let offset = get_usize(input, "offset").unwrap_or(0);
     let mut map = Map::new();
@@ -489,55 +541,96 @@ fn grep(input: &Value, cwd: &Path) -> Result<Value, String> {
         Mode::Count => "count",
     };
     map.insert("mode".into(), Value::from(mode_name));
+    // Why each mode stops where it does: `content` and `count` list files in path order, so the
+    // walk ends once the page is full and cut; `files_with_matches` lists the newest first, so
+    // every file is searched (up to its first match) but only the page's worth is kept.
+    let mut lines: Page<String> = Page::new(limit, offset);
+    let mut counts: Page<(String, u64)> = Page::new(limit, offset);
+    let keep = if limit == 0 {
+        usize::MAX
+    } else {
+        offset.saturating_add(limit)
+    };
+    let mut newest: Newest<String> = Newest::new(keep);
+    let mut emitted_any = false;
+    for path in files(input, &base)? {
+        // `/proc/kmsg` and its kind are regular files that block or never end.
+        if device_guard::classify(&path).is_some() {
+            continue;
+        }
+        let shown = input::display_path(&path, cwd);
+        let mut sink = CollectSink {
+            matcher: &matcher,
+            options: &options,
+            shown: &shown,
+            out: FileResult::default(),
+            room: match mode {
+                Mode::Content => lines.room(),
+                Mode::FilesWithMatches | Mode::Count => None,
+            },
+        };
+        // An unreadable file is skipped, as ripgrep does (it reports on stderr).
+        if searcher.search_path(&matcher, &path, &mut sink).is_err() {
+            continue;
+        }
+        let out = sink.out;
+        if out.matched_lines == 0 || out.binary {
+            continue;
+        }
+        let more = match mode {
+            Mode::Content => {
+                let separator = (before > 0 || after > 0) && emitted_any;
+                emitted_any = true;
+                let mut more = !separator || lines.push("--".to_string());
+                for line in out.lines {
+                    more = more && lines.push(line);
+                }
+                more
+            }
+            Mode::Count => counts.push((shown, out.matched_lines)),
+            Mode::FilesWithMatches => {
+                let mtime = std::fs::metadata(&path)
+                    .and_then(|m| m.modified())
+                    .unwrap_or(SystemTime::UNIX_EPOCH);
+                newest.push(mtime, shown);
+                true
+            }
+        };
+        if !more {
+            break;
+        }
+    }
+
     let (applied_limit, applied_offset) = match mode {
         Mode::FilesWithMatches => {
-            let mut by_time: Vec<(SystemTime, String)> = hits
-                .into_iter()
-                .map(|(path, shown, _)| {
-                    let mtime = std::fs::metadata(&path)
-                        .and_then(|m| m.modified())
-                        .unwrap_or(SystemTime::UNIX_EPOCH);
-                    (mtime, shown)
-                })
-                .collect();
-            by_time.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-            let names = by_time.into_iter().map(|(_, s)| s).collect();
-            let (names, lim, off) = page(names, limit, offset);
+            let matched = newest.seen();
+            let names: Vec<String> = newest.into_sorted().into_iter().skip(offset).collect();
             map.insert("numFiles".into(), Value::from(names.len()));
             map.insert(
                 "filenames".into(),
                 Value::Array(names.into_iter().map(Value::from).collect()),
             );
-            (lim, off)
+            let cut = limit > 0 && matched.saturating_sub(offset) > limit;
+            (cut.then_some(limit), (offset > 0).then_some(offset))
         }
         Mode::Content => {
-            let mut lines: Vec<String> = Vec::new();
-            for (_, _, out) in hits {
-                if (before > 0 || after > 0) && !lines.is_empty() {
-                    lines.push("--".to_string());
-                }
-                lines.extend(out.lines);
-            }
-            let (lines, lim, off) = page(lines, limit, offset);
+            let applied = lines.applied();
             map.insert("numFiles".into(), Value::from(0));
             map.insert("filenames".into(), Value::Array(Vec::new()));
-            map.insert("content".into(), Value::from(lines.join("\n")));
-            map.insert("numLines".into(), Value::from(lines.len()));
-            (lim, off)
+            map.insert("content".into(), Value::from(lines.kept.join("\n")));
+            map.insert("numLines".into(), Value::from(lines.kept.len()));
+            applied
         }
         Mode::Count => {
-            let entries: Vec<(String, u64)> = hits
-                .into_iter()
-                .map(|(_, shown, out)| (shown, out.matched_lines))
-                .collect();
-            let (entries, lim, off) = page(entries, limit, offset);
+            let applied = counts.applied();
+            let entries = counts.kept;
             let total: u64 = entries.iter().map(|(_, n)| n).sum();
             let content: Vec<String> = entries.iter().map(|(s, n)| format!("{s}:{n}")).collect();
             map.insert("numFiles".into(), Value::from(entries.len()));
             map.insert("filenames".into(), Value::Array(Vec::new()));
             map.insert("content".into(), Value::from(content.join("\n")));
             map.insert("numMatches".into(), Value::from(total));
-            (lim, off)
+            applied
         }
     };
     if let Some(limit) = applied_limit {

@@ -1,10 +1,14 @@
 //! The `Tool` trait and the built-in tools with Claude Code's names and JSON shapes (spec §7).
 
+pub(crate) mod atomic_write;
 pub mod bash;
+pub(crate) mod bounded_read;
+pub(crate) mod device_guard;
 pub mod edit;
 pub mod glob;
 pub mod grep;
 pub mod input;
+mod newest;
 pub mod patch;
 pub mod read;
 pub mod write;

@@ -6,14 +6,28 @@
 //!
 //! Unlike Claude Code, rein does not require the file to have been Read before it is
 //! overwritten: rein keeps no per-session file-state cache.
+//!
+//! The content is written atomically ([`atomic_write`]): a full disk or any other failure leaves
+//! the old file byte for byte. A directory, FIFO, socket or device at the path is refused with
+//! Claude Code's texts before anything is opened; the old content is read (for `originalFile`
+//! and the patch) only up to [`MAX_ORIGINAL_BYTES`], past which Claude Code sends neither.
 
 use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
+use super::atomic_write::{self, WriteError};
+use super::bounded_read::{
+    CappedError, OffRuntimeError, OpenError, READ_DEADLINE, off_runtime, open_regular, read_capped,
+};
+use super::device_guard::{self, SpecialKind};
 use super::input::{self, Field, FieldKind};
-use super::patch::structured_patch;
+use super::patch::{COARSE_PATCH_KEY, DIFF_DEADLINE, Patch, structured_patch_within};
+use super::read::stalled_text;
 use super::{BoxFuture, Tool, ToolContext, ToolOutcome};
+
+/// Largest old content Write reads back for `originalFile` and the patch (Claude Code's 10 MB).
+pub const MAX_ORIGINAL_BYTES: u64 = 10 * 1024 * 1024;
 
 const FIELDS: &[Field] = &[
     Field::required("file_path", FieldKind::String),
@@ -59,7 +73,7 @@ impl Tool for WriteTool {
     }
 
     fn execute<'a>(&'a self, input: Value, _ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutcome> {
-        Box::pin(async move { write(&input).await })
+        Box::pin(write(input))
     }
 
     fn render(&self, response: &Value) -> Option<String> {
@@ -72,7 +86,7 @@ impl Tool for WriteTool {
     }
 }
 
-async fn write(input: &Value) -> ToolOutcome {
+async fn write(input: Value) -> ToolOutcome {
     let (Some(path), Some(content)) = (
         input.get("file_path").and_then(Value::as_str),
         input.get("content").and_then(Value::as_str),
@@ -82,40 +96,135 @@ async fn write(input: &Value) -> ToolOutcome {
             &["The required parameters `file_path` and `content` must be strings".to_string()],
         ));
     };
-    let original = match tokio::fs::read(path).await {
-        Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return failure(format!("Error writing {path}: {e}")),
+    let path = path.to_string();
+    let checked = {
+        let path = path.clone();
+        off_runtime(READ_DEADLINE, move || read_original(&path)).await
     };
+    let original = match checked {
+        Ok(Ok(original)) => original,
+        Ok(Err(error)) => return failure(error),
+        Err(OffRuntimeError::Stalled(after)) => return failure(stalled_text(&path, after)),
+        Err(OffRuntimeError::Panicked(e)) => return failure(format!("Error writing {path}: {e}")),
+    };
+    let content = content.to_string();
+    // Why no deadline: a write cut off by one would be reported as failed and land later. The
+    // temp file and rename make it all or nothing, and a signal still ends rein (the runtime
+    // shuts down with its own deadline).
+    let job = tokio::task::spawn_blocking(move || {
+        write_content(&path, &content, original.is_some())
+            .map(|()| write_response(&path, &content, &original))
+    });
+    match job.await {
+        Ok(Ok(response)) => {
+            let content = WriteTool.render(&response).unwrap_or_default();
+            ToolOutcome::Success { response, content }
+        }
+        Ok(Err(error)) => failure(error),
+        Err(e) => failure(format!("Write failed: {e}")),
+    }
+}
+
+/// What Write knows of the file it replaces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Original {
+    /// Its text (invalid UTF-8 shown lossily).
+    Text(String),
+    /// Over [`MAX_ORIGINAL_BYTES`]: not read, as Claude Code does not.
+    TooLargeToShow,
+}
+
+/// Checks the target as Claude Code does and reads what it holds (`None`: a new file).
+fn read_original(path: &str) -> Result<Option<Original>, String> {
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("Error writing {path}: {e}")),
+    };
+    if meta.is_dir() {
+        return Err(format!(
+            "{path} is a directory, not a file. To create a file inside it, include the file \
+             name in file_path."
+        ));
+    }
+    if SpecialKind::of(&meta).is_some() {
+        return Err(device_guard::not_regular(path, "Write"));
+    }
+    if let Some(refusal) = device_guard::refuse_by_name(path) {
+        return Err(refusal);
+    }
+    if meta.len() > MAX_ORIGINAL_BYTES {
+        return Ok(Some(Original::TooLargeToShow));
+    }
+    let file = match open_regular(Path::new(path)) {
+        Ok((file, _)) => file,
+        Err(OpenError::NotFound) => return Ok(None),
+        Err(OpenError::Directory | OpenError::Special) => {
+            return Err(device_guard::not_regular(path, "Write"));
+        }
+        Err(OpenError::Io(e)) => return Err(format!("Error writing {path}: {e}")),
+    };
+    match read_capped(&file, MAX_ORIGINAL_BYTES) {
+        Ok(bytes) => Ok(Some(Original::Text(
+            String::from_utf8_lossy(&bytes).into_owned(),
+        ))),
+        Err(CappedError::TooLarge { .. }) => Ok(Some(Original::TooLargeToShow)),
+        Err(CappedError::Io(e)) => Err(format!("Error writing {path}: {e}")),
+    }
+}
+
+/// Creates the parent directories and replaces the file's content atomically.
+fn write_content(path: &str, content: &str, existed: bool) -> Result<(), String> {
     if let Some(parent) = Path::new(path).parent()
-        && let Err(e) = tokio::fs::create_dir_all(parent).await
+        && let Err(e) = std::fs::create_dir_all(parent)
     {
-        return failure(format!("Error writing {path}: {e}"));
+        return Err(format!("Error writing {path}: {e}"));
     }
-    if let Err(e) = tokio::fs::write(path, content).await {
-        return failure(format!("Error writing {path}: {e}"));
-    }
-    let response = write_response(path, content, original.as_deref());
-    let content = WriteTool.render(&response).unwrap_or_default();
-    ToolOutcome::Success { response, content }
+    atomic_write::replace(Path::new(path), content.as_bytes())
+        .map(|_| ())
+        .map_err(|e| write_error_text("writing", path, &e, existed))
+}
+
+/// The model-facing text for a failed write (`doing`: "writing", "editing"): what went wrong,
+/// and that the file is as it was.
+pub(crate) fn write_error_text(
+    doing: &str,
+    path: &str,
+    error: &WriteError,
+    existed: bool,
+) -> String {
+    let left = if existed {
+        "the file was left as it was"
+    } else {
+        "no file was created"
+    };
+    format!("Error {doing} {path}: {error}; {left}.")
 }
 
 /// The response for writing `content` to `path` over `original` (`None`: a new file).
-pub fn write_response(path: &str, content: &str, original: Option<&str>) -> Value {
+///
+/// Over a file larger than [`MAX_ORIGINAL_BYTES`] the response has an empty `structuredPatch`
+/// and a null `originalFile`, as Claude Code's.
+pub fn write_response(path: &str, content: &str, original: &Option<Original>) -> Value {
     let mut map = Map::new();
-    let (kind, patch) = match original {
-        None => ("create", Value::Array(Vec::new())),
-        Some(old) => ("update", structured_patch(old, content)),
+    let (kind, patch, original) = match original {
+        None => ("create", Patch::empty(), Value::Null),
+        Some(Original::TooLargeToShow) => ("update", Patch::empty(), Value::Null),
+        Some(Original::Text(old)) => (
+            "update",
+            structured_patch_within(old, content, DIFF_DEADLINE),
+            Value::from(old.as_str()),
+        ),
     };
     map.insert("type".into(), Value::from(kind));
     map.insert("filePath".into(), Value::from(path));
     map.insert("content".into(), Value::from(content));
-    map.insert("structuredPatch".into(), patch);
-    map.insert(
-        "originalFile".into(),
-        original.map_or(Value::Null, Value::from),
-    );
+    map.insert("structuredPatch".into(), patch.hunks);
+    map.insert("originalFile".into(), original);
     map.insert("userModified".into(), Value::Bool(false));
+    if patch.coarse {
+        map.insert(COARSE_PATCH_KEY.into(), Value::Bool(true));
+    }
     Value::Object(map)
 }
 

@@ -8,6 +8,7 @@
 //! `/proc` for processes left in a hook's process group.
 
 mod environment;
+mod files;
 mod hooks;
 mod models;
 mod session;
