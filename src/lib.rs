@@ -44,12 +44,12 @@
 //!
 //! # What is public
 //!
-//! The engine and what a session returns ([`TurnOutcome`], [`TranscriptFault`]); the hook events, their inputs and
-//! outcomes ([`events`]) and what an in-process hook answers ([`HookReply`]); what a session
-//! reports as it goes ([`Observer`], [`Progress`]); the [`Model`] trait and the conversation
-//! types, to plug in a model of one's own. Everything else (the dispatcher, the process runner,
-//! settings parsing, permission rules, the tools, the command line) is private: see `DESIGN.md`
-//! in the repository for the picture.
+//! The engine and what a session returns ([`TurnOutcome`], [`TranscriptFault`]); the hook
+//! events, their inputs and outcomes ([`events`]) and what an in-process hook answers
+//! ([`HookReply`]); what a session reports as it goes ([`Observer`], [`Progress`]); the
+//! [`Model`] trait and the conversation types, to plug in a model of one's own. Everything else
+//! (the dispatcher, the process runner, settings parsing, permission rules, the tools, the
+//! command line) is private: see `DESIGN.md` in the repository for the picture.
 
 #![deny(missing_docs)]
 
