@@ -1,5 +1,6 @@
 //! The `Tool` trait and the built-in tools with Claude Code's names and JSON shapes (spec §7).
 
+pub mod background;
 pub mod bash;
 pub mod edit;
 pub mod glob;
@@ -7,6 +8,7 @@ pub mod grep;
 pub mod input;
 pub mod patch;
 pub mod read;
+pub mod task_stop;
 pub mod write;
 
 use std::path::PathBuf;
@@ -28,6 +30,12 @@ pub struct ToolContext {
     pub env_files: Mutex<Vec<PathBuf>>,
     /// Extra environment for commands (settings `env`).
     pub env: Vec<(String, String)>,
+    /// The session's background commands (Bash `run_in_background`), shared with `TaskStop`
+    /// and with whoever ends the session.
+    pub background: Arc<background::BackgroundTasks>,
+    /// Where a Bash output over the inline cap is saved (the session's `tool-results`
+    /// directory); the system temp directory when `None`.
+    pub output_dir: Option<PathBuf>,
 }
 
 impl ToolContext {
@@ -37,6 +45,8 @@ impl ToolContext {
             project_dir,
             env_files: Mutex::new(Vec::new()),
             env: Vec::new(),
+            background: Arc::new(background::BackgroundTasks::new()),
+            output_dir: None,
         }
     }
 
@@ -77,7 +87,7 @@ pub trait Tool: Send + Sync {
 }
 
 /// The built-in tools in the order they are offered to the model: Bash, Read, Write, Edit,
-/// Glob, Grep.
+/// Glob, Grep, TaskStop.
 pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
     vec![
         Arc::new(bash::BashTool),
@@ -86,6 +96,7 @@ pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
         Arc::new(edit::EditTool),
         Arc::new(glob::GlobTool),
         Arc::new(grep::GrepTool),
+        Arc::new(task_stop::TaskStopTool),
     ]
 }
 
