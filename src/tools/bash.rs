@@ -9,9 +9,13 @@
 //! only on success; a persistent shell would be in the new directory either way).
 //!
 //! stdout and stderr share one pipe, so the model sees them interleaved as written and
-//! `stderr` is always `""` (as recorded from Claude Code). Output beyond 30000 characters is
-//! cut after the head with Claude Code's `... [N lines truncated] ...` note; the pipe is drained
-//! to the end so the child never blocks on a full pipe. Once the shell has exited, a
+//! `stderr` is always `""` (as recorded from Claude Code). A successful command's output beyond
+//! 30000 characters is saved to a file and the model gets Claude Code's `<persisted-output>`
+//! notice with a 2 KB preview; a failed command's is cut after the head with the
+//! `... [N lines truncated] ...` note. The pipe is drained to the end so the child never blocks
+//! on a full pipe. `timeout` is any positive number of milliseconds (`1500.5`), at most
+//! [`MAX_TIMEOUT_MS`]. `run_in_background` commands are tracked in
+//! [`crate::tools::background`]. Once the shell has exited, a
 //! backgrounded descendant still holding the pipe gets [`DRAIN_GRACE`] and is then left running.
 //!
 //! Outcomes: exit 0 → Success; exit N → Failure `Exit code N\n<output>`; a signal counts as
