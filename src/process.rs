@@ -276,6 +276,13 @@ pub async fn kill_group(pgid: u32, grace: Duration) {
     terminate_group(pgid, grace, std::future::pending()).await;
 }
 
+/// [`kill_group`] for a group whose leader the caller is reaping: SIGTERM, then SIGKILL as soon
+/// as `ended` completes (the leader is gone; members that ignored SIGTERM are not waited for)
+/// or `grace` passes, whichever is first.
+pub async fn kill_group_until(pgid: u32, grace: Duration, ended: impl Future<Output = ()>) {
+    terminate_group(pgid, grace, ended).await;
+}
+
 /// The one TERM → grace → KILL routine: SIGTERM to the group, then wait until `ended`
 /// completes or `grace` passes, then SIGKILL to the group unconditionally (members may have
 /// ignored SIGTERM). Nothing is waited for when no process got the SIGTERM.
@@ -453,7 +460,6 @@ pub struct Detached {
 
 impl Detached {
     /// pid (= process group id) of the program, while it has not been reaped.
-    #[cfg(test)]
     pub fn pid(&self) -> Option<u32> {
         self.child.id()
     }
@@ -464,16 +470,25 @@ impl Detached {
     }
 }
 
-/// Starts `program` in its own process group with stdin at `/dev/null` and stdout/stderr
-/// written to the given files, and returns without waiting: no capture, no timeout, and no kill
-/// when the [`Detached`] is dropped (it outlives the caller, as a background command should).
+/// Starts `program` in its own process group with stdin at `/dev/null` (or the given file
+/// descriptor) and stdout/stderr written to the given files, and returns without waiting: no
+/// capture, no timeout, and no kill when the [`Detached`] is dropped (it outlives the caller,
+/// as a background command should).
+///
+/// Why a stdin descriptor: it is the one way to hand a child an inherited descriptor without
+/// `pre_exec` — the Bash tool gives its background commands the read end of a pipe whose write
+/// end only rein holds, so they learn of rein's death (EOF) even after a SIGKILL.
 pub fn spawn_detached(
     program: &Program<'_>,
+    stdin: Option<OwnedFd>,
     stdout: std::fs::File,
     stderr: std::fs::File,
 ) -> io::Result<Detached> {
     let mut command = program.command();
-    command.stdin(Stdio::null()).stdout(stdout).stderr(stderr);
+    command
+        .stdin(stdin.map_or_else(Stdio::null, Stdio::from))
+        .stdout(stdout)
+        .stderr(stderr);
     Ok(Detached {
         child: command.spawn()?,
     })

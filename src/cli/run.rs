@@ -4,7 +4,7 @@
 use std::io::{BufRead, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
@@ -26,6 +26,7 @@ use crate::pipeline::{PermissionGate, PolicyGate};
 use crate::progress::Observers;
 use crate::settings::schema::Settings;
 use crate::settings::{LoadOptions, parse_setting_sources};
+use crate::tools::background::{BackgroundTask, BackgroundTasks};
 use crate::tools::{Tool, ToolContext, builtin_tools};
 
 /// Everything the flags resolve to before a session is built.
@@ -99,6 +100,8 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
     };
     let mut ctx = ToolContext::new(setup.project_dir.clone());
     ctx.env = setup.settings.env.clone();
+    ctx.output_dir = Some(transcript.with_extension("").join("tool-results"));
+    let background = Arc::clone(&ctx.background);
 
     let mut observers = Observers::new();
     let format = if interactive {
@@ -178,6 +181,18 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
     if first.is_some() {
         session.interrupted();
     }
+    // Background commands: a signal or the end of an interactive session stops them; a `-p`
+    // session waits for them first, as Claude Code does (up to its ceiling).
+    let bg_signal = match &result {
+        Ok(Some(_)) => {
+            let waited = wait_for_background(&background, format, &mut sigint, &mut sigterm);
+            waited.await
+        }
+        Err(_) | Ok(None) => {
+            background.stop_all().await;
+            None
+        }
+    };
     let mut late: Option<Caught> = None;
     let cancel = async {
         let caught = next_signal(&mut sigint, &mut sigterm).await;
@@ -189,6 +204,7 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
         }
     };
     session.end_unless(reason, cancel).await;
+    let late = bg_signal.or(late);
     let code = match result {
         Err(caught) => caught.code,
         Ok(None) => late.map_or(EXIT_OK, |c| c.code),
@@ -207,6 +223,109 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
         }
         None => code,
     }
+}
+
+/// How long a `-p` session waits for its background commands after the last turn before it
+/// stops them: `CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS` (Claude Code's variable; `0` = no
+/// limit), else Claude Code's 600000 ms.
+fn background_wait_ceiling() -> Option<Duration> {
+    let ms = std::env::var("CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|ms| ms.is_finite() && *ms >= 0.0)
+        .unwrap_or(BACKGROUND_WAIT_CEILING_MS);
+    (ms > 0.0).then(|| Duration::from_secs_f64(ms / 1000.0))
+}
+
+/// Claude Code's default for [`background_wait_ceiling`].
+const BACKGROUND_WAIT_CEILING_MS: f64 = 600_000.0;
+
+/// When the "Waiting for background work" notice is shown (Claude Code's 5 s).
+const BACKGROUND_WAIT_NOTICE_AFTER: Duration = Duration::from_secs(5);
+
+/// `shell "<description or command, ≤ 60 chars>"` for each command, as Claude Code lists them.
+fn background_list(tasks: &[Arc<BackgroundTask>]) -> String {
+    tasks
+        .iter()
+        .map(|t| {
+            let text = t.description.as_deref().unwrap_or(&t.command);
+            let text: String = if text.chars().count() > 60 {
+                let mut cut: String = text.chars().take(59).collect();
+                cut.push('…');
+                cut
+            } else {
+                text.to_string()
+            };
+            format!("shell \"{text}\"")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `10m`, `1.5s`, `1h 5m`: a duration as Claude Code writes the ceiling.
+fn short_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 60_000 {
+        let text = format!("{:.1}", d.as_secs_f64());
+        return format!("{}s", text.strip_suffix(".0").unwrap_or(&text));
+    }
+    let (h, m, s) = (ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60);
+    let parts = [(h, "h"), (m, "m"), (s, "s")];
+    let parts: Vec<String> = parts
+        .iter()
+        .skip_while(|(v, _)| *v == 0)
+        .filter(|(v, _)| *v > 0)
+        .map(|(v, unit)| format!("{v}{unit}"))
+        .collect();
+    parts.join(" ")
+}
+
+/// The end of a `-p` session with background commands still running: wait for them (Claude
+/// Code does, then tells the model; rein only waits), at most [`background_wait_ceiling`], then
+/// stop the rest with Claude Code's notice. A SIGINT/SIGTERM meanwhile stops them at once and
+/// is returned. On a terminal, after 5 s, Claude Code's `Waiting for background work` notice.
+async fn wait_for_background(
+    background: &BackgroundTasks,
+    format: OutputFormat,
+    sigint: &mut Signal,
+    sigterm: &mut Signal,
+) -> Option<Caught> {
+    let running = background.running();
+    if running.is_empty() {
+        return None;
+    }
+    let ceiling = background_wait_ceiling();
+    let stderr_tty = std::io::stderr().is_terminal();
+    let stdout_tty = std::io::stdout().is_terminal();
+    // Claude Code's rule: the notice goes to a terminal stderr unless JSON goes to a terminal
+    // stdout.
+    let notice = stderr_tty && !(format != OutputFormat::Text && stdout_tty);
+    let list = background_list(&running);
+    let announce = async {
+        tokio::time::sleep(BACKGROUND_WAIT_NOTICE_AFTER).await;
+        if notice {
+            eprintln!("Waiting for background work to finish ({list}). Press Ctrl+C to exit now.");
+        }
+        std::future::pending::<()>().await;
+    };
+    let left = tokio::select! {
+        left = background.wait_all(ceiling) => left,
+        caught = next_signal(sigint, sigterm) => {
+            background.stop_all().await;
+            return Some(caught);
+        }
+        () = announce => Vec::new(),
+    };
+    if !left.is_empty() {
+        eprintln!(
+            "Background tasks still running {} after the last turn ({}); stopping them. \
+             Set CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS=0 to wait indefinitely.",
+            short_duration(ceiling.unwrap_or_default()),
+            background_list(&left)
+        );
+        background.stop_all().await;
+    }
+    None
 }
 
 /// Prints the outcome of a headless run; returns the exit code.

@@ -250,8 +250,8 @@ async fn a_detached_program_outlives_its_handle_until_kill_group() {
     let dir = tempfile::tempdir().expect("tempdir");
     let log = std::fs::File::create(dir.path().join("log")).expect("log");
     let program = sh(dir.path(), "trap '' TERM; echo up; sleep 30");
-    let detached =
-        process::spawn_detached(&program, log.try_clone().expect("clone"), log).expect("spawn");
+    let detached = process::spawn_detached(&program, None, log.try_clone().expect("clone"), log)
+        .expect("spawn");
     let pid = detached.pid().expect("pid");
     while std::fs::read_to_string(dir.path().join("log")).unwrap_or_default() != "up\n" {
         tokio::time::sleep(Duration::from_millis(10)).await;

@@ -9,9 +9,13 @@
 //! only on success; a persistent shell would be in the new directory either way).
 //!
 //! stdout and stderr share one pipe, so the model sees them interleaved as written and
-//! `stderr` is always `""` (as recorded from Claude Code). Output beyond 30000 characters is
-//! cut after the head with Claude Code's `... [N lines truncated] ...` note; the pipe is drained
-//! to the end so the child never blocks on a full pipe. Once the shell has exited, a
+//! `stderr` is always `""` (as recorded from Claude Code). A successful command's output beyond
+//! 30000 characters is saved to a file and the model gets Claude Code's `<persisted-output>`
+//! notice with a 2 KB preview; a failed command's is cut after the head with the
+//! `... [N lines truncated] ...` note. The pipe is drained to the end so the child never blocks
+//! on a full pipe. `timeout` is any positive number of milliseconds (`1500.5`), at most
+//! [`MAX_TIMEOUT_MS`]. `run_in_background` commands are tracked in
+//! [`crate::tools::background`]. Once the shell has exited, a
 //! backgrounded descendant still holding the pipe gets [`DRAIN_GRACE`] and is then left running.
 //!
 //! Outcomes: exit 0 → Success; exit N → Failure `Exit code N\n<output>`; a signal counts as
@@ -46,14 +50,20 @@ pub const KILL_GRACE: Duration = Duration::from_secs(2);
 /// (`server &`) keeps it open; its later output is not part of this call, and it is left
 /// running.
 pub const DRAIN_GRACE: Duration = Duration::from_millis(200);
-/// Bytes kept in memory; a char is at most 4 bytes, so this always covers the kept head.
-const KEPT_BYTES: usize = MAX_OUTPUT_CHARS * 4;
+/// Bytes of output kept in memory and saved to a file when a successful command prints more
+/// than [`MAX_OUTPUT_CHARS`].
+///
+/// Why not Claude Code's 64 MB: the runner keeps output in memory, and rein's memory is paid
+/// by the request; past this the saved file says it holds only the start, in Claude Code's words.
+pub const PERSIST_LIMIT_BYTES: usize = 8 * 1024 * 1024;
+/// Bytes of a saved output shown in the model's preview (Claude Code's 2000).
+pub const PREVIEW_BYTES: usize = 2000;
 /// The text the model sees for a command that printed nothing.
 pub const NO_OUTPUT_TEXT: &str = "(Bash completed with no output)";
 
 const FIELDS: &[Field] = &[
     Field::required("command", FieldKind::String),
-    Field::optional("timeout", FieldKind::Integer),
+    Field::optional("timeout", FieldKind::Number),
     Field::optional("description", FieldKind::String),
     Field::optional("run_in_background", FieldKind::Boolean),
 ];
@@ -105,8 +115,8 @@ impl Tool for BashTool {
         let map = input::normalise(self.name(), input, FIELDS)?;
         if map
             .get("timeout")
-            .and_then(Value::as_i64)
-            .is_some_and(|t| t <= 0)
+            .and_then(Value::as_f64)
+            .is_some_and(|t| t <= 0.0)
         {
             return Err(input::validation_error(
                 self.name(),
@@ -124,19 +134,23 @@ impl Tool for BashTool {
                     &["The required parameter `command` is missing".into()],
                 ));
             };
+            // Why f64: Claude Code's `timeout` is any number of milliseconds (`1500.5`).
             let timeout_ms = input
                 .get("timeout")
-                .and_then(Value::as_u64)
-                .unwrap_or(DEFAULT_TIMEOUT_MS)
-                .min(MAX_TIMEOUT_MS);
+                .and_then(Value::as_f64)
+                .filter(|t| t.is_finite() && *t > 0.0)
+                .unwrap_or(DEFAULT_TIMEOUT_MS as f64)
+                .min(MAX_TIMEOUT_MS as f64);
             let background = input
                 .get("run_in_background")
                 .and_then(Value::as_bool)
                 .unwrap_or(false);
+            let description = input.get("description").and_then(Value::as_str);
             if background {
-                run_background(command, ctx).await
+                run_background(command, description, ctx).await
             } else {
-                run_foreground(command, Duration::from_millis(timeout_ms), ctx).await
+                let timeout = Duration::from_secs_f64(timeout_ms / 1000.0);
+                run_foreground(command, timeout, ctx).await
             }
         })
     }
@@ -251,7 +265,9 @@ async fn run_foreground(command: &str, timeout: Duration, ctx: &ToolContext) -> 
     let job = Job {
         program: bash_program(&script, &dir, &cwd_file, command, ctx),
         stdin: Stdin::Null,
-        output: Output::Merged { cap: KEPT_BYTES },
+        output: Output::Merged {
+            cap: PERSIST_LIMIT_BYTES,
+        },
         limits: Limits {
             timeout,
             kill_grace: KILL_GRACE,
@@ -275,8 +291,13 @@ async fn run_foreground(command: &str, timeout: Duration, ctx: &ToolContext) -> 
         )),
         Ending::WaitFailed(e) => Some(format!("Failed to wait for bash: {e}")),
     };
-    let output = finish_output(&run.stdout);
     update_cwd(&cwd_file, ctx);
+    if failed.is_none()
+        && let Some(persisted) = persist_output(&run.stdout, ctx)
+    {
+        return persisted;
+    }
+    let output = finish_output(&run.stdout);
 
     if let Some(head) = failed {
         return failure(if output.is_empty() {
@@ -291,12 +312,90 @@ async fn run_foreground(command: &str, timeout: Duration, ctx: &ToolContext) -> 
 }
 
 fn human_duration(d: Duration) -> String {
-    let ms = d.as_millis();
-    if ms.is_multiple_of(1000) {
-        format!("{}s", ms / 1000)
+    let micros = d.as_micros();
+    if micros.is_multiple_of(1_000_000) {
+        format!("{}s", micros / 1_000_000)
+    } else if micros.is_multiple_of(1000) {
+        format!("{}ms", micros / 1000)
     } else {
-        format!("{ms}ms")
+        format!("{}ms", d.as_secs_f64() * 1000.0)
     }
+}
+
+/// Claude Code's size text: `N bytes`, then KB/MB/GB with one decimal (a `.0` dropped).
+fn size_text(bytes: u64) -> String {
+    let one = |v: f64, unit: &str| {
+        let text = format!("{v:.1}");
+        format!("{}{unit}", text.strip_suffix(".0").unwrap_or(&text))
+    };
+    let kb = bytes as f64 / 1024.0;
+    if kb < 1.0 {
+        format!("{bytes} bytes")
+    } else if kb < 1024.0 {
+        one(kb, "KB")
+    } else if kb / 1024.0 < 1024.0 {
+        one(kb / 1024.0, "MB")
+    } else {
+        one(kb / 1024.0 / 1024.0, "GB")
+    }
+}
+
+/// A successful command's output over [`MAX_OUTPUT_CHARS`]: saved to a file, and the model
+/// gets Claude Code's `<persisted-output>` notice with a 2 KB preview; the response carries
+/// `persistedOutputPath` and `persistedOutputSize`. `None` when the output fits, or when it
+/// cannot be saved (the caller then truncates it with a note).
+fn persist_output(c: &Captured, ctx: &ToolContext) -> Option<ToolOutcome> {
+    let text = String::from_utf8_lossy(&c.bytes);
+    if !c.capped() && text.chars().nth(MAX_OUTPUT_CHARS).is_none() {
+        return None;
+    }
+    let n = CALLS.fetch_add(1, Ordering::Relaxed);
+    let dir = ctx.output_dir.clone().unwrap_or_else(std::env::temp_dir);
+    let path = dir.join(format!("bash-{}-{n}.txt", std::process::id()));
+    let written = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, &c.bytes));
+    if let Err(err) = written {
+        tracing::warn!(path = %path.display(), %err, "cannot save a long Bash output");
+        return None;
+    }
+    let saved = if c.capped() {
+        let limit = size_text(PERSIST_LIMIT_BYTES as u64);
+        format!(
+            "Output exceeded the {limit} persist limit; only the first {limit} were saved to: {}",
+            path.display()
+        )
+    } else {
+        format!(
+            "Output too large ({}). Full output saved to: {}",
+            size_text(c.total),
+            path.display()
+        )
+    };
+    let mut end = PREVIEW_BYTES.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    // A preview ending on a whole line reads better, when one is not too far back.
+    if let Some(nl) = text[..end].rfind('\n')
+        && end < text.len()
+        && nl >= end / 2
+    {
+        end = nl;
+    }
+    let more = if end < text.len() { "\n...\n" } else { "\n" };
+    let content = format!(
+        "<persisted-output>\n{saved}\nPreview (first {}):\n{}{more}</persisted-output>",
+        size_text(PREVIEW_BYTES as u64),
+        &text[..end]
+    );
+    let mut response = bash_response(&content);
+    if let Value::Object(map) = &mut response {
+        map.insert(
+            "persistedOutputPath".into(),
+            Value::from(path.to_string_lossy().into_owned()),
+        );
+        map.insert("persistedOutputSize".into(), Value::from(c.total));
+    }
+    Some(ToolOutcome::Success { response, content })
 }
 
 /// Stores the directory the command ended in, if it exists.
@@ -314,7 +413,23 @@ fn update_cwd(cwd_file: &Path, ctx: &ToolContext) {
     }
 }
 
-async fn run_background(command: &str, ctx: &ToolContext) -> ToolOutcome {
+/// The wrapper's first lines for a background command: the death-pipe watchdog (see
+/// [`crate::tools::background`]). Its stdin is the pipe rein alone writes to; at EOF (rein is
+/// gone, however it ended) it kills the command's group, itself last. The command gets
+/// `/dev/null`, as in the foreground.
+///
+/// Why the explicit `0<&0`: bash gives an `&` command `/dev/null` unless it redirects stdin.
+/// Why the watchdog outlives the shell: whatever the command left running in its group is
+/// still killed when rein goes.
+const WATCHDOG: &str = r#"{ read -r _; trap '' TERM; kill -TERM -- -$$; sleep 2; kill -KILL -- -$$; } 0<&0 >/dev/null 2>&1 &
+exec </dev/null
+"#;
+
+async fn run_background(
+    command: &str,
+    description: Option<&str>,
+    ctx: &ToolContext,
+) -> ToolOutcome {
     let n = CALLS.fetch_add(1, Ordering::Relaxed);
     let id = format!("bash_{}_{n}", std::process::id());
     let log = std::env::temp_dir().join(format!("rein-{id}.log"));
@@ -324,14 +439,29 @@ async fn run_background(command: &str, ctx: &ToolContext) -> ToolOutcome {
     };
     // The cwd of a background command does not become the session's.
     let cwd_file = unique_name("bg-cwd");
-    let (script, dir) = (script(ctx), start_dir(ctx));
+    let dir = start_dir(ctx);
+    let watchdog = ctx.background.death_pipe_reader();
+    let script = match watchdog {
+        Some(_) => {
+            let base = script(ctx);
+            let (head, rest) = base.split_at(WRAPPER.len());
+            format!("{head}{WATCHDOG}{rest}")
+        }
+        None => script(ctx),
+    };
     let program = bash_program(&script, &dir, &cwd_file, command, ctx);
-    match process::spawn_detached(&program, out, err) {
+    match process::spawn_detached(&program, watchdog, out, err) {
         Ok(detached) => {
-            tokio::spawn(async move {
-                let _ = detached.wait().await;
-                let _ = std::fs::remove_file(cwd_file);
-            });
+            ctx.background.register(
+                id.clone(),
+                command.to_string(),
+                description.map(str::to_string),
+                log.clone(),
+                detached,
+                move || {
+                    let _ = std::fs::remove_file(cwd_file);
+                },
+            );
         }
         Err(e) => return failure(format!("Failed to run /bin/bash: {e}")),
     }

@@ -15,6 +15,8 @@ pub enum FieldKind {
     String,
     /// A whole number (`3`, `3.0`, or the string `"3"`, normalised to a JSON integer).
     Integer,
+    /// Any finite number (`1500.5`, or the string `"1500.5"`, normalised to a JSON number).
+    Number,
     /// A boolean (`true`, or the strings `"true"`/`"false"`, normalised to a JSON boolean).
     Boolean,
     /// One of the listed strings.
@@ -122,6 +124,21 @@ fn coerce(kind: FieldKind, value: Value) -> Result<Value, String> {
             number
                 .map(Value::from)
                 .ok_or_else(|| type_issue("number", &value))
+        }
+        FieldKind::Number => {
+            let number = match &value {
+                Value::Number(n) => n.as_f64(),
+                Value::String(s) => s.trim().parse::<f64>().ok(),
+                _ => None,
+            };
+            match number.filter(|f| f.is_finite()) {
+                Some(_) if value.is_number() => Ok(value),
+                Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Ok(Value::from(f as i64)),
+                Some(f) => serde_json::Number::from_f64(f)
+                    .map(Value::Number)
+                    .ok_or_else(|| type_issue("number", &value)),
+                None => Err(type_issue("number", &value)),
+            }
         }
         FieldKind::Boolean => match &value {
             Value::Bool(_) => Ok(value),

@@ -1,6 +1,7 @@
 //! The `Tool` trait and the built-in tools with Claude Code's names and JSON shapes (spec §7).
 
 pub(crate) mod atomic_write;
+pub(crate) mod background;
 pub mod bash;
 pub(crate) mod bounded_read;
 pub(crate) mod device_guard;
@@ -11,6 +12,7 @@ pub mod input;
 mod newest;
 pub mod patch;
 pub mod read;
+pub mod task_stop;
 pub mod write;
 
 use std::path::PathBuf;
@@ -32,6 +34,12 @@ pub struct ToolContext {
     pub env_files: Mutex<Vec<PathBuf>>,
     /// Extra environment for commands (settings `env`).
     pub env: Vec<(String, String)>,
+    /// The session's background commands (Bash `run_in_background`), shared with `TaskStop`
+    /// and with whoever ends the session.
+    pub background: Arc<background::BackgroundTasks>,
+    /// Where a Bash output over the inline cap is saved (the session's `tool-results`
+    /// directory); the system temp directory when `None`.
+    pub output_dir: Option<PathBuf>,
 }
 
 impl ToolContext {
@@ -41,6 +49,8 @@ impl ToolContext {
             project_dir,
             env_files: Mutex::new(Vec::new()),
             env: Vec::new(),
+            background: Arc::new(background::BackgroundTasks::new()),
+            output_dir: None,
         }
     }
 
@@ -81,7 +91,7 @@ pub trait Tool: Send + Sync {
 }
 
 /// The built-in tools in the order they are offered to the model: Bash, Read, Write, Edit,
-/// Glob, Grep.
+/// Glob, Grep, TaskStop.
 pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
     vec![
         Arc::new(bash::BashTool),
@@ -90,6 +100,7 @@ pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
         Arc::new(edit::EditTool),
         Arc::new(glob::GlobTool),
         Arc::new(grep::GrepTool),
+        Arc::new(task_stop::TaskStopTool),
     ]
 }
 

@@ -164,19 +164,50 @@ async fn backgrounded_grandchild_does_not_hold_the_call() {
 }
 
 #[tokio::test]
-async fn output_is_capped_with_a_truncation_note() {
-    let (_dir, _root, ctx) = project();
-    // 5000 lines of 9 chars + newline = 50000 chars.
+async fn long_output_is_saved_to_a_file_with_a_preview() {
+    let (_dir, root, mut ctx) = project();
+    ctx.output_dir = Some(root.join("tool-results"));
+    // 5000 lines of 9 chars + newline = 50000 chars, over the 30000 inline.
     let (resp, out) = success(
         &BashTool,
         json!({"command": "for i in $(seq 1 5000); do echo 123456789; done"}),
         &ctx,
     )
     .await;
-    let (head, note) = out.split_once("\n\n... [").expect("truncation note");
-    assert_eq!(head.chars().count(), MAX_OUTPUT_CHARS);
+    let path = resp["persistedOutputPath"]
+        .as_str()
+        .expect("path")
+        .to_string();
+    assert!(path.starts_with(&root.join("tool-results").display().to_string()));
+    assert_eq!(resp["persistedOutputSize"], 50000);
+    assert_eq!(std::fs::read_to_string(&path).expect("saved").len(), 50000);
+    let preview = "123456789\n".repeat(200);
+    assert_eq!(
+        out,
+        format!(
+            "<persisted-output>\nOutput too large (48.8KB). Full output saved to: {path}\n\
+             Preview (first 2KB):\n{}\n...\n</persisted-output>",
+            preview.trim_end()
+        )
+    );
+    assert!(out.chars().count() < MAX_OUTPUT_CHARS);
+}
+
+#[tokio::test]
+async fn long_output_of_a_failed_command_is_truncated_with_a_note() {
+    let (_dir, _root, ctx) = project();
+    let err = failure(
+        &BashTool,
+        json!({"command": "for i in $(seq 1 5000); do echo 123456789; done; exit 1"}),
+        &ctx,
+    )
+    .await;
+    let (head, note) = err.split_once("\n\n... [").expect("truncation note");
+    assert_eq!(
+        head.chars().count(),
+        MAX_OUTPUT_CHARS + "Exit code 1\n".len()
+    );
     assert_eq!(note, "2000 lines truncated] ...");
-    assert_eq!(resp["stdout"], out);
 }
 
 #[tokio::test]
@@ -258,4 +289,63 @@ fn render_uses_a_replaced_stdout() {
     let replaced = json!({"stdout": "from hook", "stderr": "", "interrupted": false});
     assert_eq!(tool.render(&replaced).as_deref(), Some("from hook"));
     assert_eq!(tool.render(&json!("bare string")), None);
+}
+
+#[tokio::test]
+async fn task_stop_kills_a_background_commands_group() {
+    use crate::tools::task_stop::TaskStopTool;
+    let (_dir, root, ctx) = project();
+    let pid_file = root.join("bg.pid");
+    let command = format!("echo $$ > {}; trap '' TERM; sleep 60", pid_file.display());
+    let (response, _) = success(
+        &BashTool,
+        json!({"command": command, "run_in_background": true}),
+        &ctx,
+    )
+    .await;
+    let id = response["backgroundTaskId"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while std::fs::read_to_string(&pid_file)
+        .unwrap_or_default()
+        .is_empty()
+    {
+        assert!(Instant::now() < deadline, "never started");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .expect("pid")
+        .trim()
+        .parse()
+        .expect("pid");
+    let stopped = Instant::now();
+    let (response, content) = success(&TaskStopTool, json!({"task_id": id}), &ctx).await;
+    assert!(stopped.elapsed() < Duration::from_secs(3));
+    assert_eq!(response["task_type"], "local_bash");
+    assert_eq!(
+        response["message"],
+        format!("Successfully stopped task: {id} ({command})")
+    );
+    assert_eq!(content, response.to_string());
+    assert!(!alive(pid), "{pid} survived TaskStop");
+    let err = failure(&TaskStopTool, json!({"shell_id": id}), &ctx).await;
+    assert_eq!(err, format!("Task {id} is not running (status: completed)"));
+}
+
+#[tokio::test]
+async fn timeout_accepts_fractional_milliseconds_and_numeric_strings() {
+    let (_dir, _root, ctx) = project();
+    let err = failure(
+        &BashTool,
+        json!({"command": "sleep 5", "timeout": 300.5}),
+        &ctx,
+    )
+    .await;
+    assert_eq!(err, "Command timed out after 300.5ms");
+    let prepared = BashTool
+        .prepare(json!({"command": "true", "timeout": "1500.5"}), &ctx)
+        .expect("prepare");
+    assert_eq!(prepared["timeout"], 1500.5);
 }

@@ -301,10 +301,13 @@ async fn grep_comma_globs_and_long_lines() {
 }
 
 #[test]
-fn registry_offers_the_six_tools_in_order() {
+fn registry_offers_the_seven_tools_in_order() {
     let registry = crate::tools::ToolRegistry::builtin();
     let names: Vec<String> = registry.specs().into_iter().map(|s| s.name).collect();
-    assert_eq!(names, ["Bash", "Read", "Write", "Edit", "Glob", "Grep"]);
+    assert_eq!(
+        names,
+        ["Bash", "Read", "Write", "Edit", "Glob", "Grep", "TaskStop"]
+    );
     assert!(registry.get("Grep").is_some());
     assert!(registry.get("grep").is_none());
     for tool in registry.tools() {

@@ -7,6 +7,7 @@
 //! and home directory (a [`Sandbox`]), runs `rein` while sampling its peak RSS, and inspects
 //! `/proc` for processes left in a hook's process group.
 
+mod background;
 mod environment;
 mod files;
 mod hooks;

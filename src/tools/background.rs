@@ -1,0 +1,186 @@
+//! The background commands of a session (`Bash` with `run_in_background: true`): which are
+//! running, how each ended, and the two ways they end besides finishing — a stop (the
+//! `TaskStop` tool, a signal to rein, the end of an interactive session, the end of a `-p`
+//! session's wait) and rein's own death.
+//!
+//! Each command leads its own process group (started by [`crate::process::spawn_detached`]);
+//! a stop is the runner's TERM → grace → KILL to the group, the same as a hook's.
+//!
+//! Why a pipe for rein's death: `PR_SET_PDEATHSIG` needs `pre_exec`, which this project does
+//! not use. Instead rein holds the only write end of one pipe (close-on-exec, so no child
+//! inherits it) and each background command gets a read end as its stdin; the Bash wrapper
+//! moves it to a watchdog subshell in the command's group and gives the command `/dev/null`.
+//! When rein dies — SIGKILL included — the kernel closes the write end, the watchdog reads EOF
+//! and kills its group: SIGTERM, 2 s, SIGKILL.
+
+#![deny(missing_docs)]
+
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use crate::process::{self, Detached, Ending};
+
+/// Time between SIGTERM and SIGKILL when rein stops a background command: the hooks' grace
+/// ([`crate::hooks::command::KILL_GRACE`]), so every process rein ends is ended the same way.
+pub const STOP_GRACE: Duration = crate::hooks::command::KILL_GRACE;
+
+/// One background command.
+#[derive(Debug)]
+pub struct BackgroundTask {
+    /// The id the model sees (`backgroundTaskId`, `task_id` of `TaskStop`).
+    pub id: String,
+    /// The command as the model sent it.
+    pub command: String,
+    /// The model's `description`, if any.
+    pub description: Option<String>,
+    /// Where its stdout and stderr go.
+    #[expect(
+        dead_code,
+        reason = "recorded for the task list; the model reads the log through the Bash tool's answer"
+    )]
+    pub log: PathBuf,
+    /// Its process group (= the shell's pid).
+    pub pgid: Option<u32>,
+    ended: watch::Receiver<Option<Ending>>,
+}
+
+impl BackgroundTask {
+    /// How it ended, or `None` while it runs.
+    pub fn ending(&self) -> Option<Ending> {
+        self.ended.borrow().clone()
+    }
+
+    /// Completes when the shell has ended and been reaped.
+    pub async fn ended(&self) {
+        let mut ended = self.ended.clone();
+        // An error means the reaping task is gone, which only happens after it sent.
+        let _ = ended.wait_for(Option::is_some).await;
+    }
+
+    /// Stops it: TERM → [`STOP_GRACE`] → KILL to its group, then waits (≤ the grace) for the
+    /// reaping. Returns at once when it has already ended.
+    pub async fn stop(&self) {
+        if self.ending().is_some() {
+            return;
+        }
+        if let Some(pgid) = self.pgid {
+            process::kill_group_until(pgid, STOP_GRACE, self.ended()).await;
+        }
+        let _ = tokio::time::timeout(STOP_GRACE, self.ended()).await;
+    }
+}
+
+/// The background commands of one session.
+#[derive(Debug)]
+pub struct BackgroundTasks {
+    tasks: Mutex<Vec<Arc<BackgroundTask>>>,
+    /// `(read end, write end)` of the death pipe; `None` if it could not be made (the commands
+    /// then get `/dev/null` and do not outlive a SIGKILLed rein only by chance).
+    death_pipe: Option<(OwnedFd, OwnedFd)>,
+}
+
+impl Default for BackgroundTasks {
+    fn default() -> BackgroundTasks {
+        BackgroundTasks::new()
+    }
+}
+
+impl BackgroundTasks {
+    /// An empty set, with its death pipe.
+    pub fn new() -> BackgroundTasks {
+        let death_pipe = match std::io::pipe() {
+            Ok((read, write)) => Some((OwnedFd::from(read), OwnedFd::from(write))),
+            Err(err) => {
+                tracing::warn!(%err, "no death pipe: background commands will not see rein die");
+                None
+            }
+        };
+        BackgroundTasks {
+            tasks: Mutex::new(Vec::new()),
+            death_pipe,
+        }
+    }
+
+    /// A read end of the death pipe, for one background command's stdin.
+    pub fn death_pipe_reader(&self) -> Option<OwnedFd> {
+        self.death_pipe
+            .as_ref()
+            .and_then(|(read, _)| read.try_clone().ok())
+    }
+
+    /// Tracks a started command; a task of its own reaps it.
+    pub fn register(
+        &self,
+        id: String,
+        command: String,
+        description: Option<String>,
+        log: PathBuf,
+        detached: Detached,
+        on_end: impl FnOnce() + Send + 'static,
+    ) -> Arc<BackgroundTask> {
+        let (tx, rx) = watch::channel(None);
+        let task = Arc::new(BackgroundTask {
+            id,
+            command,
+            description,
+            log,
+            pgid: detached.pid(),
+            ended: rx,
+        });
+        tokio::spawn(async move {
+            let ending = detached.wait().await;
+            on_end();
+            let _ = tx.send(Some(ending));
+        });
+        if let Ok(mut tasks) = self.tasks.lock() {
+            tasks.push(Arc::clone(&task));
+        }
+        task
+    }
+
+    /// The command with this id.
+    pub fn get(&self, id: &str) -> Option<Arc<BackgroundTask>> {
+        self.tasks
+            .lock()
+            .ok()
+            .and_then(|tasks| tasks.iter().find(|t| t.id == id).cloned())
+    }
+
+    /// The commands still running, in start order.
+    pub fn running(&self) -> Vec<Arc<BackgroundTask>> {
+        match self.tasks.lock() {
+            Ok(tasks) => tasks
+                .iter()
+                .filter(|t| t.ending().is_none())
+                .cloned()
+                .collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// Stops every running command, all at once.
+    pub async fn stop_all(&self) {
+        let running = self.running();
+        futures_util::future::join_all(running.iter().map(|t| t.stop())).await;
+    }
+
+    /// Waits until every running command has ended, at most `ceiling` (`None`: no limit).
+    /// Returns the commands still running when it gave up.
+    pub async fn wait_all(&self, ceiling: Option<Duration>) -> Vec<Arc<BackgroundTask>> {
+        let running = self.running();
+        let all = futures_util::future::join_all(running.iter().map(|t| t.ended()));
+        match ceiling {
+            Some(ceiling) => {
+                let _ = tokio::time::timeout(ceiling, all).await;
+            }
+            None => {
+                all.await;
+            }
+        }
+        self.running()
+    }
+}

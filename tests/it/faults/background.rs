@@ -1,0 +1,192 @@
+//! Background Bash commands (`run_in_background`) never outlive rein: a signal stops their
+//! process groups, a `-p` session waits for them (up to Claude Code's ceiling) and then stops
+//! what is left, TaskStop stops one, and a SIGKILLed rein is followed by its watchdog.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::{Env, assert_group_gone, env, live_members, record_pgid, run_with, say};
+
+/// A `run_in_background` Bash call.
+fn background(command: &str) -> Value {
+    json!({"tool_use": [{"name": "Bash", "input": {
+        "command": command, "run_in_background": true, "description": "long job"}}]})
+}
+
+/// A background command that records its group, ignores SIGTERM, marks that it started and
+/// runs for 60 s.
+fn stubborn(e: &Env) -> String {
+    format!(
+        "{}; trap '' TERM; touch started.flag; sleep 60",
+        record_pgid(e)
+    )
+}
+
+/// Runs `rein -p go` on `turns` with `extra` environment, sending `signal` to rein once
+/// `started.flag` exists; returns the run and the time from the signal to rein's exit.
+fn signalled(e: &Env, turns: Value, signal: i32) -> (super::Run, Duration) {
+    let mut c = e.mock_cmd(turns, &[]);
+    let flag = e.path("started.flag");
+    let sent = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let sent_by_thread = std::sync::Arc::clone(&sent);
+    c.env("CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS", "0");
+    let run = run_with(c, move |pid| {
+        let waiting = Instant::now();
+        while !flag.exists() {
+            assert!(waiting.elapsed() < Duration::from_secs(30), "never started");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // Let rein reach the end-of-session wait.
+        std::thread::sleep(Duration::from_millis(300));
+        *sent_by_thread.lock().unwrap() = Some(Instant::now());
+        // SAFETY: kill(2) on the pid of the rein child this test spawned.
+        unsafe {
+            libc::kill(pid as i32, signal);
+        }
+    });
+    let took = sent.lock().unwrap().expect("signal sent").elapsed();
+    (run, took)
+}
+
+#[test]
+fn sigterm_to_rein_kills_background_commands_that_ignore_sigterm() {
+    let e = env();
+    let (run, took) = signalled(
+        &e,
+        json!([background(&stubborn(&e)), say("started it")]),
+        libc::SIGTERM,
+    );
+    eprintln!("SIGTERM → exit in {took:?}");
+    assert_eq!(run.code, Some(143), "stderr: {}", run.stderr);
+    // The hooks' grace (0.5 s) plus SessionEnd, far below the 60 s the command would run.
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    assert_eq!(e.pgids().len(), 1);
+    // Checked through /proc right away: rein killed the group before exiting.
+    for pgid in e.pgids() {
+        assert_eq!(live_members(pgid), Vec::new(), "group {pgid} outlived rein");
+    }
+}
+
+#[test]
+fn sigint_to_rein_kills_background_commands() {
+    let e = env();
+    let (run, _) = signalled(
+        &e,
+        json!([background(&stubborn(&e)), say("started it")]),
+        libc::SIGINT,
+    );
+    assert_eq!(run.code, Some(130), "stderr: {}", run.stderr);
+    e.assert_no_leftovers();
+}
+
+#[test]
+fn print_mode_waits_for_a_background_command_before_ending() {
+    let e = env();
+    let command = format!("{}; sleep 2; echo finished > bg-done.txt", record_pgid(&e));
+    let run = e.run_mock(json!([background(&command), say("answer")]), &[]);
+    assert_eq!(run.code, Some(0), "stderr: {}", run.stderr);
+    assert_eq!(run.stdout, "answer\n");
+    assert_eq!(
+        e.read("bg-done.txt"),
+        "finished\n",
+        "rein did not wait for it"
+    );
+    assert!(run.elapsed >= Duration::from_secs(2), "{:?}", run.elapsed);
+    // Not a terminal: Claude Code prints no waiting notice then.
+    assert!(
+        !run.stderr.contains("Waiting for background work"),
+        "{}",
+        run.stderr
+    );
+    e.assert_no_leftovers();
+}
+
+#[test]
+fn print_mode_stops_background_commands_at_the_wait_ceiling_with_claude_codes_notice() {
+    let e = env();
+    let mut c = e.mock_cmd(json!([background(&stubborn(&e)), say("answer")]), &[]);
+    c.env("CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS", "1500");
+    let run = super::run(c);
+    eprintln!("ceiling 1.5 s: rein took {:?}", run.elapsed);
+    assert_eq!(run.code, Some(0), "stderr: {}", run.stderr);
+    assert_eq!(run.stdout, "answer\n");
+    assert!(
+        run.stderr.contains(
+            "Background tasks still running 1.5s after the last turn (shell \"long job\"); \
+             stopping them. Set CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS=0 to wait indefinitely."
+        ),
+        "stderr: {}",
+        run.stderr
+    );
+    assert!(run.elapsed < Duration::from_secs(10), "{:?}", run.elapsed);
+    for pgid in e.pgids() {
+        assert_eq!(live_members(pgid), Vec::new(), "group {pgid} outlived rein");
+    }
+}
+
+#[test]
+fn task_stop_answers_an_unknown_id_with_claude_codes_text() {
+    let e = env();
+    // The model learns a task's id (`bash_<rein pid>_<n>`) from the Bash result, which a mock
+    // script cannot read; stopping a real one is tested on the library (tests/it/tools/bash.rs).
+    let run = e.run_mock(
+        json!([
+            {"tool_use": [{"name": "TaskStop", "input": {"task_id": "nope"}}]},
+            say("done")
+        ]),
+        &["--allowedTools", "TaskStop"],
+    );
+    assert_eq!(run.code, Some(0), "stderr: {}", run.stderr);
+    let lines = e.transcript();
+    let results = super::tool_results(&lines);
+    assert_eq!(results[0]["content"], "No task found with ID: nope");
+    assert_eq!(results[0]["is_error"], true);
+}
+
+#[test]
+fn a_sigkilled_rein_is_followed_by_its_background_commands() {
+    let e = env();
+    let mut c = e.mock_cmd(json!([background(&stubborn(&e)), say("answer")]), &[]);
+    c.env("CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS", "0");
+    let flag = e.path("started.flag");
+    let run = run_with(c, move |pid| {
+        while !flag.exists() {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        // SAFETY: kill(2) on the pid of the rein child this test spawned.
+        unsafe {
+            libc::kill(pid as i32, libc::SIGKILL);
+        }
+    });
+    assert_eq!(run.code, None);
+    let pgid = e.pgids()[0];
+    let killed = Instant::now();
+    // The watchdog: SIGTERM at once, SIGKILL 2 s later (the command ignores SIGTERM).
+    while !live_members(pgid).is_empty() && killed.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    eprintln!(
+        "group gone {:?} after rein's SIGKILL was reaped",
+        killed.elapsed()
+    );
+    assert_group_gone(pgid);
+}
+
+#[test]
+fn bash_timeout_takes_fractional_milliseconds() {
+    let e = env();
+    let run = e.run_mock(
+        json!([
+            {"tool_use": [{"name": "Bash", "input": {"command": "sleep 5", "timeout": 1500.5}}]},
+            say("done")
+        ]),
+        &[],
+    );
+    assert_eq!(run.code, Some(0), "stderr: {}", run.stderr);
+    let lines = e.transcript();
+    let results = super::tool_results(&lines);
+    assert_eq!(results[0]["content"], "Command timed out after 1500.5ms");
+    assert!(run.elapsed < Duration::from_secs(5), "{:?}", run.elapsed);
+}
