@@ -34,9 +34,9 @@ use crate::hooks::events::post_tool_use_failure::PostToolUseFailureInput;
 use crate::hooks::events::pre_tool_use::{PermissionDecision, PreToolUseInput};
 use crate::hooks::events::{
     BaseInput, Common, Event, Notification, PermissionDenied, PermissionRequest, PostToolBatch,
-    PostToolUse, PostToolUseFailure, PreToolUse, hook_name,
+    PostToolUse, PostToolUseFailure, PreToolUse,
 };
-use crate::hooks::host::{HookHost, fire};
+use crate::hooks::host::{HookHost, fire_observed};
 use crate::hooks::spec::HookEvent;
 use crate::permissions::policy::{HookAnswer, PermissionPolicy, Verdict, headless_denial};
 use crate::permissions::prompt::{self, Prompter};
@@ -270,16 +270,7 @@ impl<'a> ToolPipeline<'a> {
     }
 
     async fn fire<E: Event>(&self, input: E::Input, tool_use_id: Option<&str>) -> E::Outcome {
-        let hook_name = hook_name::<E>(&input);
-        let mut outcome = fire::<E>(self.hooks, input).await;
-        report_hooks(
-            self.observer,
-            E::EVENT,
-            E::common(&mut outcome),
-            &hook_name,
-            tool_use_id,
-        );
-        outcome
+        fire_observed::<E>(self.hooks, input, self.observer, tool_use_id).await
     }
 
     /// Runs one call to its end. Never fails: every problem becomes an error result.
@@ -676,28 +667,6 @@ fn absorb(report: &mut CallReport, common: &Common) {
         if report.stop_reason.is_none() {
             report.stop_reason = common.stop_reason.clone();
         }
-    }
-}
-
-/// Reports one firing to the observer: the handlers that ran (only when some did) and every
-/// user-facing notice.
-pub(crate) fn report_hooks(
-    observer: &dyn Observer,
-    event: HookEvent,
-    common: &Common,
-    hook_name: &str,
-    tool_use_id: Option<&str>,
-) {
-    if !common.runs.is_empty() {
-        observer.observe(Progress::Hook {
-            event,
-            common,
-            hook_name,
-            tool_use_id,
-        });
-    }
-    for text in &common.user_messages {
-        observer.observe(Progress::Notice { text });
     }
 }
 

@@ -17,13 +17,13 @@ use crate::hooks::events::stop::StopInput;
 use crate::hooks::events::stop_failure::StopFailureInput;
 use crate::hooks::events::user_prompt_submit::UserPromptSubmitInput;
 use crate::hooks::events::{
-    BaseInput, Event, SessionEnd, SessionStart, Stop, StopFailure, UserPromptSubmit, hook_name,
+    BaseInput, Event, SessionEnd, SessionStart, Stop, StopFailure, UserPromptSubmit,
 };
-use crate::hooks::host::{HookHost, fire};
+use crate::hooks::host::{HookHost, fire_observed};
 use crate::hooks::spec::HookEvent;
 use crate::id::uuid_v4;
 use crate::model::{ContentBlock, Message, Model, ModelError, ModelResponse, Role, ToolSpec};
-use crate::pipeline::{CallStatus, PermissionGate, ToolCall, ToolPipeline, report_hooks};
+use crate::pipeline::{CallStatus, PermissionGate, ToolCall, ToolPipeline};
 use crate::progress::{Observer, Progress};
 use crate::tools::{Tool, ToolContext};
 
@@ -309,16 +309,7 @@ impl Session {
     }
 
     async fn fire<E: Event>(&self, input: E::Input) -> E::Outcome {
-        let hook_name = hook_name::<E>(&input);
-        let mut outcome = fire::<E>(self.hooks.as_ref(), input).await;
-        report_hooks(
-            &self.sink,
-            E::EVENT,
-            E::common(&mut outcome),
-            &hook_name,
-            None,
-        );
-        outcome
+        fire_observed::<E>(self.hooks.as_ref(), input, &self.sink, None).await
     }
 
     fn notice(&self, text: &str) {

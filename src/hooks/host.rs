@@ -1,5 +1,5 @@
 //! The seam between the hook engine and its callers (the tool pipeline, the session): a
-//! [`HookHost`] answers firings of any event, and [`fire`] keeps the caller typed.
+//! [`HookHost`] answers firings of any event, and [`fire_observed`] keeps the caller typed.
 //!
 //! [`crate::hooks::dispatch::Dispatcher`] is the real host. The seam exists so the loop's
 //! rules can be tested against scripted outcomes: a test host answers [`Firing`]s with boxed
@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use crate::BoxFuture;
 use crate::hooks::dispatch::Dispatcher;
 use crate::hooks::events::{Event, Firing, Typed};
+use crate::progress::{Observer, Progress};
 
 /// The hook engine as the pipeline and the session use it.
 pub trait HookHost: Send + Sync {
@@ -42,11 +43,35 @@ impl HookHost for Dispatcher {
     }
 }
 
-/// Fires `E` on `host` and returns its outcome. A host that answers with another event's
-/// outcome (a bug in a test double) yields the empty outcome, logged.
-pub async fn fire<E: Event>(host: &dyn HookHost, input: E::Input) -> E::Outcome {
+/// Fires `E` on `host` and reports the firing to `observer`: the handlers that ran (only when some did)
+/// and every user-facing notice. The hook's name is built only when there is something to
+/// report, so a call with no hooks configured pays no allocation for it.
+pub async fn fire_observed<E: Event>(
+    host: &dyn HookHost,
+    input: E::Input,
+    observer: &dyn Observer,
+    tool_use_id: Option<&str>,
+) -> E::Outcome {
     let firing = Typed::<E>(input);
-    let outcome = host.fire_erased(&firing).await;
+    let mut outcome = downcast::<E>(host.fire_erased(&firing).await);
+    let common = E::common(&mut outcome);
+    if !common.runs.is_empty() {
+        let hook_name = firing.hook_name();
+        observer.observe(Progress::Hook {
+            event: E::EVENT,
+            common,
+            hook_name: &hook_name,
+            tool_use_id,
+        });
+    }
+    for text in &common.user_messages {
+        observer.observe(Progress::Notice { text });
+    }
+    outcome
+}
+
+/// The host's answer as `E`'s outcome.
+fn downcast<E: Event>(outcome: Box<dyn Any + Send>) -> E::Outcome {
     match outcome.downcast::<E::Outcome>() {
         Ok(outcome) => *outcome,
         Err(_) => {

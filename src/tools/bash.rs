@@ -34,6 +34,7 @@ use serde_json::{Map, Value, json};
 use super::input::{self, Field, FieldKind};
 use super::{BoxFuture, Tool, ToolContext, ToolOutcome};
 use crate::process::{self, AfterLinger, Captured, Ending, Job, Limits, Output, Program, Stdin};
+use crate::tools::bounded_read::format_size;
 
 /// Timeout when the model gives none (ms).
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -322,24 +323,6 @@ fn human_duration(d: Duration) -> String {
     }
 }
 
-/// Claude Code's size text: `N bytes`, then KB/MB/GB with one decimal (a `.0` dropped).
-fn size_text(bytes: u64) -> String {
-    let one = |v: f64, unit: &str| {
-        let text = format!("{v:.1}");
-        format!("{}{unit}", text.strip_suffix(".0").unwrap_or(&text))
-    };
-    let kb = bytes as f64 / 1024.0;
-    if kb < 1.0 {
-        format!("{bytes} bytes")
-    } else if kb < 1024.0 {
-        one(kb, "KB")
-    } else if kb / 1024.0 < 1024.0 {
-        one(kb / 1024.0, "MB")
-    } else {
-        one(kb / 1024.0 / 1024.0, "GB")
-    }
-}
-
 /// A successful command's output over [`MAX_OUTPUT_CHARS`]: saved to a file, and the model
 /// gets Claude Code's `<persisted-output>` notice with a 2 KB preview; the response carries
 /// `persistedOutputPath` and `persistedOutputSize`. `None` when the output fits, or when it
@@ -358,7 +341,7 @@ fn persist_output(c: &Captured, ctx: &ToolContext) -> Option<ToolOutcome> {
         return None;
     }
     let saved = if c.capped() {
-        let limit = size_text(PERSIST_LIMIT_BYTES as u64);
+        let limit = format_size(PERSIST_LIMIT_BYTES as u64);
         format!(
             "Output exceeded the {limit} persist limit; only the first {limit} were saved to: {}",
             path.display()
@@ -366,7 +349,7 @@ fn persist_output(c: &Captured, ctx: &ToolContext) -> Option<ToolOutcome> {
     } else {
         format!(
             "Output too large ({}). Full output saved to: {}",
-            size_text(c.total),
+            format_size(c.total),
             path.display()
         )
     };
@@ -384,7 +367,7 @@ fn persist_output(c: &Captured, ctx: &ToolContext) -> Option<ToolOutcome> {
     let more = if end < text.len() { "\n...\n" } else { "\n" };
     let content = format!(
         "<persisted-output>\n{saved}\nPreview (first {}):\n{}{more}</persisted-output>",
-        size_text(PREVIEW_BYTES as u64),
+        format_size(PREVIEW_BYTES as u64),
         &text[..end]
     );
     let mut response = bash_response(&content);
