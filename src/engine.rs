@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::agent::providers::mock::MockModel;
+use crate::agent::agent_hook::HookModels;
+use crate::agent::subagent;
 use crate::agent::session::{DEFAULT_STOP_BLOCK_CAP, Session, SessionConfig, TurnOutcome};
 use crate::agent::transcript::{rein_home, transcript_path};
 use crate::hooks::dispatch::{Dispatcher, HookEnvironment};
@@ -284,8 +286,10 @@ impl Engine {
             attended: false,
             home: Some(self.home.clone()),
         };
-        let dispatcher =
+        let mut dispatcher =
             Dispatcher::with_registry(self.settings.handlers.clone(), env, self.registry.clone());
+        let hook_models = HookModels::new(Arc::clone(&self.model));
+        dispatcher.set_model_hooks(hook_models.clone());
         let paths = PolicyPaths {
             cwd: self.project_dir.clone(),
             project_dir: self.project_dir.clone(),
@@ -315,12 +319,24 @@ impl Engine {
             session_end_budget: dispatcher.session_end_phase_budget(),
         };
         let tools: Vec<Arc<dyn Tool>> = builtin_tools();
-        Session::new(
-            config,
+        // Why errors are dropped here: the engine has no place to print them; `rein -p`
+        // reports them, and a bad file only costs its own agent.
+        let (definitions, _errors) = subagent::discover(&self.home, &self.project_dir, None);
+        let wired = subagent::wire(
             Box::new(dispatcher),
+            Box::new(PolicyGate::new(policy, None)),
             Arc::clone(&self.model),
             tools,
-            Box::new(PolicyGate::new(policy, None)),
+            definitions,
+            &config,
+        );
+        hook_models.attach(&wired.runtime);
+        Session::new(
+            config,
+            wired.hooks,
+            Arc::clone(&self.model),
+            wired.tools,
+            wired.gate,
             ctx,
             Box::new(observers),
         )

@@ -15,9 +15,10 @@ use crate::hooks::events::session_end::SessionEndInput;
 use crate::hooks::events::session_start::SessionStartInput;
 use crate::hooks::events::stop::StopInput;
 use crate::hooks::events::stop_failure::StopFailureInput;
+use crate::hooks::events::subagent_stop::SubagentStopInput;
 use crate::hooks::events::user_prompt_submit::UserPromptSubmitInput;
 use crate::hooks::events::{
-    BaseInput, Event, SessionEnd, SessionStart, Stop, StopFailure, UserPromptSubmit,
+    BaseInput, Event, SessionEnd, SessionStart, Stop, StopFailure, SubagentStop, UserPromptSubmit,
 };
 use crate::hooks::host::{HookHost, fire_observed};
 use crate::hooks::spec::HookEvent;
@@ -213,6 +214,23 @@ pub struct Session {
     pending: Vec<String>,
     prompt_id: Option<String>,
     ended: bool,
+    /// Set when this session is a subagent's loop (see [`crate::agent::subagent`]).
+    subagent: Option<SubagentIdentity>,
+}
+
+/// Who a subagent session is: what its hooks' stdin carries besides the parent's base fields.
+#[derive(Debug, Clone)]
+pub(crate) struct SubagentIdentity {
+    pub agent_id: String,
+    pub agent_type: String,
+    /// The parent session's transcript (the `transcript_path` hooks see); the subagent's own
+    /// is the session's `config.transcript_path` (`agent_transcript_path`).
+    pub parent_transcript: PathBuf,
+}
+
+/// Whether a call names the Agent tool (`Task` is its former name).
+fn is_agent_call(name: &str) -> bool {
+    name == "Agent" || name == "Task"
 }
 
 /// Wraps a model-facing hook text for the Messages API.
@@ -278,7 +296,66 @@ impl Session {
             pending: Vec::new(),
             prompt_id: None,
             ended: false,
+            subagent: None,
         }
+    }
+
+    /// Makes this session a subagent's loop: its hooks carry `agent_id`/`agent_type` and the
+    /// parent's `transcript_path` and `prompt_id`, and it fires SubagentStop where a session
+    /// fires Stop.
+    pub(crate) fn into_subagent(
+        mut self,
+        identity: SubagentIdentity,
+        prompt_id: Option<String>,
+    ) -> Session {
+        self.subagent = Some(identity);
+        self.prompt_id = prompt_id;
+        self.set_line_context();
+        self
+    }
+
+    /// The tools this session's model called, in first-use order with how often, over the
+    /// whole history.
+    pub(crate) fn tool_use_summary(&self) -> Vec<(String, usize)> {
+        let mut counts: Vec<(String, usize)> = Vec::new();
+        for message in self.messages.iter().filter(|m| m.role == Role::Assistant) {
+            for block in &message.content {
+                if let ContentBlock::ToolUse { name, .. } = block {
+                    match counts.iter_mut().find(|(n, _)| n == name) {
+                        Some((_, c)) => *c += 1,
+                        None => counts.push((name.clone(), 1)),
+                    }
+                }
+            }
+        }
+        counts
+    }
+
+    /// Runs a subagent's task (no UserPromptSubmit: the task comes from the parent model, and
+    /// its Agent call already passed the parent's gate). `context` are SubagentStart hook
+    /// entries, given to the subagent in front of the task.
+    pub(crate) async fn run_task(&mut self, task: &str, context: Vec<String>) -> TurnOutcome {
+        let mut outcome = TurnOutcome {
+            end: TurnEnd::Completed,
+            result: String::new(),
+            num_turns: 0,
+            denials: Vec::new(),
+        };
+        let prompt_id = self.prompt_id.clone().unwrap_or_default();
+        self.sink.observe(Progress::Prompt {
+            prompt_id: &prompt_id,
+            text: task,
+        });
+        let mut content: Vec<ContentBlock> = context.iter().map(|t| system_reminder(t)).collect();
+        content.push(ContentBlock::Text {
+            text: task.to_string(),
+        });
+        self.messages.push(Message {
+            role: Role::User,
+            content,
+        });
+        self.turn_loop(&mut outcome).await;
+        outcome
     }
 
     /// Lines the transcript is missing (a full disk, an I/O error), if any: the caller reports
@@ -292,9 +369,13 @@ impl Session {
     /// use PreToolUse's.
     fn base(&self, event: HookEvent) -> BaseInput {
         let spec = event.spec();
+        let transcript = match &self.subagent {
+            Some(identity) => &identity.parent_transcript,
+            None => &self.config.transcript_path,
+        };
         BaseInput {
             session_id: self.config.session_id.clone(),
-            transcript_path: self.config.transcript_path.to_string_lossy().into_owned(),
+            transcript_path: transcript.to_string_lossy().into_owned(),
             cwd: self.ctx.current_dir().to_string_lossy().into_owned(),
             prompt_id: if spec.prompt_id {
                 self.prompt_id.clone()
@@ -304,6 +385,8 @@ impl Session {
             permission_mode: spec
                 .permission_mode
                 .then(|| self.config.permission_mode.clone()),
+            agent_id: self.subagent.as_ref().map(|s| s.agent_id.clone()),
+            agent_type: self.subagent.as_ref().map(|s| s.agent_type.clone()),
             effort: None,
         }
     }
@@ -348,6 +431,9 @@ impl Session {
     pub async fn run_prompt(&mut self, prompt: &str) -> TurnOutcome {
         let prompt_id = uuid_v4();
         self.prompt_id = Some(prompt_id.clone());
+        if let Ok(mut current) = self.ctx.prompt_id.lock() {
+            *current = Some(prompt_id.clone());
+        }
         self.set_line_context();
         let mut outcome = TurnOutcome {
             end: TurnEnd::Completed,
@@ -490,34 +576,25 @@ impl Session {
                 ));
             }
 
-            let stop = self
-                .fire::<Stop>(StopInput {
-                    base: self.base(HookEvent::Stop),
-                    hook_event_name: HookEvent::Stop,
-                    stop_hook_active,
-                    last_assistant_message: Some(text),
-                    background_tasks: Vec::new(),
-                    session_crons: Vec::new(),
-                })
-                .await;
-            if stop.common.stop_loop {
+            let (common, feedback) = self.fire_stop(stop_hook_active, text).await;
+            if common.stop_loop {
                 outcome.end = TurnEnd::Stopped {
-                    reason: stop.common.stop_reason.clone(),
+                    reason: common.stop_reason.clone(),
                 };
                 return;
             }
-            let feedback = stop.feedback.clone().or_else(|| {
-                stop.block
-                    .as_ref()
-                    .map(|b| format!("Stop hook feedback:\n{b}"))
-            });
-            if feedback.is_none() && stop.common.context.is_empty() {
+            if feedback.is_none() && common.context.is_empty() {
                 outcome.end = TurnEnd::Completed;
                 return;
             }
             if stop_blocks >= self.config.stop_block_cap {
+                let event = if self.subagent.is_some() {
+                    "SubagentStop"
+                } else {
+                    "Stop"
+                };
                 self.notice(&format!(
-                    "Stop hooks kept the turn going {} times in a row; ending the turn \
+                    "{event} hooks kept the turn going {} times in a row; ending the turn \
                      (CLAUDE_CODE_STOP_HOOK_BLOCK_CAP raises the limit)",
                     self.config.stop_block_cap
                 ));
@@ -530,7 +607,7 @@ impl Session {
             if let Some(text) = feedback {
                 content.push(ContentBlock::Text { text });
             }
-            content.extend(stop.common.context.iter().map(|t| system_reminder(t)));
+            content.extend(common.context.iter().map(|t| system_reminder(t)));
             let message = Message {
                 role: Role::User,
                 content,
@@ -538,6 +615,50 @@ impl Session {
             self.sink.observe(Progress::Feedback { message: &message });
             self.messages.push(message);
         }
+    }
+
+    /// Fires Stop, or SubagentStop in a subagent; the shared part of the outcome and the
+    /// feedback the turn continues with, if any.
+    async fn fire_stop(
+        &self,
+        stop_hook_active: bool,
+        text: String,
+    ) -> (crate::hooks::events::Common, Option<String>) {
+        if let Some(identity) = &self.subagent {
+            let stop = self
+                .fire::<SubagentStop>(SubagentStopInput {
+                    base: self.base(HookEvent::SubagentStop),
+                    hook_event_name: HookEvent::SubagentStop,
+                    stop_hook_active,
+                    agent_transcript_path: self
+                        .config
+                        .transcript_path
+                        .to_string_lossy()
+                        .into_owned(),
+                    last_assistant_message: Some(text),
+                    background_tasks: Vec::new(),
+                    session_crons: Vec::new(),
+                })
+                .await;
+            let _ = identity;
+            return (stop.common, stop.feedback);
+        }
+        let stop = self
+            .fire::<Stop>(StopInput {
+                base: self.base(HookEvent::Stop),
+                hook_event_name: HookEvent::Stop,
+                stop_hook_active,
+                last_assistant_message: Some(text),
+                background_tasks: Vec::new(),
+                session_crons: Vec::new(),
+            })
+            .await;
+        let feedback = stop.feedback.clone().or_else(|| {
+            stop.block
+                .as_ref()
+                .map(|b| format!("Stop hook feedback:\n{b}"))
+        });
+        (stop.common, feedback)
     }
 
     /// Runs one assistant message's calls in order, then PostToolBatch; appends the results.
@@ -557,28 +678,47 @@ impl Session {
         };
         let mut reports = Vec::with_capacity(calls.len());
         let mut end = None;
-        for call in calls {
+        let mut next = 0;
+        'calls: while next < calls.len() {
+            // Consecutive Agent calls run concurrently (each subagent isolated, each through
+            // the whole gate); every other call runs alone, in order.
+            let group = if is_agent_call(&calls[next].name) {
+                calls[next..]
+                    .iter()
+                    .take_while(|c| is_agent_call(&c.name))
+                    .count()
+            } else {
+                1
+            };
             // The base is rebuilt per call: a Bash `cd` changes the `cwd` later hooks see.
             let mut call_base = base.clone();
             call_base.cwd = self.ctx.current_dir().to_string_lossy().into_owned();
-            let report = pipeline.run(call, &call_base).await;
-            if report.status == CallStatus::Refused {
-                outcome.denials.push(Denial {
-                    tool_name: report.tool_name.clone(),
-                    tool_use_id: report.tool_use_id.clone(),
-                    tool_input: report.input.clone(),
-                });
-            }
-            let deferred = report.status == CallStatus::Deferred;
-            let stop = report.stop_loop;
-            let reason = report.stop_reason.clone();
-            reports.push(report);
-            if deferred {
-                end = Some(TurnEnd::Deferred);
-                break;
-            }
-            if stop && end.is_none() {
-                end = Some(TurnEnd::Stopped { reason });
+            let group_reports = futures_util::future::join_all(
+                calls[next..next + group]
+                    .iter()
+                    .map(|call| pipeline.run(call, &call_base)),
+            )
+            .await;
+            next += group;
+            for report in group_reports {
+                if report.status == CallStatus::Refused {
+                    outcome.denials.push(Denial {
+                        tool_name: report.tool_name.clone(),
+                        tool_use_id: report.tool_use_id.clone(),
+                        tool_input: report.input.clone(),
+                    });
+                }
+                let deferred = report.status == CallStatus::Deferred;
+                let stop = report.stop_loop;
+                let reason = report.stop_reason.clone();
+                reports.push(report);
+                if deferred {
+                    end = Some(TurnEnd::Deferred);
+                    break 'calls;
+                }
+                if stop && end.is_none() {
+                    end = Some(TurnEnd::Stopped { reason });
+                }
             }
         }
         let batch = if matches!(end, Some(TurnEnd::Deferred)) {

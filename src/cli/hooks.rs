@@ -620,6 +620,8 @@ fn simulate(args: &FiringArgs, project_dir: &Path) -> Result<Simulated, CliError
         cwd: project_dir.to_string_lossy().into_owned(),
         prompt_id: spec.prompt_id.then(uuid_v4),
         permission_mode: spec.permission_mode.then(|| "default".to_string()),
+        agent_id: None,
+        agent_type: None,
         effort: None,
     };
     let tool_event = spec.tool_event;

@@ -89,6 +89,10 @@ pub struct RunArgs {
     /// Output format of headless runs.
     #[arg(long = "output-format", value_enum, default_value = "text")]
     pub output_format: OutputFormat,
+    /// Subagent definitions as JSON: `{"name": {"description": …, "prompt": …, "tools"?: […],
+    /// "model"?: …}}`, added to `~/.claude/agents/*.md` and `.claude/agents/*.md`.
+    #[arg(long = "agents", value_name = "JSON")]
+    pub agents: Option<String>,
     /// Scripted responses for the mock provider.
     #[arg(long = "mock-script", value_name = "FILE")]
     pub mock_script: Option<PathBuf>,

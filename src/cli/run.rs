@@ -27,6 +27,8 @@ use crate::progress::Observers;
 use crate::settings::schema::Settings;
 use crate::settings::{LoadOptions, parse_setting_sources};
 use crate::tools::background::{BackgroundTask, BackgroundTasks};
+use crate::agent::agent_hook::HookModels;
+use crate::agent::subagent;
 use crate::tools::{Tool, ToolContext, builtin_tools};
 
 /// Everything the flags resolve to before a session is built.
@@ -122,7 +124,9 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
             setup.tools.iter().map(|t| t.name().to_string()).collect(),
         ))),
     }
-    let dispatcher = Dispatcher::new(setup.settings.handlers, env);
+    let mut dispatcher = Dispatcher::new(setup.settings.handlers, env);
+    let hook_models = HookModels::new(Arc::clone(&setup.model));
+    dispatcher.set_model_hooks(hook_models.clone());
     let config = SessionConfig {
         session_id: session_id.clone(),
         project_dir: setup.project_dir.clone(),
@@ -132,12 +136,27 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
         stop_block_cap: stop_block_cap_from_env(),
         session_end_budget: dispatcher.session_end_phase_budget(),
     };
+    let user_home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
+    let (definitions, definition_errors) =
+        subagent::discover(&user_home, &setup.project_dir, args.agents.as_deref());
+    for error in &definition_errors {
+        eprintln!("rein: warning: {error}");
+    }
+    let wired = subagent::wire(
+        Box::new(dispatcher),
+        setup.gate,
+        Arc::clone(&setup.model),
+        setup.tools,
+        definitions,
+        &config,
+    );
+    hook_models.attach(&wired.runtime);
     let mut session = Session::new(
         config,
-        Box::new(dispatcher),
+        wired.hooks,
         setup.model,
-        setup.tools,
-        setup.gate,
+        wired.tools,
+        wired.gate,
         ctx,
         Box::new(observers),
     );

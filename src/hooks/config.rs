@@ -65,6 +65,8 @@ pub struct HttpHandler {
 pub struct PromptHandler {
     pub prompt: String,
     pub model: Option<String>,
+    /// `continueOnBlock`: a "not ok" verdict does not end the turn.
+    pub continue_on_block: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -113,7 +115,8 @@ pub enum Inactive {
     /// A malformed PreToolUse/PermissionRequest entry in the same file voided the whole file
     /// (spec §1.7).
     FileVoided(String),
-    /// A handler type rein does not run yet (http, prompt, agent, mcp_tool).
+    /// A handler type rein does not run yet (http, mcp_tool), or a prompt/agent hook on an
+    /// event where Claude Code rejects it.
     UnsupportedType,
 }
 

@@ -40,6 +40,7 @@ use crate::hooks::environment::{hook_cwd, hook_env, removed_env, substitute_proj
 use crate::hooks::events::{Answer, Event, merge, stdin_bytes};
 use crate::hooks::in_process::run_in_process;
 use crate::hooks::preflight;
+use crate::hooks::prompt_hook::{self, ModelHooks};
 use crate::hooks::registry::Registry;
 use crate::hooks::run::{HandlerRun, OutcomeKind, RunStatus};
 use crate::hooks::run_log::log_run;
@@ -75,6 +76,8 @@ pub struct Dispatcher {
     handlers: Vec<ConfiguredHandler>,
     registry: Registry,
     shared: Arc<Shared>,
+    /// What runs prompt and agent hooks; without it they are skipped.
+    models: Option<Arc<dyn ModelHooks>>,
 }
 
 /// Where a handler runs and with what (spec §5.3–5.4).
@@ -103,6 +106,7 @@ impl Dispatcher {
     ) -> Dispatcher {
         let (cancel, _) = tokio::sync::watch::channel(false);
         Dispatcher {
+            models: None,
             handlers,
             registry,
             shared: Arc::new(Shared {
@@ -114,6 +118,11 @@ impl Dispatcher {
                 spill_counter: AtomicU64::new(0),
             }),
         }
+    }
+
+    /// Lets prompt and agent hooks run, judged by `models`.
+    pub fn set_model_hooks(&mut self, models: Arc<dyn ModelHooks>) {
+        self.models = Some(models);
     }
 
     /// The configured handlers, in configuration order.
@@ -147,9 +156,20 @@ impl Dispatcher {
             if handler.event != Some(event) || handler.inactive.is_some() {
                 continue;
             }
-            let HandlerKind::Command(command) = &handler.kind else {
-                // Non-command types are marked inactive by the loader; this is the backstop.
-                continue;
+            let picked = match &handler.kind {
+                HandlerKind::Command(command) => SelectedHandler::Command { handler, command },
+                HandlerKind::Prompt(prompt) if self.models.is_some() => SelectedHandler::Model {
+                    handler,
+                    prompt,
+                    agent: false,
+                },
+                HandlerKind::Agent(prompt) if self.models.is_some() => SelectedHandler::Model {
+                    handler,
+                    prompt,
+                    agent: true,
+                },
+                // Other types are marked inactive by the loader; this is the backstop.
+                _ => continue,
             };
             if !matcher_accepts(&handler.matcher, target) {
                 continue;
@@ -164,7 +184,7 @@ impl Dispatcher {
                     continue;
                 }
             }
-            selected.push(SelectedHandler::Command { handler, command });
+            selected.push(picked);
         }
         for hook in self.registry.for_event(event) {
             if matcher_accepts(&hook.matcher, target) {
@@ -208,7 +228,9 @@ impl Dispatcher {
                     env_file_index += 1;
                     Some(path)
                 }
-                SelectedHandler::Command { .. } | SelectedHandler::InProcess(_) => None,
+                SelectedHandler::Command { .. }
+                | SelectedHandler::InProcess(_)
+                | SelectedHandler::Model { .. } => None,
             };
             let span = tracing::info_span!(
                 "hook",
@@ -301,6 +323,7 @@ impl Dispatcher {
         timeout::session_end_budget(
             selected.iter().map(|sel| match sel {
                 SelectedHandler::Command { handler, .. } => handler.timeout,
+                SelectedHandler::Model { handler, .. } => handler.timeout,
                 SelectedHandler::InProcess(_) => None,
             }),
             self.session_end_override().as_deref(),
@@ -437,6 +460,37 @@ impl Dispatcher {
                         .await
                 }
             }
+            SelectedHandler::Model {
+                handler,
+                prompt,
+                agent,
+            } => match &self.models {
+                Some(models) => {
+                    let transcript_path = serde_json::from_slice::<serde_json::Value>(&stdin)
+                        .ok()
+                        .and_then(|v| v.get("transcript_path")?.as_str().map(str::to_string))
+                        .unwrap_or_default();
+                    let cwd = target.cwd.to_string();
+                    prompt_hook::run(
+                        models.as_ref(),
+                        handler,
+                        prompt,
+                        *agent,
+                        target.event,
+                        &stdin,
+                        transcript_path,
+                        cwd,
+                    )
+                    .await
+                }
+                None => bare(HandlerRun::without_output(
+                    handler.origin.clone(),
+                    prompt.prompt.clone(),
+                    RunStatus::SpawnFailed("no model to evaluate the hook".to_string()),
+                    OutcomeKind::NonBlocking("no model to evaluate the hook".to_string()),
+                    Duration::ZERO,
+                )),
+            },
             SelectedHandler::InProcess(hook) => {
                 let timeout = timeout::effective(target.event, None, session_end);
                 run_in_process(

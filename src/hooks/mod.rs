@@ -15,6 +15,7 @@ pub mod in_process;
 pub mod matcher;
 pub mod output;
 pub mod preflight;
+pub mod prompt_hook;
 pub mod registry;
 pub mod run;
 pub mod run_log;

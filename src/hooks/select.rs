@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::hooks::command::CommandForm;
-use crate::hooks::config::{CommandHandler, ConfiguredHandler, HandlerOrigin};
+use crate::hooks::config::{CommandHandler, ConfiguredHandler, HandlerOrigin, PromptHandler};
 use crate::hooks::events::Event;
 use crate::hooks::matcher::{self, Matcher};
 use crate::hooks::registry::InProcessHook;
@@ -24,6 +24,12 @@ pub enum SelectedHandler<'a> {
     },
     /// A closure from the [`Registry`].
     InProcess(InProcessHook),
+    /// A `type: "prompt"` or `type: "agent"` handler (`agent: true`): a model judges.
+    Model {
+        handler: &'a ConfiguredHandler,
+        prompt: &'a PromptHandler,
+        agent: bool,
+    },
 }
 
 impl SelectedHandler<'_> {
@@ -33,6 +39,7 @@ impl SelectedHandler<'_> {
         match self {
             SelectedHandler::Command { command, .. } => command_display(command),
             SelectedHandler::InProcess(hook) => format!("in-process:{}", hook.id),
+            SelectedHandler::Model { prompt, .. } => prompt.prompt.clone(),
         }
     }
 
@@ -41,7 +48,9 @@ impl SelectedHandler<'_> {
     /// like `--settings`).
     pub fn origin(&self) -> HandlerOrigin {
         match self {
-            SelectedHandler::Command { handler, .. } => handler.origin.clone(),
+            SelectedHandler::Command { handler, .. } | SelectedHandler::Model { handler, .. } => {
+                handler.origin.clone()
+            }
             SelectedHandler::InProcess(hook) => HandlerOrigin {
                 source: SourceKind::Flag,
                 event_key: hook.event.as_str().to_string(),
@@ -168,7 +177,7 @@ pub fn dedup(selected: Vec<SelectedHandler<'_>>) -> Vec<SelectedHandler<'_>> {
             SelectedHandler::Command { handler, command } => survivor
                 .get(&dedup_key(handler, command))
                 .is_some_and(|(kept, _)| kept == i),
-            SelectedHandler::InProcess(_) => true,
+            SelectedHandler::InProcess(_) | SelectedHandler::Model { .. } => true,
         })
         .map(|(_, sel)| sel)
         .collect()

@@ -432,10 +432,15 @@ impl HookEvent {
                 ..unfired("StopFailure", Strict, NONE)
             },
             HookEvent::SubagentStart => EventSpec {
+                fires: Some(Fires::<events::SubagentStart>::REF),
+                match_field: Some("agent_type"),
+                permission_mode: false,
                 model_hooks: false,
                 ..unfired("SubagentStart", Extended, CONTEXT_ONLY)
             },
             HookEvent::SubagentStop => EventSpec {
+                fires: Some(Fires::<events::SubagentStop>::REF),
+                match_field: Some("agent_type"),
                 on_failure: false,
                 ..unfired("SubagentStop", Extended, CONTEXT_ONLY)
             },
@@ -542,6 +547,6 @@ mod tests {
             .filter(|e| e.fired_by_rein())
             .map(|e| e.as_str())
             .collect();
-        assert_eq!(fired.len(), 12, "{fired:?}");
+        assert_eq!(fired.len(), 14, "{fired:?}");
     }
 }

@@ -182,14 +182,14 @@ pub fn statuses(settings: &Settings) -> Vec<HandlerStatus<'_>> {
                 SelectedHandler::Command { handler, command } => {
                     Some((index_of(settings, handler)?, dedup_key(handler, command)))
                 }
-                SelectedHandler::InProcess(_) => None,
+                SelectedHandler::InProcess(_) | SelectedHandler::Model { .. } => None,
             })
             .collect();
         let kept: Vec<usize> = dedup(candidates)
             .iter()
             .filter_map(|sel| match sel {
                 SelectedHandler::Command { handler, .. } => index_of(settings, handler),
-                SelectedHandler::InProcess(_) => None,
+                SelectedHandler::InProcess(_) | SelectedHandler::Model { .. } => None,
             })
             .collect();
         for (i, key) in &keys {
@@ -267,6 +267,7 @@ pub fn explain<'a>(
         }
         let runs = selected.iter().any(|sel| match sel {
             SelectedHandler::Command { handler: h, .. } => same_handler(h, handler),
+            SelectedHandler::Model { handler: h, .. } => same_handler(h, handler),
             SelectedHandler::InProcess(_) => false,
         });
         let verdict = if runs {

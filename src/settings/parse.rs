@@ -665,10 +665,8 @@ impl FileCx<'_> {
         }
         match &kind {
             HandlerKind::Command(_) => {}
-            HandlerKind::Http(_)
-            | HandlerKind::Prompt(_)
-            | HandlerKind::Agent(_)
-            | HandlerKind::McpTool(_) => {
+            HandlerKind::Prompt(_) | HandlerKind::Agent(_) => {}
+            HandlerKind::Http(_) | HandlerKind::McpTool(_) => {
                 self.warn(
                     node.offset,
                     format!("{type_name} hooks are not run by rein yet; this hook is loaded but never runs"),
@@ -678,11 +676,13 @@ impl FileCx<'_> {
         }
         if let (HandlerKind::Prompt(_) | HandlerKind::Agent(_), Some(e)) = (&kind, path.event) {
             if !e.spec().model_hooks {
+                set(Inactive::UnsupportedType);
                 self.warn(
                     node.offset,
                     format!("{type_name} hooks need a conversation; Claude Code rejects them on {e} (use a command hook)"),
                 );
             } else if matches!(kind, HandlerKind::Agent(_)) && !e.spec().agent_hooks {
+                set(Inactive::UnsupportedType);
                 self.warn(
                     node.offset,
                     "agent hooks are not allowed on PermissionRequest (an agent hook answers ok or not ok)",
@@ -969,10 +969,11 @@ fn prompt_kind(
         ));
     };
     let model = f.string("model")?.map(|(s, _)| s.to_string());
-    f.boolean("continueOnBlock")?;
+    let continue_on_block = f.boolean("continueOnBlock")?;
     let p = PromptHandler {
         prompt: prompt.to_string(),
         model,
+        continue_on_block,
     };
     if type_name == "prompt" {
         Ok(HandlerKind::Prompt(p))

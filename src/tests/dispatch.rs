@@ -39,6 +39,8 @@ fn input_from_golden(v: &Value) -> HookInput {
         cwd: s(v, "cwd"),
         prompt_id: opt_s(v, "prompt_id"),
         permission_mode: opt_s(v, "permission_mode"),
+        agent_id: opt_s(v, "agent_id"),
+        agent_type: opt_s(v, "agent_type"),
         effort: v.get("effort").map(|e| Effort {
             level: s(e, "level"),
         }),

@@ -82,6 +82,8 @@ impl Fixture {
             cwd: self.project.to_string_lossy().into_owned(),
             prompt_id: Some("prompt-1".into()),
             permission_mode: Some("default".into()),
+            agent_id: None,
+            agent_type: None,
             effort: None,
         }
     }

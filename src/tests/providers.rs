@@ -1112,7 +1112,7 @@ fn mock_script_errors_name_the_file_and_place() {
     let cases = [
         (
             r#"{"text": "a"}"#,
-            "expected a JSON array of turns, found an object",
+            "unknown key \"text\" (an object script has \"turns\", \"agents\" and \"hooks\")",
         ),
         (
             r#"[{"text": "a"}, {"tool_use": []}]"#,

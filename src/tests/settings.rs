@@ -385,7 +385,7 @@ fn inactive_reasons_are_recorded() {
         "PreToolUse": [{"matcher": "(?i)bash", "hooks": [{"type": "command", "command": "bad-matcher"}]},
                        {"hooks": [{"type": "command", "command": "bad-if", "if": "(x)"}]}],
         "Stop": [{"hooks": [{"type": "command", "command": "if-on-stop", "if": "Bash"}]}],
-        "SubagentStop": [{"hooks": [{"type": "command", "command": "never-fired"}]}],
+        "TaskCompleted": [{"hooks": [{"type": "command", "command": "never-fired"}]}],
         "NotAnEvent": [{"hooks": [{"type": "command", "command": "unknown"}]}],
         "PostToolUse": [{"hooks": [
             {"type": "http", "url": "https://example.com/x", "headers": {"A": "$T"}, "allowedEnvVars": ["T"]},
@@ -403,9 +403,11 @@ fn inactive_reasons_are_recorded() {
     assert_eq!(reasons[4], Some(Inactive::UnknownEvent));
     assert_eq!(s.handlers[4].event, None);
     assert_eq!(s.handlers[4].origin.event_key, "NotAnEvent");
-    for r in &reasons[5..9] {
-        assert_eq!(*r, Some(Inactive::UnsupportedType));
-    }
+    // http and mcp_tool are not run; prompt and agent hooks are (judged by the model).
+    assert_eq!(reasons[5], Some(Inactive::UnsupportedType));
+    assert_eq!(reasons[6], None);
+    assert_eq!(reasons[7], None);
+    assert_eq!(reasons[8], Some(Inactive::UnsupportedType));
     let kinds: Vec<_> = s.handlers[5..].iter().map(|h| h.kind.type_name()).collect();
     assert_eq!(kinds, ["http", "prompt", "agent", "mcp_tool"]);
     let HandlerKind::McpTool(m) = &s.handlers[8].kind else {

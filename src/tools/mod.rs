@@ -40,6 +40,9 @@ pub struct ToolContext {
     /// Where a Bash output over the inline cap is saved (the session's `tool-results`
     /// directory); the system temp directory when `None`.
     pub output_dir: Option<PathBuf>,
+    /// The id of the prompt being processed (the session sets it; a subagent's hooks carry
+    /// its parent's).
+    pub prompt_id: Mutex<Option<String>>,
 }
 
 impl ToolContext {
@@ -51,6 +54,7 @@ impl ToolContext {
             env: Vec::new(),
             background: Arc::new(background::BackgroundTasks::new()),
             output_dir: None,
+            prompt_id: Mutex::new(None),
         }
     }
 

@@ -63,13 +63,61 @@ impl MockModel {
             .filter(|m| m.role == Role::Assistant)
             .count()
             + 1;
+        let first = first_user_text(messages);
         match &self.script {
             Some(script) => {
+                if tools.is_empty()
+                    && let Some(hook) = script.hooks.iter().find(|h| first.contains(&h.matches))
+                {
+                    return script.play_turn(&hook.answer, turn);
+                }
+                if let Some(agent) = script.agents.iter().find(|a| first.contains(&a.matches)) {
+                    // Stateless: the step is the number of assistant messages so far, so
+                    // subagents running at the same time each get their own turns.
+                    return match agent.turns.get(turn - 1) {
+                        Some(step) => script.play_turn(step, turn),
+                        None => script.play(usize::MAX, turn),
+                    };
+                }
+                if first.contains(HOOK_EVALUATOR_MARK) {
+                    return Ok(response(
+                        turn,
+                        vec![ContentBlock::Text {
+                            text: MOCK_HOOK_VERDICT.to_string(),
+                        }],
+                        StopReason::EndTurn,
+                    ));
+                }
                 let index = self.calls.fetch_add(1, Ordering::Relaxed);
                 script.play(index, turn)
             }
+            None if first.contains(HOOK_EVALUATOR_MARK) => Ok(response(
+                turn,
+                vec![ContentBlock::Text {
+                    text: MOCK_HOOK_VERDICT.to_string(),
+                }],
+                StopReason::EndTurn,
+            )),
             None => Ok(respond_to_prompt(messages, tools, turn)),
         }
+    }
+
+    /// Whether the step that would answer these messages is a scripted `{"hang": true}`.
+    fn hangs(&self, messages: &[Message], tools: &[ToolSpec]) -> bool {
+        let Some(script) = &self.script else {
+            return false;
+        };
+        let first = first_user_text(messages);
+        let turn = messages.iter().filter(|m| m.role == Role::Assistant).count();
+        if tools.is_empty()
+            && let Some(hook) = script.hooks.iter().find(|h| first.contains(&h.matches))
+        {
+            return hook.answer == ScriptTurn::Hang;
+        }
+        if let Some(agent) = script.agents.iter().find(|a| first.contains(&a.matches)) {
+            return agent.turns.get(turn) == Some(&ScriptTurn::Hang);
+        }
+        false
     }
 }
 
@@ -83,8 +131,38 @@ impl Model for MockModel {
         messages: &'a [Message],
         tools: &'a [ToolSpec],
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        Box::pin(async move { self.respond(messages, tools) })
+        Box::pin(async move {
+            if self.hangs(messages, tools) {
+                // A scripted hang: never answers (the caller's deadline ends it).
+                std::future::pending::<()>().await;
+            }
+            self.respond(messages, tools)
+        })
     }
+}
+
+/// Text every hook-evaluator request (prompt and agent hooks) starts with; the mock answers
+/// such a request with [`MOCK_HOOK_VERDICT`] unless its script says otherwise.
+pub const HOOK_EVALUATOR_MARK: &str = "You judge one hook event for rein.";
+
+/// The rule-based mock's verdict for a prompt or agent hook.
+pub const MOCK_HOOK_VERDICT: &str = r#"{"ok": true, "reason": "mock model: no objection"}"#;
+
+/// The text of the first user message (its text blocks joined), where a subagent's task and a
+/// hook evaluator's question are.
+fn first_user_text(messages: &[Message]) -> String {
+    let Some(first) = messages.iter().find(|m| m.role == Role::User) else {
+        return String::new();
+    };
+    first
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text { text } => Some(text.as_str()),
+            ContentBlock::ToolUse { .. } | ContentBlock::ToolResult { .. } => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn tool_id(turn: usize, index: usize) -> String {
@@ -113,13 +191,53 @@ fn response(turn: usize, content: Vec<ContentBlock>, stop_reason: StopReason) ->
 ///   (`authentication_failed`, `rate_limit`, `overloaded`, `invalid_request`, `model_not_found`,
 ///   `server_error`, `max_output_tokens`, `unknown`).
 ///
+/// - `{"hang": true}` — the call never answers (for deadlines: a subagent's timeout).
+///
 /// When the script runs out, the mock ends the turn with a short text.
+///
+/// The script may instead be an object, to play subagents and hook evaluators too:
+///
+/// ```json
+/// {"turns": [ …the main conversation, as above… ],
+///  "agents": [{"match": "TEXT", "turns": [ … ]}],
+///  "hooks":  [{"match": "TEXT", "answer": {"text": "{\"ok\": false, \"reason\": \"…\"}"}}]}
+/// ```
+///
+/// A request whose first user message contains an `agents` entry's `match` (a subagent's
+/// task, an agent hook's question) is answered from that entry's `turns`, step `k` for the
+/// `k`-th assistant message of that conversation (so parallel subagents never share a
+/// counter). A request offering no tools whose first user message contains a `hooks` entry's
+/// `match` (a prompt hook's question) gets its `answer` (any turn: `text`, `error`, `hang`).
+/// A hook question nothing matches gets `{"ok": true, …}`. `turns` answer every other request
+/// in call order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MockScript {
     /// Where the script was read from (named in messages).
     pub path: PathBuf,
     /// The turns, in the order they are played.
     pub turns: Vec<ScriptTurn>,
+    /// Scripted subagents (and agent hooks), by a text in their task.
+    pub agents: Vec<ScriptedAgent>,
+    /// Scripted prompt-hook answers, by a text in their question.
+    pub hooks: Vec<ScriptedHook>,
+}
+
+/// A subagent's (or agent hook's) own turns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScriptedAgent {
+    /// A text its first user message contains.
+    pub matches: String,
+    /// Its turns, by step.
+    pub turns: Vec<ScriptTurn>,
+}
+
+/// A prompt hook's scripted answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScriptedHook {
+    /// A text its question contains.
+    pub matches: String,
+    /// The answer.
+    pub answer: ScriptTurn,
 }
 
 /// One scripted model turn.
@@ -134,6 +252,8 @@ pub enum ScriptTurn {
         kind: ModelErrorKind,
         message: String,
     },
+    /// Never answers.
+    Hang,
 }
 
 /// One scripted tool call.
@@ -164,6 +284,8 @@ pub enum MockScriptError {
     },
     #[error("mock script {path}: expected a JSON array of turns, found {found}")]
     NotArray { path: PathBuf, found: &'static str },
+    #[error("mock script {path}: {message}")]
+    TopLevel { path: PathBuf, message: String },
     #[error("mock script {path}: element {index}: {message}")]
     Element {
         path: PathBuf,
@@ -220,31 +342,104 @@ impl MockScript {
                     }
                 },
             })?;
-        let Value::Array(elements) = value else {
-            return Err(MockScriptError::NotArray {
-                path: path.to_path_buf(),
-                found: json_type(&value),
-            });
+        let element_err = |index: usize, message: String| MockScriptError::Element {
+            path: path.to_path_buf(),
+            index,
+            message,
         };
-        let turns = elements
-            .iter()
-            .enumerate()
-            .map(|(index, element)| {
-                parse_turn(element).map_err(|message| MockScriptError::Element {
-                    path: path.to_path_buf(),
-                    index,
-                    message,
+        let parse_turns = |elements: &[Value], prefix: &str| {
+            elements
+                .iter()
+                .enumerate()
+                .map(|(index, element)| {
+                    parse_turn(element).map_err(|message| {
+                        element_err(index, format!("{prefix}{message}"))
+                    })
                 })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+                .collect::<Result<Vec<_>, _>>()
+        };
+        let (elements, agents, hooks) = match &value {
+            Value::Array(elements) => (elements.clone(), Vec::new(), Vec::new()),
+            Value::Object(map) => {
+                if let Some(extra) = map
+                    .keys()
+                    .find(|k| !["turns", "agents", "hooks"].contains(&k.as_str()))
+                {
+                    return Err(MockScriptError::TopLevel {
+                        path: path.to_path_buf(),
+                        message: format!(
+                            "unknown key \"{extra}\" (an object script has \"turns\", \"agents\" and \"hooks\")"
+                        ),
+                    });
+                }
+                let list = |key: &str| match map.get(key) {
+                    None => Ok(Vec::new()),
+                    Some(Value::Array(items)) => Ok(items.clone()),
+                    Some(other) => Err(element_err(
+                        0,
+                        format!("\"{key}\" must be an array, found {}", json_type(other)),
+                    )),
+                };
+                let turns = list("turns")?;
+                let mut agents = Vec::new();
+                for (i, a) in list("agents")?.iter().enumerate() {
+                    let matches = a.get("match").and_then(Value::as_str).ok_or_else(|| {
+                        element_err(i, "agents entry needs a \"match\" string".to_string())
+                    })?;
+                    let Some(Value::Array(turns)) = a.get("turns") else {
+                        return Err(element_err(i, "agents entry needs a \"turns\" array".to_string()));
+                    };
+                    agents.push(ScriptedAgent {
+                        matches: matches.to_string(),
+                        turns: parse_turns(turns, &format!("agents[{i}].turns: "))?,
+                    });
+                }
+                let mut hooks = Vec::new();
+                for (i, h) in list("hooks")?.iter().enumerate() {
+                    let matches = h.get("match").and_then(Value::as_str).ok_or_else(|| {
+                        element_err(i, "hooks entry needs a \"match\" string".to_string())
+                    })?;
+                    let answer = h.get("answer").ok_or_else(|| {
+                        element_err(i, "hooks entry needs an \"answer\" turn".to_string())
+                    })?;
+                    hooks.push(ScriptedHook {
+                        matches: matches.to_string(),
+                        answer: parse_turn(answer)
+                            .map_err(|m| element_err(i, format!("hooks[{i}].answer: {m}")))?,
+                    });
+                }
+                (turns, agents, hooks)
+            }
+            other => {
+                return Err(MockScriptError::NotArray {
+                    path: path.to_path_buf(),
+                    found: json_type(other),
+                });
+            }
+        };
+        let turns = parse_turns(&elements, "")?;
         Ok(MockScript {
             path: path.to_path_buf(),
             turns,
+            agents,
+            hooks,
         })
     }
 
     fn play(&self, index: usize, turn: usize) -> Result<ModelResponse, ModelError> {
-        let Some(step) = self.turns.get(index) else {
+        match self.turns.get(index) {
+            Some(step) => self.play_turn(step, turn),
+            None => self.play_turn(&ScriptTurn::Hang, turn),
+        }
+    }
+
+    fn play_turn(&self, step: &ScriptTurn, turn: usize) -> Result<ModelResponse, ModelError> {
+        let step = match step {
+            // A hang is handled before `respond`; reaching here means the script ran out.
+            ScriptTurn::Hang => None,
+            other => Some(other),
+        };
+        let Some(step) = step else {
             let text = format!(
                 "(mock script {} has no more turns; ending the turn)",
                 self.path.display()
@@ -278,6 +473,7 @@ impl MockScript {
                 kind: *kind,
                 message: message.clone(),
             }),
+            ScriptTurn::Hang => Ok(response(turn, Vec::new(), StopReason::EndTurn)),
         }
     }
 }
@@ -289,6 +485,9 @@ fn parse_turn(element: &Value) -> Result<ScriptTurn, String> {
             json_type(element)
         ));
     };
+    if map.get("hang") == Some(&Value::Bool(true)) && map.len() == 1 {
+        return Ok(ScriptTurn::Hang);
+    }
     let present: Vec<&str> = ["text", "tool_use", "error"]
         .into_iter()
         .filter(|k| map.contains_key(*k))

@@ -33,6 +33,8 @@ pub mod session_end;
 pub mod session_start;
 pub mod stop;
 pub mod stop_failure;
+pub mod subagent_start;
+pub mod subagent_stop;
 pub mod user_prompt_submit;
 
 use std::any::Any;
@@ -58,6 +60,8 @@ pub use session_end::SessionEnd;
 pub use session_start::SessionStart;
 pub use stop::Stop;
 pub use stop_failure::StopFailure;
+pub use subagent_start::SubagentStart;
+pub use subagent_stop::SubagentStop;
 pub use user_prompt_submit::UserPromptSubmit;
 
 /// `effort` base field (`{"level": "medium"}`); only set when the provider has an effort setting.
@@ -83,6 +87,13 @@ pub struct BaseInput {
     /// `default`, `acceptEdits`, `plan`, `bypassPermissions`, `dontAsk`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub permission_mode: Option<String>,
+    /// The subagent's id (`a` + 16 hex digits), inside a subagent and on
+    /// SubagentStart/SubagentStop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    /// The subagent's type (its definition's name), wherever `agent_id` is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_type: Option<String>,
     /// The model's effort setting.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub effort: Option<Effort>,
@@ -438,6 +449,8 @@ pub trait Firing: Send + Sync {
     fn common_of<'a>(&self, outcome: &'a mut (dyn Any + Send)) -> Option<&'a mut Common>;
     /// [`Event::explain`] of an outcome of this event.
     fn explain(&self, outcome: &(dyn Any + Send)) -> Option<Explained>;
+    /// The outcome of a firing no handler answered (`E::Outcome::default()`).
+    fn empty_outcome(&self) -> Box<dyn Any + Send>;
 }
 
 /// A typed input behind the [`Firing`] seam.
@@ -446,6 +459,10 @@ pub struct Typed<E: Event>(pub E::Input);
 impl<E: Event> Firing for Typed<E> {
     fn event(&self) -> HookEvent {
         E::EVENT
+    }
+
+    fn empty_outcome(&self) -> Box<dyn Any + Send> {
+        Box::new(E::Outcome::default())
     }
 
     fn input_json(&self) -> Value {

@@ -1,0 +1,835 @@
+//! Subagents: the `Agent` tool (`Task` is its former name for matchers and permission rules),
+//! subagent definitions, and the loop a subagent runs.
+//!
+//! A subagent is a [`Session`] of its own — its own history, transcript
+//! (`<session transcript dir>/<session_id>/subagents/agent-<agent_id>.jsonl`) and tool list —
+//! over the parent's hook host and permission gate, shared by `Arc`. So every tool call a
+//! subagent makes passes the same pipeline as the parent's: PreToolUse → permission rules and
+//! mode → execution → PostToolUse, with `agent_id`/`agent_type` in the hook stdin as Claude
+//! Code 2.1.328 writes them (`tests/fixtures/subagents/`). The gate is the parent's, so a
+//! subagent never runs in a wider mode than the parent (a definition's `permissionMode` is
+//! ignored).
+//!
+//! Definitions come from `~/.claude/agents/*.md`, then `<project>/.claude/agents/*.md`, then
+//! `--agents JSON` (a later one with the same name replaces an earlier one). A file's front
+//! matter (`name`, `description`, `tools`, `model`, rein's `timeout` in seconds) is a small
+//! YAML subset; a file that does not parse is reported as `file:line: what` and skipped.
+//!
+//! rein runs subagents in the foreground (the Agent call returns the subagent's report) and
+//! does not nest them (a subagent is never offered the Agent tool). Each subagent has a
+//! deadline (`timeout` of its definition, else `REIN_SUBAGENT_TIMEOUT_MS`, else 10 minutes);
+//! past it the subagent's future is dropped — its running commands' process groups with it —
+//! and only its own call fails.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+
+use crate::agent::session::{Session, SessionConfig, SubagentIdentity, TurnEnd};
+use crate::hooks::events::subagent_start::SubagentStartInput;
+use crate::hooks::events::{BaseInput, SubagentStart};
+use crate::hooks::host::{HookHost, fire_observed};
+use crate::hooks::spec::HookEvent;
+use crate::model::Model;
+use crate::pipeline::{GateVerdict, PermissionGate, PromptAnswer};
+use crate::permissions::policy::HookAnswer;
+use crate::progress::{Observer, Progress};
+use crate::tools::{BoxFuture, Tool, ToolContext, ToolOutcome};
+
+/// The default deadline of one subagent.
+pub const DEFAULT_SUBAGENT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Where a definition came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DefinitionSource {
+    /// Built into rein.
+    BuiltIn,
+    /// A `.md` file.
+    File(PathBuf),
+    /// `--agents JSON`.
+    Flag,
+}
+
+/// One subagent type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentDefinition {
+    /// `subagent_type` that selects it.
+    pub name: String,
+    /// When to use it (listed to the model).
+    pub description: String,
+    /// The subagent's instructions (the file's body).
+    pub prompt: String,
+    /// The tools it may use; `None` = every tool the session has (but Agent).
+    pub tools: Option<Vec<String>>,
+    /// A model name, if the definition names one.
+    pub model: Option<String>,
+    /// rein's deadline for this type.
+    pub timeout: Option<Duration>,
+    /// Where it came from.
+    pub source: DefinitionSource,
+}
+
+/// The built-in types: `general-purpose` (every tool) and `Explore` (read-only tools).
+pub fn builtin_definitions() -> Vec<AgentDefinition> {
+    vec![
+        AgentDefinition {
+            name: "general-purpose".to_string(),
+            description: "General agent for multi-step tasks: searching, reading and changing \
+                          code, running commands."
+                .to_string(),
+            prompt: "You are a subagent. Do the task you are given with the tools you have, \
+                     then answer with a concise report of what you found or changed."
+                .to_string(),
+            tools: None,
+            model: None,
+            timeout: None,
+            source: DefinitionSource::BuiltIn,
+        },
+        AgentDefinition {
+            name: "Explore".to_string(),
+            description: "Read-only agent for finding things in the code base.".to_string(),
+            prompt: "You are a read-only search subagent. Find what you are asked for and \
+                     report where it is; change nothing."
+                .to_string(),
+            tools: Some(vec![
+                "Read".to_string(),
+                "Glob".to_string(),
+                "Grep".to_string(),
+            ]),
+            model: None,
+            timeout: None,
+            source: DefinitionSource::BuiltIn,
+        },
+    ]
+}
+
+/// A definition that could not be read; it was skipped.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}:{line}: {message}; agent definition skipped", .path.display())]
+pub struct DefinitionError {
+    /// The file (or `--agents` for the flag).
+    pub path: PathBuf,
+    /// 1-based line.
+    pub line: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// Parses one `.md` agent definition.
+pub fn parse_definition(path: &Path, text: &str) -> Result<AgentDefinition, DefinitionError> {
+    let err = |line: usize, message: String| DefinitionError {
+        path: path.to_path_buf(),
+        line,
+        message,
+    };
+    let mut lines = text.lines().enumerate();
+    match lines.next() {
+        Some((_, first)) if first.trim_end() == "---" => {}
+        _ => {
+            return Err(err(
+                1,
+                "expected front matter starting with a `---` line".to_string(),
+            ));
+        }
+    }
+    let mut fields: Vec<(usize, String, FieldValue)> = Vec::new();
+    let mut body_start = None;
+    for (i, raw) in lines.by_ref() {
+        let line_no = i + 1;
+        let line = raw.trim_end();
+        if line == "---" {
+            body_start = Some(i + 1);
+            break;
+        }
+        if line.trim().is_empty() || line.trim_start().starts_with('#') {
+            continue;
+        }
+        if let Some(item) = line.trim_start().strip_prefix("- ") {
+            if !line.starts_with(' ') && !line.starts_with('-') {
+                return Err(err(line_no, format!("unexpected line `{line}`")));
+            }
+            match fields.last_mut() {
+                Some((_, _, FieldValue::List(items))) => items.push(unquote(item.trim())),
+                Some((_, key, FieldValue::Scalar(s))) if s.is_empty() => {
+                    let key = key.clone();
+                    let last = fields.len() - 1;
+                    fields[last] = (line_no, key, FieldValue::List(vec![unquote(item.trim())]));
+                }
+                _ => {
+                    return Err(err(
+                        line_no,
+                        "a list item `- …` outside a list field".to_string(),
+                    ));
+                }
+            }
+            continue;
+        }
+        let Some((key, value)) = line.split_once(':') else {
+            return Err(err(
+                line_no,
+                format!("expected `key: value`, found `{line}`"),
+            ));
+        };
+        let key = key.trim();
+        if key.is_empty() || key.contains(' ') || line.starts_with(' ') {
+            return Err(err(line_no, format!("invalid key in `{line}`")));
+        }
+        let value = value.trim();
+        let value = if let Some(inner) = value.strip_prefix('[').and_then(|v| v.strip_suffix(']'))
+        {
+            FieldValue::List(
+                inner
+                    .split(',')
+                    .map(|s| unquote(s.trim()))
+                    .filter(|s| !s.is_empty())
+                    .collect(),
+            )
+        } else {
+            FieldValue::Scalar(unquote(value))
+        };
+        fields.push((line_no, key.to_string(), value));
+    }
+    let Some(body_start) = body_start else {
+        return Err(err(
+            text.lines().count().max(1),
+            "front matter is not closed by a `---` line".to_string(),
+        ));
+    };
+    let body: Vec<&str> = text.lines().skip(body_start).collect();
+    let mut def = AgentDefinition {
+        name: String::new(),
+        description: String::new(),
+        prompt: body.join("\n").trim().to_string(),
+        tools: None,
+        model: None,
+        timeout: None,
+        source: DefinitionSource::File(path.to_path_buf()),
+    };
+    for (line_no, key, value) in fields {
+        match (key.as_str(), value) {
+            ("name", FieldValue::Scalar(v)) => def.name = v,
+            ("description", FieldValue::Scalar(v)) => def.description = v,
+            ("tools", FieldValue::Scalar(v)) => def.tools = tool_list(&v),
+            ("tools", FieldValue::List(v)) => def.tools = Some(v),
+            ("model", FieldValue::Scalar(v)) => {
+                def.model = (!v.is_empty() && v != "inherit").then_some(v)
+            }
+            ("timeout", FieldValue::Scalar(v)) => match v.parse::<f64>() {
+                Ok(secs) if secs > 0.0 && secs.is_finite() => {
+                    def.timeout = Some(Duration::from_secs_f64(secs))
+                }
+                _ => {
+                    return Err(err(
+                        line_no,
+                        format!("`timeout` must be a positive number of seconds, found `{v}`"),
+                    ));
+                }
+            },
+            ("name" | "description" | "model" | "timeout", FieldValue::List(_)) => {
+                return Err(err(line_no, format!("`{key}` must be a single value")));
+            }
+            // Claude Code's other keys (color, permissionMode, …) are accepted and unused.
+            _ => {}
+        }
+    }
+    if def.name.is_empty() {
+        return Err(err(1, "front matter has no `name`".to_string()));
+    }
+    if def.description.is_empty() {
+        return Err(err(1, "front matter has no `description`".to_string()));
+    }
+    Ok(def)
+}
+
+enum FieldValue {
+    Scalar(String),
+    List(Vec<String>),
+}
+
+fn unquote(text: &str) -> String {
+    let t = text.trim();
+    for q in ['"', '\''] {
+        if let Some(inner) = t.strip_prefix(q).and_then(|s| s.strip_suffix(q)) {
+            return inner.to_string();
+        }
+    }
+    t.to_string()
+}
+
+/// `tools: Bash, Read` → `["Bash", "Read"]`; `*` or empty → every tool.
+fn tool_list(text: &str) -> Option<Vec<String>> {
+    let items: Vec<String> = text
+        .split(',')
+        .map(|s| unquote(s.trim()))
+        .filter(|s| !s.is_empty())
+        .collect();
+    if items.is_empty() || items.iter().any(|s| s == "*") {
+        None
+    } else {
+        Some(items)
+    }
+}
+
+/// Reads `dir/*.md` in name order; bad files become errors, the rest load.
+pub fn load_dir(dir: &Path) -> (Vec<AgentDefinition>, Vec<DefinitionError>) {
+    let mut defs = Vec::new();
+    let mut errors = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return (defs, errors);
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "md") && p.is_file())
+        .collect();
+    paths.sort();
+    for path in paths {
+        match std::fs::read_to_string(&path) {
+            Ok(text) => match parse_definition(&path, &text) {
+                Ok(def) => defs.push(def),
+                Err(e) => errors.push(e),
+            },
+            Err(e) => errors.push(DefinitionError {
+                path: path.clone(),
+                line: 1,
+                message: format!("cannot read: {e}"),
+            }),
+        }
+    }
+    (defs, errors)
+}
+
+/// `--agents JSON`: `{"name": {"description": …, "prompt": …, "tools"?: […], "model"?: …}}`.
+pub fn parse_agents_flag(text: &str) -> Result<Vec<AgentDefinition>, DefinitionError> {
+    let flag = PathBuf::from("--agents");
+    let err = |line: usize, message: String| DefinitionError {
+        path: flag.clone(),
+        line,
+        message,
+    };
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| err(e.line(), format!("invalid JSON: {e}")))?;
+    let Value::Object(map) = value else {
+        return Err(err(1, "expected a JSON object of agents by name".to_string()));
+    };
+    let mut defs = Vec::new();
+    for (name, spec) in map {
+        let Value::Object(spec) = spec else {
+            return Err(err(1, format!("agent `{name}`: expected an object")));
+        };
+        let text_field = |key: &str| spec.get(key).and_then(Value::as_str).map(str::to_string);
+        let Some(description) = text_field("description") else {
+            return Err(err(1, format!("agent `{name}`: `description` (a string) is required")));
+        };
+        let Some(prompt) = text_field("prompt") else {
+            return Err(err(1, format!("agent `{name}`: `prompt` (a string) is required")));
+        };
+        let tools = match spec.get("tools") {
+            None | Some(Value::Null) => None,
+            Some(Value::Array(items)) => Some(
+                items
+                    .iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect(),
+            ),
+            Some(Value::String(s)) => tool_list(s),
+            Some(_) => {
+                return Err(err(1, format!("agent `{name}`: `tools` must be a list of names")));
+            }
+        };
+        defs.push(AgentDefinition {
+            name,
+            description,
+            prompt,
+            tools,
+            model: text_field("model").filter(|m| m != "inherit"),
+            timeout: spec
+                .get("timeout")
+                .and_then(Value::as_f64)
+                .filter(|s| *s > 0.0 && s.is_finite())
+                .map(Duration::from_secs_f64),
+            source: DefinitionSource::Flag,
+        });
+    }
+    Ok(defs)
+}
+
+/// Every definition a session offers: built-ins, then user files, project files, the flag
+/// (a later one with the same name wins); and what could not be read.
+pub fn discover(
+    home: &Path,
+    project_dir: &Path,
+    agents_flag: Option<&str>,
+) -> (Vec<AgentDefinition>, Vec<DefinitionError>) {
+    let mut all = builtin_definitions();
+    let mut errors = Vec::new();
+    for dir in [
+        home.join(".claude").join("agents"),
+        project_dir.join(".claude").join("agents"),
+    ] {
+        let (defs, errs) = load_dir(&dir);
+        all.extend(defs);
+        errors.extend(errs);
+    }
+    if let Some(text) = agents_flag {
+        match parse_agents_flag(text) {
+            Ok(defs) => all.extend(defs),
+            Err(e) => errors.push(e),
+        }
+    }
+    let mut merged: Vec<AgentDefinition> = Vec::new();
+    for def in all {
+        merged.retain(|d| d.name != def.name);
+        merged.push(def);
+    }
+    (merged, errors)
+}
+
+/// The agent id Claude Code uses: `a` and 16 hex digits.
+pub fn new_agent_id() -> String {
+    let uuid = crate::id::uuid_v4().replace('-', "");
+    format!("a{}", &uuid[..16])
+}
+
+/// Shares one permission gate between a session and its subagents.
+pub(crate) struct SharedGate(pub Arc<dyn PermissionGate>);
+
+impl PermissionGate for SharedGate {
+    fn evaluate(&self, tool: &str, input: &Value, hook: Option<&HookAnswer>) -> GateVerdict {
+        self.0.evaluate(tool, input, hook)
+    }
+    fn check_deny(&self, tool: &str, input: &Value) -> Option<String> {
+        self.0.check_deny(tool, input)
+    }
+    fn prompt<'a>(
+        &'a self,
+        tool: &'a str,
+        input: &'a Value,
+        reason: &'a str,
+    ) -> BoxFuture<'a, PromptAnswer> {
+        self.0.prompt(tool, input, reason)
+    }
+    fn can_prompt(&self) -> bool {
+        self.0.can_prompt()
+    }
+}
+
+/// Shares one hook host between a session and its subagents.
+pub(crate) struct SharedHost(pub Arc<dyn HookHost>);
+
+impl HookHost for SharedHost {
+    fn fire_erased<'a>(
+        &'a self,
+        firing: &'a dyn crate::hooks::events::Firing,
+    ) -> BoxFuture<'a, Box<dyn std::any::Any + Send>> {
+        self.0.fire_erased(firing)
+    }
+    fn env_files(&self) -> Vec<PathBuf> {
+        self.0.env_files()
+    }
+    fn take_async_context(&self) -> Vec<String> {
+        self.0.take_async_context()
+    }
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        // Why nothing: the parent session shuts its host down; a subagent ending must not end
+        // the parent's background hooks.
+        Box::pin(async {})
+    }
+}
+
+/// An observer that drops everything (a subagent's progress goes to its own transcript only).
+pub(crate) struct Quiet;
+
+impl Observer for Quiet {
+    fn observe(&self, _progress: Progress<'_>) {}
+}
+
+/// What a subagent needs from its parent session.
+pub struct SubagentRuntime {
+    pub(crate) hooks: Arc<dyn HookHost>,
+    pub(crate) gate: Arc<dyn PermissionGate>,
+    pub(crate) model: Arc<dyn Model>,
+    /// The session's tools without Agent.
+    pub(crate) tools: Vec<Arc<dyn Tool>>,
+    pub(crate) definitions: Vec<AgentDefinition>,
+    pub(crate) session_id: String,
+    pub(crate) transcript_path: PathBuf,
+    pub(crate) project_dir: PathBuf,
+    pub(crate) permission_mode: String,
+    pub(crate) stop_block_cap: u32,
+    pub(crate) default_timeout: Duration,
+}
+
+/// `REIN_SUBAGENT_TIMEOUT_MS` (a positive integer), else [`DEFAULT_SUBAGENT_TIMEOUT`].
+pub fn subagent_timeout_from_env() -> Duration {
+    std::env::var("REIN_SUBAGENT_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|ms| *ms > 0)
+        .map(Duration::from_millis)
+        .unwrap_or(DEFAULT_SUBAGENT_TIMEOUT)
+}
+
+/// How a subagent's run ended, for the Agent tool.
+pub(crate) struct SubagentReport {
+    pub agent_id: String,
+    pub agent_type: String,
+    pub text: String,
+    /// Tool names in first-use order, with how often each was called.
+    pub tool_counts: Vec<(String, usize)>,
+    pub duration: Duration,
+    pub end: TurnEnd,
+}
+
+impl SubagentRuntime {
+    /// The names of every type, sorted as Claude Code lists them (case-insensitive).
+    pub fn type_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.definitions.iter().map(|d| d.name.clone()).collect();
+        names.sort_by_key(|n| n.to_lowercase());
+        names
+    }
+
+    fn definition(&self, name: &str) -> Option<&AgentDefinition> {
+        self.definitions.iter().find(|d| d.name == name)
+    }
+
+    fn tools_for(&self, def: &AgentDefinition) -> Vec<Arc<dyn Tool>> {
+        match &def.tools {
+            None => self.tools.clone(),
+            Some(names) => self
+                .tools
+                .iter()
+                .filter(|t| names.iter().any(|n| n == t.name()))
+                .cloned()
+                .collect(),
+        }
+    }
+
+    /// Runs one subagent to its end (or its deadline). `Err` is the Agent call's error text.
+    pub(crate) async fn run(
+        &self,
+        subagent_type: &str,
+        task: &str,
+        parent_ctx: &ToolContext,
+    ) -> Result<SubagentReport, String> {
+        let Some(def) = self.definition(subagent_type) else {
+            return Err(format!(
+                "Agent type '{subagent_type}' not found. Available agents: {}",
+                self.type_names().join(", ")
+            ));
+        };
+        let started = Instant::now();
+        let agent_id = new_agent_id();
+        let prompt_id = parent_ctx.prompt_id.lock().ok().and_then(|p| p.clone());
+        let agent_transcript = self
+            .transcript_path
+            .with_extension("")
+            .join("subagents")
+            .join(format!("agent-{agent_id}.jsonl"));
+        let start = fire_observed::<SubagentStart>(
+            self.hooks.as_ref(),
+            SubagentStartInput {
+                base: BaseInput {
+                    session_id: self.session_id.clone(),
+                    transcript_path: self.transcript_path.to_string_lossy().into_owned(),
+                    cwd: parent_ctx.current_dir().to_string_lossy().into_owned(),
+                    prompt_id: prompt_id.clone(),
+                    permission_mode: None,
+                    agent_id: Some(agent_id.clone()),
+                    agent_type: Some(def.name.clone()),
+                    effort: None,
+                },
+                hook_event_name: HookEvent::SubagentStart,
+            },
+            &Quiet,
+            None,
+        )
+        .await;
+        let mut ctx = ToolContext::new(self.project_dir.clone());
+        if let (Ok(mut cwd), Ok(parent)) = (ctx.cwd.lock(), parent_ctx.cwd.lock()) {
+            *cwd = parent.clone();
+        }
+        ctx.env = parent_ctx.env.clone();
+        ctx.background = Arc::clone(&parent_ctx.background);
+        ctx.output_dir = parent_ctx.output_dir.clone();
+        if let (Ok(mut files), Ok(parent)) = (ctx.env_files.lock(), parent_ctx.env_files.lock()) {
+            *files = parent.clone();
+        }
+        if let Ok(mut p) = ctx.prompt_id.lock() {
+            *p = prompt_id.clone();
+        }
+        let tools = self.tools_for(def);
+        let config = SessionConfig {
+            session_id: self.session_id.clone(),
+            project_dir: self.project_dir.clone(),
+            transcript_path: agent_transcript,
+            permission_mode: self.permission_mode.clone(),
+            max_turns: None,
+            stop_block_cap: self.stop_block_cap,
+            session_end_budget: Duration::ZERO,
+        };
+        let mut session = Session::new(
+            config,
+            Box::new(SharedHost(Arc::clone(&self.hooks))),
+            Arc::clone(&self.model),
+            tools,
+            Box::new(SharedGate(Arc::clone(&self.gate))),
+            ctx,
+            Box::new(Quiet),
+        )
+        .into_subagent(
+            SubagentIdentity {
+                agent_id: agent_id.clone(),
+                agent_type: def.name.clone(),
+                parent_transcript: self.transcript_path.clone(),
+            },
+            prompt_id,
+        );
+        let mut task_text = String::new();
+        if !def.prompt.is_empty() {
+            task_text.push_str(&def.prompt);
+            task_text.push_str("\n\n");
+        }
+        task_text.push_str(task);
+        let deadline = def.timeout.unwrap_or(self.default_timeout);
+        let outcome =
+            match tokio::time::timeout(deadline, session.run_task(&task_text, start.common.context))
+                .await
+            {
+                Ok(outcome) => outcome,
+                Err(_) => {
+                    return Err(format!(
+                        "Subagent {agent_id} ({}) did not finish within {} ms and was stopped; \
+                         its work is lost",
+                        def.name,
+                        deadline.as_millis()
+                    ));
+                }
+            };
+        Ok(SubagentReport {
+            agent_id,
+            agent_type: def.name.clone(),
+            text: outcome.result.clone(),
+            tool_counts: session.tool_use_summary(),
+            duration: started.elapsed(),
+            end: outcome.end,
+        })
+    }
+}
+
+/// The Agent tool.
+pub struct AgentTool {
+    runtime: Arc<SubagentRuntime>,
+    description: String,
+}
+
+impl AgentTool {
+    /// The tool over a runtime; its description lists the types.
+    pub fn new(runtime: Arc<SubagentRuntime>) -> AgentTool {
+        let mut description = String::from(
+            "Start a subagent for a self-contained task. It works with its own conversation \
+             and tools and answers with one report, which you receive as this tool's result; \
+             the user does not see it. Give it everything it needs in `prompt`. Several Agent \
+             calls in one message run at the same time.\n\nAgent types (`subagent_type`, \
+             default general-purpose):",
+        );
+        for def in &runtime.definitions {
+            let tools = match &def.tools {
+                None => "all tools".to_string(),
+                Some(t) => t.join(", "),
+            };
+            description.push_str(&format!("\n- {}: {} (tools: {tools})", def.name, def.description));
+        }
+        AgentTool {
+            runtime,
+            description,
+        }
+    }
+}
+
+fn tool_stats(counts: &[(String, usize)]) -> Value {
+    let count = |names: &[&str]| -> usize {
+        counts
+            .iter()
+            .filter(|(n, _)| names.contains(&n.as_str()))
+            .map(|(_, c)| c)
+            .sum()
+    };
+    let known = ["Read", "Grep", "Glob", "Bash", "Edit", "Write"];
+    let other: usize = counts
+        .iter()
+        .filter(|(n, _)| !known.contains(&n.as_str()))
+        .map(|(_, c)| c)
+        .sum();
+    json!({
+        "readCount": count(&["Read"]),
+        "searchCount": count(&["Grep", "Glob"]),
+        "bashCount": count(&["Bash"]),
+        "editFileCount": count(&["Edit", "Write"]),
+        "linesAdded": 0,
+        "linesRemoved": 0,
+        "otherToolCount": other,
+    })
+}
+
+impl Tool for AgentTool {
+    fn name(&self) -> &str {
+        "Agent"
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "description": {"type": "string", "description": "A short (3-5 word) label for the task"},
+                "prompt": {"type": "string", "description": "The whole task for the subagent"},
+                "subagent_type": {"type": "string", "description": "Which agent type runs it"},
+                "model": {"type": "string", "description": "Ignored by rein: the subagent uses the session's model"},
+                "run_in_background": {"type": "boolean", "description": "Ignored by rein: subagents always run in the foreground"}
+            },
+            "required": ["description", "prompt"],
+            "additionalProperties": false
+        })
+    }
+
+    fn prepare(&self, input: Value, _ctx: &ToolContext) -> Result<Value, String> {
+        let Value::Object(map) = &input else {
+            return Err("InputValidationError: Agent expects an object".to_string());
+        };
+        for key in ["description", "prompt"] {
+            match map.get(key) {
+                Some(Value::String(_)) => {}
+                Some(_) => {
+                    return Err(format!(
+                        "InputValidationError: Agent failed due to the following issue:\nThe parameter `{key}` type is expected as `string` but provided as another type"
+                    ));
+                }
+                None => {
+                    return Err(format!(
+                        "InputValidationError: Agent failed due to the following issue:\nThe required parameter `{key}` is missing"
+                    ));
+                }
+            }
+        }
+        if let Some(v) = map.get("subagent_type")
+            && !v.is_string()
+        {
+            return Err("InputValidationError: Agent failed due to the following issue:\nThe parameter `subagent_type` type is expected as `string` but provided as another type".to_string());
+        }
+        Ok(input)
+    }
+
+    fn execute<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutcome> {
+        Box::pin(async move {
+            let text = |k: &str| input.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+            let prompt = text("prompt");
+            let subagent_type = match input.get("subagent_type").and_then(Value::as_str) {
+                Some(t) if !t.is_empty() => t.to_string(),
+                _ => "general-purpose".to_string(),
+            };
+            let report = match self.runtime.run(&subagent_type, &prompt, ctx).await {
+                Ok(r) => r,
+                Err(error) => {
+                    return ToolOutcome::Failure {
+                        error,
+                        is_interrupt: false,
+                    };
+                }
+            };
+            if let TurnEnd::ModelFailed(e) = &report.end {
+                return ToolOutcome::Failure {
+                    error: format!("Subagent {} failed: model request failed: {e}", report.agent_id),
+                    is_interrupt: false,
+                };
+            }
+            let tools_used: Vec<&str> = report.tool_counts.iter().map(|(n, _)| n.as_str()).collect();
+            let tool_uses: usize = report.tool_counts.iter().map(|(_, c)| c).sum();
+            let mut response = Map::new();
+            response.insert("status".into(), json!("completed"));
+            response.insert("prompt".into(), json!(prompt));
+            response.insert("agentId".into(), json!(report.agent_id));
+            response.insert("agentType".into(), json!(report.agent_type));
+            response.insert("toolsUsed".into(), json!(tools_used));
+            response.insert(
+                "content".into(),
+                json!([{"type": "text", "text": report.text}]),
+            );
+            response.insert("resolvedModel".into(), json!(self.runtime.model.name()));
+            response.insert(
+                "totalDurationMs".into(),
+                json!(report.duration.as_millis() as u64),
+            );
+            response.insert("totalToolUseCount".into(), json!(tool_uses));
+            response.insert("toolStats".into(), tool_stats(&report.tool_counts));
+            response.insert("canContinueAgent".into(), json!(false));
+            let content = format!(
+                "{}\nagentId: {}\n<usage>tool_uses: {}\nduration_ms: {}</usage>",
+                report.text,
+                report.agent_id,
+                tool_uses,
+                report.duration.as_millis()
+            );
+            ToolOutcome::Success {
+                response: Value::Object(response),
+                content,
+            }
+        })
+    }
+
+    fn render(&self, response: &Value) -> Option<String> {
+        let blocks = response.get("content")?.as_array()?;
+        let texts: Vec<&str> = blocks
+            .iter()
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect();
+        Some(texts.join("\n"))
+    }
+}
+
+/// A session's hook host, gate and tools with the Agent tool added, all sharing one
+/// [`SubagentRuntime`].
+pub(crate) struct Wired {
+    pub hooks: Box<dyn HookHost>,
+    pub gate: Box<dyn PermissionGate>,
+    pub tools: Vec<Arc<dyn Tool>>,
+    pub runtime: Arc<SubagentRuntime>,
+}
+
+/// Adds the Agent tool to a session's parts (placed first, as Claude Code lists it).
+pub(crate) fn wire(
+    hooks: Box<dyn HookHost>,
+    gate: Box<dyn PermissionGate>,
+    model: Arc<dyn Model>,
+    tools: Vec<Arc<dyn Tool>>,
+    definitions: Vec<AgentDefinition>,
+    config: &SessionConfig,
+) -> Wired {
+    let hooks: Arc<dyn HookHost> = Arc::from(hooks);
+    let gate: Arc<dyn PermissionGate> = Arc::from(gate);
+    let runtime = Arc::new(SubagentRuntime {
+        hooks: Arc::clone(&hooks),
+        gate: Arc::clone(&gate),
+        model,
+        tools: tools.clone(),
+        definitions,
+        session_id: config.session_id.clone(),
+        transcript_path: config.transcript_path.clone(),
+        project_dir: config.project_dir.clone(),
+        permission_mode: config.permission_mode.clone(),
+        stop_block_cap: config.stop_block_cap,
+        default_timeout: subagent_timeout_from_env(),
+    });
+    let mut all: Vec<Arc<dyn Tool>> = vec![Arc::new(AgentTool::new(Arc::clone(&runtime)))];
+    all.extend(tools);
+    Wired {
+        hooks: Box::new(SharedHost(hooks)),
+        gate: Box::new(SharedGate(gate)),
+        tools: all,
+        runtime,
+    }
+}
