@@ -9,10 +9,10 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::agent::providers::mock::MockModel;
 use crate::agent::agent_hook::HookModels;
-use crate::agent::subagent;
+use crate::agent::providers::mock::MockModel;
 use crate::agent::session::{DEFAULT_STOP_BLOCK_CAP, Session, SessionConfig, TurnOutcome};
+use crate::agent::subagent;
 use crate::agent::transcript::{rein_home, transcript_path};
 use crate::hooks::dispatch::{Dispatcher, HookEnvironment};
 use crate::hooks::environment::{ProjectDirNotUtf8, require_utf8_project_dir};

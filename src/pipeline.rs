@@ -20,6 +20,7 @@
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use futures_util::FutureExt;
@@ -209,6 +210,35 @@ impl PermissionGate for PolicyGate {
     }
 }
 
+static GATE_PASSES: AtomicU64 = AtomicU64::new(0);
+static EXECUTIONS: AtomicU64 = AtomicU64::new(0);
+
+/// Proof that one call passed PreToolUse and the permission step. Only the pipeline makes one
+/// (after the gate) and [`ToolPipeline::execute`] — the only caller of `Tool::execute` —
+/// needs one, so no tool runs without a pass; the two counters let a test check that every
+/// execution (main agent and subagents alike) spent a pass.
+struct GatePass(());
+
+impl GatePass {
+    fn issue() -> GatePass {
+        GATE_PASSES.fetch_add(1, Ordering::SeqCst);
+        GatePass(())
+    }
+
+    fn spend(self) {
+        EXECUTIONS.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// `(passes issued, tool executions)` in this process so far (`REIN_GATE_LEDGER` writes them
+/// at exit).
+pub fn gate_ledger() -> (u64, u64) {
+    (
+        GATE_PASSES.load(Ordering::SeqCst),
+        EXECUTIONS.load(Ordering::SeqCst),
+    )
+}
+
 /// One tool call as the model sent it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCall {
@@ -388,7 +418,10 @@ impl<'a> ToolPipeline<'a> {
             }
         }
 
-        self.execute(report, &tool, call, base, input).await
+        // The only place a pass is made: PreToolUse did not refuse and the permission step
+        // allowed (or a person or PermissionRequest hook approved) this very input.
+        let pass = GatePass::issue();
+        self.execute(report, &tool, call, base, input, pass).await
     }
 
     /// PermissionRequest hooks, then the prompt, then the headless denial.
@@ -520,7 +553,9 @@ impl<'a> ToolPipeline<'a> {
         call: &ToolCall,
         base: &BaseInput,
         input: Value,
+        pass: GatePass,
     ) -> CallReport {
+        pass.spend();
         let started = Instant::now();
         // Why catch_unwind: a panicking tool must become a failed call, not a dead session.
         let outcome = AssertUnwindSafe(tool.execute(input.clone(), self.ctx))

@@ -33,8 +33,8 @@ use crate::hooks::events::{BaseInput, SubagentStart};
 use crate::hooks::host::{HookHost, fire_observed};
 use crate::hooks::spec::HookEvent;
 use crate::model::Model;
-use crate::pipeline::{GateVerdict, PermissionGate, PromptAnswer};
 use crate::permissions::policy::HookAnswer;
+use crate::pipeline::{GateVerdict, PermissionGate, PromptAnswer};
 use crate::progress::{Observer, Progress};
 use crate::tools::{BoxFuture, Tool, ToolContext, ToolOutcome};
 
@@ -177,8 +177,7 @@ pub fn parse_definition(path: &Path, text: &str) -> Result<AgentDefinition, Defi
             return Err(err(line_no, format!("invalid key in `{line}`")));
         }
         let value = value.trim();
-        let value = if let Some(inner) = value.strip_prefix('[').and_then(|v| v.strip_suffix(']'))
-        {
+        let value = if let Some(inner) = value.strip_prefix('[').and_then(|v| v.strip_suffix(']')) {
             FieldValue::List(
                 inner
                     .split(',')
@@ -311,7 +310,10 @@ pub fn parse_agents_flag(text: &str) -> Result<Vec<AgentDefinition>, DefinitionE
     let value: Value =
         serde_json::from_str(text).map_err(|e| err(e.line(), format!("invalid JSON: {e}")))?;
     let Value::Object(map) = value else {
-        return Err(err(1, "expected a JSON object of agents by name".to_string()));
+        return Err(err(
+            1,
+            "expected a JSON object of agents by name".to_string(),
+        ));
     };
     let mut defs = Vec::new();
     for (name, spec) in map {
@@ -320,10 +322,16 @@ pub fn parse_agents_flag(text: &str) -> Result<Vec<AgentDefinition>, DefinitionE
         };
         let text_field = |key: &str| spec.get(key).and_then(Value::as_str).map(str::to_string);
         let Some(description) = text_field("description") else {
-            return Err(err(1, format!("agent `{name}`: `description` (a string) is required")));
+            return Err(err(
+                1,
+                format!("agent `{name}`: `description` (a string) is required"),
+            ));
         };
         let Some(prompt) = text_field("prompt") else {
-            return Err(err(1, format!("agent `{name}`: `prompt` (a string) is required")));
+            return Err(err(
+                1,
+                format!("agent `{name}`: `prompt` (a string) is required"),
+            ));
         };
         let tools = match spec.get("tools") {
             None | Some(Value::Null) => None,
@@ -335,7 +343,10 @@ pub fn parse_agents_flag(text: &str) -> Result<Vec<AgentDefinition>, DefinitionE
             ),
             Some(Value::String(s)) => tool_list(s),
             Some(_) => {
-                return Err(err(1, format!("agent `{name}`: `tools` must be a list of names")));
+                return Err(err(
+                    1,
+                    format!("agent `{name}`: `tools` must be a list of names"),
+                ));
             }
         };
         defs.push(AgentDefinition {
@@ -593,20 +604,22 @@ impl SubagentRuntime {
         }
         task_text.push_str(task);
         let deadline = def.timeout.unwrap_or(self.default_timeout);
-        let outcome =
-            match tokio::time::timeout(deadline, session.run_task(&task_text, start.common.context))
-                .await
-            {
-                Ok(outcome) => outcome,
-                Err(_) => {
-                    return Err(format!(
-                        "Subagent {agent_id} ({}) did not finish within {} ms and was stopped; \
+        let outcome = match tokio::time::timeout(
+            deadline,
+            session.run_task(&task_text, start.common.context),
+        )
+        .await
+        {
+            Ok(outcome) => outcome,
+            Err(_) => {
+                return Err(format!(
+                    "Subagent {agent_id} ({}) did not finish within {} ms and was stopped; \
                          its work is lost",
-                        def.name,
-                        deadline.as_millis()
-                    ));
-                }
-            };
+                    def.name,
+                    deadline.as_millis()
+                ));
+            }
+        };
         Ok(SubagentReport {
             agent_id,
             agent_type: def.name.clone(),
@@ -639,7 +652,10 @@ impl AgentTool {
                 None => "all tools".to_string(),
                 Some(t) => t.join(", "),
             };
-            description.push_str(&format!("\n- {}: {} (tools: {tools})", def.name, def.description));
+            description.push_str(&format!(
+                "\n- {}: {} (tools: {tools})",
+                def.name, def.description
+            ));
         }
         AgentTool {
             runtime,
@@ -726,7 +742,13 @@ impl Tool for AgentTool {
 
     fn execute<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutcome> {
         Box::pin(async move {
-            let text = |k: &str| input.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+            let text = |k: &str| {
+                input
+                    .get(k)
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string()
+            };
             let prompt = text("prompt");
             let subagent_type = match input.get("subagent_type").and_then(Value::as_str) {
                 Some(t) if !t.is_empty() => t.to_string(),
@@ -743,11 +765,15 @@ impl Tool for AgentTool {
             };
             if let TurnEnd::ModelFailed(e) = &report.end {
                 return ToolOutcome::Failure {
-                    error: format!("Subagent {} failed: model request failed: {e}", report.agent_id),
+                    error: format!(
+                        "Subagent {} failed: model request failed: {e}",
+                        report.agent_id
+                    ),
                     is_interrupt: false,
                 };
             }
-            let tools_used: Vec<&str> = report.tool_counts.iter().map(|(n, _)| n.as_str()).collect();
+            let tools_used: Vec<&str> =
+                report.tool_counts.iter().map(|(n, _)| n.as_str()).collect();
             let tool_uses: usize = report.tool_counts.iter().map(|(_, c)| c).sum();
             let mut response = Map::new();
             response.insert("status".into(), json!("completed"));

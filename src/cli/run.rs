@@ -8,10 +8,12 @@ use std::time::{Duration, Instant};
 
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
+use crate::agent::agent_hook::HookModels;
 use crate::agent::providers::{ProviderConfig, from_config};
 use crate::agent::session::{
     Session, SessionConfig, TurnEnd, TurnOutcome, stop_block_cap_from_env,
 };
+use crate::agent::subagent;
 use crate::agent::transcript::{rein_home, transcript_path};
 use crate::cli::render::{Glyphs, NoticesToStderr, StreamJson, TextRenderer, result_json};
 use crate::cli::{EXIT_ERROR, EXIT_OK, EXIT_USAGE, OutputFormat, RunArgs};
@@ -27,8 +29,6 @@ use crate::progress::Observers;
 use crate::settings::schema::Settings;
 use crate::settings::{LoadOptions, parse_setting_sources};
 use crate::tools::background::{BackgroundTask, BackgroundTasks};
-use crate::agent::agent_hook::HookModels;
-use crate::agent::subagent;
 use crate::tools::{Tool, ToolContext, builtin_tools};
 
 /// Everything the flags resolve to before a session is built.
@@ -136,7 +136,9 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
         stop_block_cap: stop_block_cap_from_env(),
         session_end_budget: dispatcher.session_end_phase_budget(),
     };
-    let user_home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
+    let user_home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
     let (definitions, definition_errors) =
         subagent::discover(&user_home, &setup.project_dir, args.agents.as_deref());
     for error in &definition_errors {
@@ -223,6 +225,7 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
         }
     };
     session.end_unless(reason, cancel).await;
+    write_gate_ledger();
     let late = bg_signal.or(late);
     let code = match result {
         Err(caught) => caught.code,
@@ -598,6 +601,22 @@ fn build_model(args: &RunArgs) -> Result<Arc<dyn Model>, SetupError> {
     .map_err(|e| setup_error(e.to_string(), EXIT_USAGE))?;
     let model = from_config(&cfg).map_err(|e| setup_error(e.to_string(), EXIT_ERROR))?;
     Ok(Arc::from(model))
+}
+
+/// With `REIN_GATE_LEDGER=FILE`: writes `{"gate_passes": N, "executions": M}` there, so a test
+/// can check that no tool call ran without passing the hook and permission gate.
+fn write_gate_ledger() {
+    let Some(path) = std::env::var_os("REIN_GATE_LEDGER") else {
+        return;
+    };
+    let (passes, executions) = crate::pipeline::gate_ledger();
+    let text = serde_json::json!({"gate_passes": passes, "executions": executions}).to_string();
+    if let Err(e) = std::fs::write(&path, text) {
+        eprintln!(
+            "rein: cannot write REIN_GATE_LEDGER {}: {e}",
+            PathBuf::from(&path).display()
+        );
+    }
 }
 
 /// The built-in tools.

@@ -478,8 +478,7 @@ impl Dispatcher {
                         *agent,
                         target.event,
                         &stdin,
-                        transcript_path,
-                        cwd,
+                        (transcript_path, cwd),
                     )
                     .await
                 }

@@ -84,7 +84,10 @@ pub fn parse_verdict(answer: &str) -> Result<Verdict, String> {
     };
     Ok(Verdict {
         ok,
-        reason: map.get("reason").and_then(Value::as_str).map(str::to_string),
+        reason: map
+            .get("reason")
+            .and_then(Value::as_str)
+            .map(str::to_string),
         impossible: map.get("impossible").and_then(Value::as_bool) == Some(true),
     })
 }
@@ -107,8 +110,7 @@ pub(crate) async fn run(
     agent: bool,
     event: HookEvent,
     stdin: &[u8],
-    transcript_path: String,
-    cwd: String,
+    (transcript_path, cwd): (String, String),
 ) -> Answer {
     let started = Instant::now();
     let arguments = String::from_utf8_lossy(stdin).trim_end().to_string();
@@ -135,8 +137,7 @@ pub(crate) async fn run(
         models.ask_prompt(question)
     };
     let text = prompt.prompt.as_str();
-    let block_on_failure =
-        handler.on_failure == OnFailure::Block && event.spec().on_failure;
+    let block_on_failure = handler.on_failure == OnFailure::Block && event.spec().on_failure;
     let failed = |status: RunStatus, why: String| {
         let outcome = if block_on_failure {
             OutcomeKind::Blocking(format!("[{text}]: {why}"))
@@ -186,7 +187,8 @@ pub(crate) async fn run(
         }
     };
     let stop_event = matches!(event, HookEvent::Stop | HookEvent::SubagentStop);
-    let blocks = !verdict.ok && !(stop_event && verdict.impossible);
+    // `impossible: true` on Stop/SubagentStop lets the turn end.
+    let blocks = !(verdict.ok || (stop_event && verdict.impossible));
     let reason = verdict
         .reason
         .clone()

@@ -72,7 +72,7 @@ const COMMAND_KEYS: &[&str] = &[
     "cloud",
 ];
 const HTTP_KEYS: &[&str] = &["url", "headers", "allowedEnvVars", "onFailure", "cloud"];
-const PROMPT_KEYS: &[&str] = &["prompt", "model", "continueOnBlock"];
+const PROMPT_KEYS: &[&str] = &["prompt", "model", "continueOnBlock", "onFailure"];
 const MCP_KEYS: &[&str] = &["server", "tool", "input", "onFailure"];
 const GROUP_KEYS: &[&str] = &["matcher", "hooks"];
 const MODES: &[&str] = &[
@@ -614,7 +614,7 @@ impl FileCx<'_> {
             ),
             "prompt" | "agent" => (
                 prompt_kind(&f, type_name, node.offset)?,
-                OnFailure::Continue,
+                parse_on_failure(on_failure_member)?,
             ),
             // mcp_tool: any onFailure other than "continue" reads as "block" (spec §1.6).
             _ => (

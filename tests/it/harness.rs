@@ -34,6 +34,8 @@ pub const LEAKY_VARS: &[&str] = &[
     "CLAUDE_PROJECT_DIR",
     "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP",
     "CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS",
+    "REIN_SUBAGENT_TIMEOUT_MS",
+    "REIN_GATE_LEDGER",
 ];
 
 /// The variables that give a run `home` as its own: `HOME`, rein's home `<home>/.rein`, and a

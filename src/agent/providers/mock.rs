@@ -108,7 +108,10 @@ impl MockModel {
             return false;
         };
         let first = first_user_text(messages);
-        let turn = messages.iter().filter(|m| m.role == Role::Assistant).count();
+        let turn = messages
+            .iter()
+            .filter(|m| m.role == Role::Assistant)
+            .count();
         if tools.is_empty()
             && let Some(hook) = script.hooks.iter().find(|h| first.contains(&h.matches))
         {
@@ -352,9 +355,8 @@ impl MockScript {
                 .iter()
                 .enumerate()
                 .map(|(index, element)| {
-                    parse_turn(element).map_err(|message| {
-                        element_err(index, format!("{prefix}{message}"))
-                    })
+                    parse_turn(element)
+                        .map_err(|message| element_err(index, format!("{prefix}{message}")))
                 })
                 .collect::<Result<Vec<_>, _>>()
         };
@@ -387,7 +389,10 @@ impl MockScript {
                         element_err(i, "agents entry needs a \"match\" string".to_string())
                     })?;
                     let Some(Value::Array(turns)) = a.get("turns") else {
-                        return Err(element_err(i, "agents entry needs a \"turns\" array".to_string()));
+                        return Err(element_err(
+                            i,
+                            "agents entry needs a \"turns\" array".to_string(),
+                        ));
                     };
                     agents.push(ScriptedAgent {
                         matches: matches.to_string(),

@@ -3,9 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::hooks::events::{
-    Answer, BaseInput, Common, Event, Explained, FoldCx, block_as_notice,
-};
+use crate::hooks::events::{Answer, BaseInput, Common, Event, Explained, FoldCx, block_as_notice};
 use crate::hooks::spec::HookEvent;
 
 /// The event.

@@ -100,10 +100,7 @@ impl Event for SubagentStop {
         base.agent_id = Some("a0123456789abcdef".to_string());
         base.agent_type = Some("general-purpose".to_string());
         SubagentStopInput {
-            agent_transcript_path: base
-                .transcript_path
-                .trim_end_matches(".jsonl")
-                .to_string()
+            agent_transcript_path: base.transcript_path.trim_end_matches(".jsonl").to_string()
                 + "/subagents/agent-a0123456789abcdef.jsonl",
             base,
             hook_event_name: HookEvent::SubagentStop,
