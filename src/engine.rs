@@ -288,7 +288,7 @@ impl Engine {
         };
         let mut dispatcher =
             Dispatcher::with_registry(self.settings.handlers.clone(), env, self.registry.clone());
-        let hook_models = HookModels::new(Arc::clone(&self.model));
+        let hook_models = HookModels::new(Arc::clone(&self.model), None);
         dispatcher.set_model_hooks(hook_models.clone());
         let paths = PolicyPaths {
             cwd: self.project_dir.clone(),
@@ -329,6 +329,7 @@ impl Engine {
             tools,
             definitions,
             &config,
+            None,
         );
         hook_models.attach(&wired.runtime);
         Session::new(

@@ -4,8 +4,8 @@
 //! fire no hooks (a PreToolUse agent hook would otherwise judge its own reads, without end)
 //! but pass the session's permission rules and mode.
 //!
-//! A hook's `model` is not honoured: rein has one configured model per session (README,
-//! deliberate differences).
+//! A hook's `model` names a model id of the session's provider; Claude Code's aliases
+//! (`haiku`, `sonnet`, …) mean the session's model (README, deliberate differences).
 
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
@@ -13,7 +13,9 @@ use std::time::Duration;
 use crate::BoxFuture;
 use crate::agent::providers::mock::HOOK_EVALUATOR_MARK;
 use crate::agent::session::{Session, SessionConfig, SubagentIdentity, response_text};
-use crate::agent::subagent::{Quiet, SharedGate, SubagentRuntime, new_agent_id};
+use crate::agent::subagent::{
+    ModelFactory, Quiet, SharedGate, SubagentRuntime, new_agent_id, pick_model,
+};
 use crate::hooks::events::Firing;
 use crate::hooks::host::HookHost;
 use crate::hooks::prompt_hook::{HookQuestion, ModelHooks};
@@ -68,6 +70,7 @@ impl HookHost for NoHooks {
 /// Prompt and agent hooks over the session's model.
 pub(crate) struct HookModels {
     model: Arc<dyn Model>,
+    models: Option<ModelFactory>,
     runtime: OnceLock<Weak<SubagentRuntime>>,
 }
 
@@ -80,9 +83,10 @@ impl std::fmt::Debug for HookModels {
 }
 
 impl HookModels {
-    pub(crate) fn new(model: Arc<dyn Model>) -> Arc<HookModels> {
+    pub(crate) fn new(model: Arc<dyn Model>, models: Option<ModelFactory>) -> Arc<HookModels> {
         Arc::new(HookModels {
             model,
+            models,
             runtime: OnceLock::new(),
         })
     }
@@ -107,7 +111,8 @@ impl ModelHooks for HookModels {
                     },
                 ],
             }];
-            match self.model.complete(&messages, &[]).await {
+            let model = pick_model(&self.model, self.models.as_ref(), question.model.as_deref());
+            match model.complete(&messages, &[]).await {
                 Ok(response) => Ok(response_text(&response)),
                 Err(e) => Err(e.to_string()),
             }
@@ -146,7 +151,7 @@ impl ModelHooks for HookModels {
             let mut session = Session::new(
                 config,
                 Box::new(NoHooks),
-                Arc::clone(&self.model),
+                pick_model(&self.model, self.models.as_ref(), question.model.as_deref()),
                 tools,
                 Box::new(SharedGate(Arc::clone(&runtime.gate))),
                 ctx,

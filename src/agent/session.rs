@@ -346,6 +346,13 @@ impl Session {
             prompt_id: &prompt_id,
             text: task,
         });
+        if !context.is_empty() {
+            let message = Message {
+                role: Role::User,
+                content: context.iter().map(|t| system_reminder(t)).collect(),
+            };
+            self.sink.observe(Progress::Feedback { message: &message });
+        }
         let mut content: Vec<ContentBlock> = context.iter().map(|t| system_reminder(t)).collect();
         content.push(ContentBlock::Text {
             text: task.to_string(),
@@ -424,6 +431,7 @@ impl Session {
         if let Ok(mut line) = self.sink.line.lock() {
             line.prompt_id = self.prompt_id.clone();
             line.permission_mode = Some(self.config.permission_mode.clone());
+            line.agent_id = self.subagent.as_ref().map(|s| s.agent_id.clone());
         }
     }
 

@@ -38,6 +38,28 @@ use crate::pipeline::{GateVerdict, PermissionGate, PromptAnswer};
 use crate::progress::{Observer, Progress};
 use crate::tools::{BoxFuture, Tool, ToolContext, ToolOutcome};
 
+/// Builds the session's provider with another model id.
+pub type ModelFactory = Arc<dyn Fn(&str) -> Option<Arc<dyn Model>> + Send + Sync>;
+
+/// Claude Code's model aliases; rein has no mapping of them to a provider's ids, so a
+/// definition or hook naming one uses the session's model.
+const MODEL_ALIASES: [&str; 5] = ["sonnet", "opus", "haiku", "fable", "inherit"];
+
+/// The model for a definition's or hook's `model`: the session's for none or an alias, else
+/// the same provider with that id (when the provider can be rebuilt).
+pub(crate) fn pick_model(
+    session: &Arc<dyn Model>,
+    factory: Option<&ModelFactory>,
+    wanted: Option<&str>,
+) -> Arc<dyn Model> {
+    match (wanted, factory) {
+        (Some(id), Some(factory)) if !id.is_empty() && !MODEL_ALIASES.contains(&id) => {
+            factory(id).unwrap_or_else(|| Arc::clone(session))
+        }
+        _ => Arc::clone(session),
+    }
+}
+
 /// The default deadline of one subagent.
 pub const DEFAULT_SUBAGENT_TIMEOUT: Duration = Duration::from_secs(600);
 
@@ -461,6 +483,7 @@ pub struct SubagentRuntime {
     pub(crate) hooks: Arc<dyn HookHost>,
     pub(crate) gate: Arc<dyn PermissionGate>,
     pub(crate) model: Arc<dyn Model>,
+    pub(crate) models: Option<ModelFactory>,
     /// The session's tools without Agent.
     pub(crate) tools: Vec<Arc<dyn Tool>>,
     pub(crate) definitions: Vec<AgentDefinition>,
@@ -489,6 +512,8 @@ pub(crate) struct SubagentReport {
     pub text: String,
     /// Tool names in first-use order, with how often each was called.
     pub tool_counts: Vec<(String, usize)>,
+    /// The model the subagent ran on.
+    pub resolved_model: String,
     pub duration: Duration,
     pub end: TurnEnd,
 }
@@ -580,10 +605,12 @@ impl SubagentRuntime {
             stop_block_cap: self.stop_block_cap,
             session_end_budget: Duration::ZERO,
         };
+        let model = pick_model(&self.model, self.models.as_ref(), def.model.as_deref());
+        let resolved_model = model.name().to_string();
         let mut session = Session::new(
             config,
             Box::new(SharedHost(Arc::clone(&self.hooks))),
-            Arc::clone(&self.model),
+            model,
             tools,
             Box::new(SharedGate(Arc::clone(&self.gate))),
             ctx,
@@ -625,6 +652,7 @@ impl SubagentRuntime {
             agent_type: def.name.clone(),
             text: outcome.result.clone(),
             tool_counts: session.tool_use_summary(),
+            resolved_model,
             duration: started.elapsed(),
             end: outcome.end,
         })
@@ -785,7 +813,7 @@ impl Tool for AgentTool {
                 "content".into(),
                 json!([{"type": "text", "text": report.text}]),
             );
-            response.insert("resolvedModel".into(), json!(self.runtime.model.name()));
+            response.insert("resolvedModel".into(), json!(report.resolved_model));
             response.insert(
                 "totalDurationMs".into(),
                 json!(report.duration.as_millis() as u64),
@@ -834,6 +862,7 @@ pub(crate) fn wire(
     tools: Vec<Arc<dyn Tool>>,
     definitions: Vec<AgentDefinition>,
     config: &SessionConfig,
+    models: Option<ModelFactory>,
 ) -> Wired {
     let hooks: Arc<dyn HookHost> = Arc::from(hooks);
     let gate: Arc<dyn PermissionGate> = Arc::from(gate);
@@ -841,6 +870,7 @@ pub(crate) fn wire(
         hooks: Arc::clone(&hooks),
         gate: Arc::clone(&gate),
         model,
+        models,
         tools: tools.clone(),
         definitions,
         session_id: config.session_id.clone(),

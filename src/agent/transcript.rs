@@ -150,6 +150,9 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 pub struct LineContext {
     pub prompt_id: Option<String>,
     pub permission_mode: Option<String>,
+    /// Set in a subagent's transcript: its lines are a side chain (`isSidechain: true`) and
+    /// carry `agentId`, as Claude Code writes them.
+    pub agent_id: Option<String>,
 }
 
 /// Why a transcript is missing lines: the first failure and how much was lost.
@@ -439,9 +442,12 @@ impl Transcript {
         };
         let mut line = Map::new();
         line.insert("parentUuid".into(), json!(parent));
-        line.insert("isSidechain".into(), json!(false));
+        line.insert("isSidechain".into(), json!(ctx.agent_id.is_some()));
         if let Some(pid) = &ctx.prompt_id {
             line.insert("promptId".into(), json!(pid));
+        }
+        if let Some(agent_id) = &ctx.agent_id {
+            line.insert("agentId".into(), json!(agent_id));
         }
         line.insert("type".into(), json!(kind));
         line
@@ -660,6 +666,7 @@ mod tests {
         let ctx = LineContext {
             prompt_id: Some("pid".into()),
             permission_mode: Some("default".into()),
+            agent_id: None,
         };
         t.user_prompt(&ctx, "hello");
         t.tool_result(

@@ -328,7 +328,7 @@ fn list(ctx: &Context, as_json: bool) -> i32 {
         }
         out.push_str(&format!(
             "    timeout {}   onFailure {}   async {}{}\n",
-            crate::hooks::timeout::describe(h.event, h.timeout),
+            crate::hooks::prompt_hook::describe_timeout(h),
             on_failure_text(h),
             if is_async(h) { "yes" } else { "no" },
             if h.once {
@@ -426,8 +426,8 @@ fn list_json(ctx: &Context, statuses: &[HandlerStatus<'_>]) -> Value {
                 "matcher_description": matcher_description,
                 "if": h.if_text,
                 "timeout_s": h.timeout,
-                "effective_timeout_s": crate::hooks::timeout::listed_seconds(h.event, h.timeout),
-                "timeout_description": crate::hooks::timeout::describe(h.event, h.timeout),
+                "effective_timeout_s": crate::hooks::prompt_hook::listed_seconds(h),
+                "timeout_description": crate::hooks::prompt_hook::describe_timeout(h),
                 "on_failure": on_failure_text(h),
                 "async": is_async(h),
                 "once": h.once,
@@ -918,7 +918,7 @@ fn test(
         let timeout = idx
             .map(|i| {
                 let h = &settings.handlers[i];
-                crate::hooks::timeout::listed_seconds(h.event, h.timeout)
+                crate::hooks::prompt_hook::listed_seconds(h)
             })
             .unwrap_or(600.0);
         out.push('\n');

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use crate::agent::agent_hook::HookModels;
-use crate::agent::providers::{ProviderConfig, from_config};
+use crate::agent::providers::{ProviderConfig, ProviderKind, from_config};
 use crate::agent::session::{
     Session, SessionConfig, TurnEnd, TurnOutcome, stop_block_cap_from_env,
 };
@@ -37,6 +37,9 @@ struct Setup {
     permission_mode: String,
     settings: Settings,
     model: Arc<dyn Model>,
+    /// Builds the same provider with another model id (a subagent definition's or a prompt
+    /// hook's `model`); `None` for the mock.
+    models: Option<subagent::ModelFactory>,
     tools: Vec<Arc<dyn Tool>>,
     gate: Box<dyn PermissionGate>,
 }
@@ -125,7 +128,7 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
         ))),
     }
     let mut dispatcher = Dispatcher::new(setup.settings.handlers, env);
-    let hook_models = HookModels::new(Arc::clone(&setup.model));
+    let hook_models = HookModels::new(Arc::clone(&setup.model), setup.models.clone());
     dispatcher.set_model_hooks(hook_models.clone());
     let config = SessionConfig {
         session_id: session_id.clone(),
@@ -151,6 +154,7 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
         setup.tools,
         definitions,
         &config,
+        setup.models.clone(),
     );
     hook_models.attach(&wired.runtime);
     let mut session = Session::new(
@@ -521,7 +525,7 @@ fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
     for warning in warnings {
         eprintln!("rein: warning: {warning}");
     }
-    let model = build_model(args)?;
+    let (model, models) = build_model(args)?;
     let tools = build_tools();
     let paths = PolicyPaths {
         cwd: project_dir.clone(),
@@ -553,6 +557,7 @@ fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
         permission_mode,
         settings,
         model,
+        models,
         tools,
         gate,
     })
@@ -592,7 +597,9 @@ fn load_settings(args: &RunArgs, project_dir: &Path) -> Result<Settings, SetupEr
 }
 
 /// The model behind `--provider`/`--model`/`--mock-script`.
-fn build_model(args: &RunArgs) -> Result<Arc<dyn Model>, SetupError> {
+fn build_model(
+    args: &RunArgs,
+) -> Result<(Arc<dyn Model>, Option<subagent::ModelFactory>), SetupError> {
     let cfg = ProviderConfig::from_env(
         args.provider.as_deref(),
         args.model.as_deref(),
@@ -600,7 +607,15 @@ fn build_model(args: &RunArgs) -> Result<Arc<dyn Model>, SetupError> {
     )
     .map_err(|e| setup_error(e.to_string(), EXIT_USAGE))?;
     let model = from_config(&cfg).map_err(|e| setup_error(e.to_string(), EXIT_ERROR))?;
-    Ok(Arc::from(model))
+    let factory: Option<subagent::ModelFactory> = match cfg.provider {
+        ProviderKind::Mock => None,
+        ProviderKind::OpenAi | ProviderKind::Anthropic => Some(Arc::new(move |id: &str| {
+            let mut other = cfg.clone();
+            other.model = Some(id.to_string());
+            from_config(&other).ok().map(Arc::from)
+        })),
+    };
+    Ok((Arc::from(model), factory))
 }
 
 /// With `REIN_GATE_LEDGER=FILE`: writes `{"gate_passes": N, "executions": M}` there, so a test

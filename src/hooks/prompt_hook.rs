@@ -24,7 +24,7 @@ use serde_json::Value;
 use crate::BoxFuture;
 use crate::hooks::answer::{bare, interpret};
 use crate::hooks::command::RawRun;
-use crate::hooks::config::{ConfiguredHandler, OnFailure, PromptHandler};
+use crate::hooks::config::{ConfiguredHandler, HandlerKind, OnFailure, PromptHandler};
 use crate::hooks::events::Answer;
 use crate::hooks::output::HookJsonOutput;
 use crate::hooks::run::{HandlerRun, OutcomeKind, RunStatus};
@@ -34,6 +34,25 @@ use crate::hooks::spec::HookEvent;
 pub const PROMPT_HOOK_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default timeout of an agent hook.
 pub const AGENT_HOOK_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The timeout `rein hooks list` shows for a handler: a prompt or agent hook without its own
+/// has 30 s or 60 s, every other type the event's default.
+pub fn listed_seconds(handler: &ConfiguredHandler) -> f64 {
+    match (&handler.kind, handler.timeout) {
+        (HandlerKind::Prompt(_), None) => PROMPT_HOOK_TIMEOUT.as_secs_f64(),
+        (HandlerKind::Agent(_), None) => AGENT_HOOK_TIMEOUT.as_secs_f64(),
+        _ => crate::hooks::timeout::listed_seconds(handler.event, handler.timeout),
+    }
+}
+
+/// [`crate::hooks::timeout::describe`] for a handler, knowing the prompt/agent defaults.
+pub fn describe_timeout(handler: &ConfiguredHandler) -> String {
+    match (&handler.kind, handler.timeout) {
+        (HandlerKind::Prompt(_), None) => "30 s (prompt hook default)".to_string(),
+        (HandlerKind::Agent(_), None) => "60 s (agent hook default)".to_string(),
+        _ => crate::hooks::timeout::describe(handler.event, handler.timeout),
+    }
+}
 
 /// What a model-evaluated hook asks.
 #[derive(Debug, Clone)]

@@ -122,7 +122,13 @@ pub fn inactive_reason(handler: &ConfiguredHandler, why: &Inactive, settings: &S
         ),
         Inactive::UnsupportedType => reason(
             "unsupported_type",
-            format!("{} hooks are not run by rein yet", handler.kind.type_name()),
+            match (&handler.kind, handler.event) {
+                (HandlerKind::Prompt(_) | HandlerKind::Agent(_), Some(event)) => format!(
+                    "{} hooks cannot run on {event} (Claude Code rejects them there)",
+                    handler.kind.type_name()
+                ),
+                _ => format!("{} hooks are not run by rein yet", handler.kind.type_name()),
+            },
         ),
     }
 }
@@ -294,8 +300,12 @@ fn skip_reason(
     if let Some(why) = &handler.inactive {
         return inactive_reason(handler, why, settings);
     }
-    let HandlerKind::Command(command) = &handler.kind else {
-        return inactive_reason(handler, &Inactive::UnsupportedType, settings);
+    let command = match &handler.kind {
+        HandlerKind::Command(command) => Some(command),
+        HandlerKind::Prompt(_) | HandlerKind::Agent(_) => None,
+        HandlerKind::Http(_) | HandlerKind::McpTool(_) => {
+            return inactive_reason(handler, &Inactive::UnsupportedType, settings);
+        }
     };
     if let Some(value) = target.match_value {
         let names: Vec<&str> = if target.event.is_tool_event() {
@@ -327,6 +337,15 @@ fn skip_reason(
             return reason("if", format!("\"if\": {text:?} does not match this call"));
         }
     }
+    let Some(command) = command else {
+        return reason(
+            "model_hook",
+            format!(
+                "{} hooks ask the session's model, which `rein hooks explain` does not call",
+                handler.kind.type_name()
+            ),
+        );
+    };
     let key = dedup_key(handler, command);
     for sel in selected {
         if let SelectedHandler::Command {

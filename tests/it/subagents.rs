@@ -668,7 +668,7 @@ fn tool_names(body: &Value, anthropic: bool) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The scenario both providers play: the parent delegates to Explore (which reads a file),
+/// The scenario both providers play: the parent delegates to `scout` (which reads a file),
 /// then runs Bash under a PreToolUse prompt hook that allows it, then ends.
 fn scenario(body: &Value, project: &str) -> Reply {
     let first = first_user_text(body);
@@ -689,7 +689,7 @@ fn scenario(body: &Value, project: &str) -> Reply {
         0 => Err((
             "call_agent".into(),
             "Agent".into(),
-            json!({"description": "read notes", "prompt": "LOOP-SUB: read notes.md", "subagent_type": "Explore"}),
+            json!({"description": "read notes", "prompt": "LOOP-SUB: read notes.md", "subagent_type": "scout"}),
         )),
         1 => Err((
             "call_bash".into(),
@@ -828,8 +828,12 @@ fn anthropic_sse(reply: Reply) -> String {
 fn loopback_run(provider: &str) {
     let e = env();
     e.write("notes.md", "hello\n");
+    e.write(
+        ".claude/agents/scout.md",
+        "---\nname: scout\ndescription: Reads files\ntools: Read, Glob, Grep\nmodel: sub-model\n---\nRead what you are asked to.\n",
+    );
     e.hooks(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
-        {"type": "prompt", "prompt": "LOOP-PH is this command safe? $ARGUMENTS"}
+        {"type": "prompt", "prompt": "LOOP-PH is this command safe? $ARGUMENTS", "model": "judge-model"}
     ]}]}));
     let server = Loopback::start(e.project.display().to_string());
     let mut c = e.rein();
@@ -862,6 +866,9 @@ fn loopback_run(provider: &str) {
         .collect();
     assert_eq!(sub.len(), 2, "{requests:#?}");
     assert_eq!(tool_names(sub[0], anthropic), ["Read", "Glob", "Grep"]);
+    // On the model its definition names, same provider.
+    assert_eq!(sub[0]["model"], "sub-model");
+    assert_eq!(sub[1]["model"], "sub-model");
     assert_eq!(
         sub[0]["messages"].as_array().unwrap().len(),
         1,
@@ -891,6 +898,8 @@ fn loopback_run(provider: &str) {
         .collect();
     assert_eq!(hook.len(), 1, "{requests:#?}");
     assert!(tool_names(hook[0], anthropic).is_empty());
+    assert_eq!(hook[0]["model"], "judge-model");
+    assert!(main.iter().all(|b| b["model"] == "loop-model"));
     let question = first_user_text(hook[0]);
     assert!(
         question.contains("LOOP-PH is this command safe? {"),
@@ -915,4 +924,56 @@ fn loopback_openai_shows_the_prompt_hook_request_and_the_subagents_own_requests(
 #[test]
 fn loopback_anthropic_shows_the_prompt_hook_request_and_the_subagents_own_requests() {
     loopback_run("anthropic");
+}
+
+#[test]
+fn subagent_start_context_reaches_the_subagent_and_matchers_see_the_agent_type() {
+    let e = env();
+    let ctx = e.script(
+        "ctx.sh",
+        r#"cat >/dev/null
+echo '{"hookSpecificOutput": {"hookEventName": "SubagentStart", "additionalContext": "CTX-FOR-SUB"}}'"#,
+    );
+    e.hooks(json!({
+        "SubagentStart": [
+            {"matcher": "helper", "hooks": [hook(&ctx)]},
+            {"matcher": "Explore", "hooks": [hook(&e.dump("explore.jsonl"))]}
+        ],
+        "SubagentStop": on("", &e.dump("stop.jsonl")),
+        // `Task` is the Agent tool's former name: the matcher still catches it.
+        "PreToolUse": on("Task", &e.dump("task.jsonl")),
+    }));
+    let out = e.run(json!({
+        "turns": [{"tool_use": [agent_call("SUBTASK-CTX: hi", "helper")]}, {"text": "done"}],
+        "agents": [{"match": "SUBTASK-CTX", "turns": [{"text": "sub done"}]}]
+    }));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        e.log("explore.jsonl").is_empty(),
+        "a matcher on another agent type fired"
+    );
+    assert_eq!(e.log("task.jsonl").len(), 1);
+    let stop = e.log("stop.jsonl");
+    let sub = std::fs::read_to_string(stop[0]["agent_transcript_path"].as_str().unwrap()).unwrap();
+    assert!(sub.contains("CTX-FOR-SUB"), "{sub}");
+}
+
+#[test]
+fn a_deny_rule_on_task_refuses_the_agent_call_before_any_subagent_starts() {
+    let e = env();
+    e.settings(json!({
+        "permissions": {"deny": ["Task"]},
+        "hooks": {"SubagentStart": on("", &e.dump("start.jsonl"))},
+    }));
+    let out = e.run(json!({
+        "turns": [{"tool_use": [agent_call("SUBTASK-NO: touch", "helper")]}, {"text": "done"}],
+        "agents": [{"match": "SUBTASK-NO", "turns": [
+            {"tool_use": [{"name": "Bash", "input": {"command": "touch victim.txt"}}]},
+            {"text": "sub done"}
+        ]}]
+    }));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(e.log("start.jsonl").is_empty());
+    assert!(!e.exists("victim.txt"));
+    assert_eq!(e.ledger(), (0, 0));
 }
