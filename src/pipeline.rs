@@ -294,9 +294,11 @@ pub const USER_REJECTED_TEXT: &str =
     "The user doesn't want to proceed with this tool use. The tool use was rejected.";
 
 impl<'a> ToolPipeline<'a> {
-    /// The tool offered under `name`, if any.
+    /// The tool offered under `name` or one of its former names, if any.
     pub fn find(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.tools.iter().find(|t| t.name() == name)
+        self.tools
+            .iter()
+            .find(|t| t.name() == name || t.aliases().contains(&name))
     }
 
     async fn fire<E: Event>(&self, input: E::Input, tool_use_id: Option<&str>) -> E::Outcome {
@@ -339,6 +341,19 @@ impl<'a> ToolPipeline<'a> {
         let Some(tool) = self.find(&call.name).cloned() else {
             report.content = format!("No such tool available: {}", call.name);
             return report;
+        };
+        // A call by a former name (`KillShell`) is the tool's call: hooks, rules and the
+        // transcript's result see its current name (`TaskStop`).
+        let renamed;
+        let call = if tool.name() == call.name {
+            call
+        } else {
+            renamed = ToolCall {
+                name: tool.name().to_string(),
+                ..call.clone()
+            };
+            report.tool_name = renamed.name.clone();
+            &renamed
         };
         let mut input = match tool.prepare(call.input.clone(), self.ctx) {
             Ok(v) => v,
@@ -558,8 +573,8 @@ impl<'a> ToolPipeline<'a> {
         pass.spend();
         let started = Instant::now();
         // Why catch_unwind: a panicking tool must become a failed call, not a dead session.
-        let outcome = AssertUnwindSafe(tool.execute(input.clone(), self.ctx))
-            .catch_unwind()
+        let run = AssertUnwindSafe(tool.execute(input.clone(), self.ctx)).catch_unwind();
+        let outcome = crate::tools::as_call(call.id.clone(), run)
             .await
             .unwrap_or_else(|_| ToolOutcome::Failure {
                 error: format!("{} tool crashed", call.name),

@@ -440,6 +440,7 @@ async fn run_background(
                 command.to_string(),
                 description.map(str::to_string),
                 log.clone(),
+                super::current_call_id(),
                 detached,
                 move || {
                     let _ = std::fs::remove_file(cwd_file);
@@ -453,7 +454,8 @@ async fn run_background(
         map.insert("backgroundTaskId".into(), Value::from(id.as_str()));
     }
     let content = format!(
-        "Command running in background with ID: {id}. Output is being written to: {}",
+        "Command running in background with ID: {id}. Output is being written to: {}. \
+         rein tells you when it ends; Read that file for its output so far.",
         log.display()
     );
     ToolOutcome::Success { response, content }
