@@ -977,3 +977,33 @@ fn a_deny_rule_on_task_refuses_the_agent_call_before_any_subagent_starts() {
     assert!(!e.exists("victim.txt"));
     assert_eq!(e.ledger(), (0, 0));
 }
+
+/// The JSON blocks of docs/subagents.md, in order.
+fn doc_json_blocks() -> Vec<Value> {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/subagents.md"))
+        .unwrap();
+    doc.split("```json\n")
+        .skip(1)
+        .map(|rest| serde_json::from_str(rest.split("```").next().unwrap()).unwrap())
+        .collect()
+}
+
+#[test]
+fn the_docs_example_settings_and_mock_script_play_as_described() {
+    let e = env();
+    let blocks = doc_json_blocks();
+    assert_eq!(blocks.len(), 2);
+    let mut settings = blocks[0].clone();
+    settings["hooks"]["PostToolUse"] = on("Agent", &e.dump("post.jsonl"));
+    e.settings(settings);
+    let out = e.run(blocks[1].clone());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(e.log("post.jsonl")[0]["tool_response"]["content"][0]["text"], "two files");
+    let transcript = std::fs::read_to_string(&e.transcript_files()[0]).unwrap();
+    assert!(
+        transcript.contains("PreToolUse:Bash hook error: [Is this command safe to run in CI? $ARGUMENTS]: not in CI"),
+        "{transcript}"
+    );
+    // Agent and the subagent's Glob ran; the refused Bash did not.
+    assert_eq!(e.ledger(), (2, 2));
+}
