@@ -1,8 +1,9 @@
 //! The models behind `type: "prompt"` and `type: "agent"` hooks ([`ModelHooks`]): a prompt hook
 //! is one request without tools to the session's model; an agent hook is a subagent with the
 //! read-only tools (Read, Glob, Grep) that investigates and then answers. Its own tool calls
-//! fire no hooks (a PreToolUse agent hook would otherwise judge its own reads, without end)
-//! but pass the session's permission rules and mode.
+//! take the session's whole gate — command and in-process hooks, permission rules and mode —
+//! except prompt and agent hooks (a PreToolUse agent hook would otherwise judge its own reads,
+//! without end). Its hooks see `agent_type: "hook"`.
 //!
 //! A hook's `model` names a model id of the session's provider; Claude Code's aliases
 //! (`haiku`, `sonnet`, …) mean the session's model (README, deliberate differences).
@@ -14,11 +15,9 @@ use crate::BoxFuture;
 use crate::agent::providers::mock::HOOK_EVALUATOR_MARK;
 use crate::agent::session::{Session, SessionConfig, SubagentIdentity, response_text};
 use crate::agent::subagent::{
-    ModelFactory, Quiet, SharedGate, SubagentRuntime, new_agent_id, pick_model,
+    ModelFactory, Quiet, SharedGate, SharedHost, SubagentRuntime, new_agent_id, pick_model,
 };
-use crate::hooks::events::Firing;
-use crate::hooks::host::HookHost;
-use crate::hooks::prompt_hook::{HookQuestion, ModelHooks};
+use crate::hooks::prompt_hook::{HookQuestion, MODEL_HOOKS_OFF, ModelHooks};
 use crate::model::{ContentBlock, Message, Model, Role};
 use crate::tools::{Tool, ToolContext};
 
@@ -44,27 +43,6 @@ fn agent_instructions(event: &str, transcript: &str) -> String {
          as your whole final message: {{\"ok\": true, \"reason\": \"…\"}} or \
          {{\"ok\": false, \"reason\": \"…\"}}."
     )
-}
-
-/// A hook host that fires nothing.
-struct NoHooks;
-
-impl HookHost for NoHooks {
-    fn fire_erased<'a>(
-        &'a self,
-        firing: &'a dyn Firing,
-    ) -> BoxFuture<'a, Box<dyn std::any::Any + Send>> {
-        Box::pin(async move { firing.empty_outcome() })
-    }
-    fn env_files(&self) -> Vec<std::path::PathBuf> {
-        Vec::new()
-    }
-    fn take_async_context(&self) -> Vec<String> {
-        Vec::new()
-    }
-    fn shutdown(&self) -> BoxFuture<'_, ()> {
-        Box::pin(async {})
-    }
 }
 
 /// Prompt and agent hooks over the session's model.
@@ -150,7 +128,7 @@ impl ModelHooks for HookModels {
             }
             let mut session = Session::new(
                 config,
-                Box::new(NoHooks),
+                Box::new(SharedHost(Arc::clone(&runtime.hooks))),
                 pick_model(&self.model, self.models.as_ref(), question.model.as_deref()),
                 tools,
                 Box::new(SharedGate(Arc::clone(&runtime.gate))),
@@ -170,7 +148,9 @@ impl ModelHooks for HookModels {
                 agent_instructions(question.event.as_str(), &question.transcript_path),
                 question.question
             );
-            let outcome = session.run_task(&task, Vec::new()).await;
+            let outcome = MODEL_HOOKS_OFF
+                .scope((), session.run_task(&task, Vec::new()))
+                .await;
             match outcome.end {
                 crate::agent::session::TurnEnd::ModelFailed(e) => Err(e.to_string()),
                 _ => Ok(outcome.result),

@@ -152,22 +152,27 @@ impl Dispatcher {
             home: &home,
         };
         let mut selected = Vec::new();
+        let model_hooks_off = prompt_hook::model_hooks_off();
         for handler in &self.handlers {
             if handler.event != Some(event) || handler.inactive.is_some() {
                 continue;
             }
             let picked = match &handler.kind {
                 HandlerKind::Command(command) => SelectedHandler::Command { handler, command },
-                HandlerKind::Prompt(prompt) if self.models.is_some() => SelectedHandler::Model {
-                    handler,
-                    prompt,
-                    agent: false,
-                },
-                HandlerKind::Agent(prompt) if self.models.is_some() => SelectedHandler::Model {
-                    handler,
-                    prompt,
-                    agent: true,
-                },
+                HandlerKind::Prompt(prompt) if self.models.is_some() && !model_hooks_off => {
+                    SelectedHandler::Model {
+                        handler,
+                        prompt,
+                        agent: false,
+                    }
+                }
+                HandlerKind::Agent(prompt) if self.models.is_some() && !model_hooks_off => {
+                    SelectedHandler::Model {
+                        handler,
+                        prompt,
+                        agent: true,
+                    }
+                }
                 // Other types are marked inactive by the loader; this is the backstop.
                 _ => continue,
             };

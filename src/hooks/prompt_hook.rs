@@ -30,6 +30,18 @@ use crate::hooks::output::HookJsonOutput;
 use crate::hooks::run::{HandlerRun, OutcomeKind, RunStatus};
 use crate::hooks::spec::HookEvent;
 
+tokio::task_local! {
+    /// Set while an agent hook's own subagent runs: its tool calls fire the configured command
+    /// and in-process hooks like every call, but no prompt or agent hook (which would judge the
+    /// judge's own reads, without end).
+    pub static MODEL_HOOKS_OFF: ();
+}
+
+/// Whether prompt and agent hooks are switched off for the current task.
+pub fn model_hooks_off() -> bool {
+    MODEL_HOOKS_OFF.try_with(|_| ()).is_ok()
+}
+
 /// Default timeout of a prompt hook.
 pub const PROMPT_HOOK_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default timeout of an agent hook.

@@ -581,9 +581,12 @@ fn a_stop_prompt_hook_answering_ok_false_keeps_the_turn_going_with_feedback() {
 fn an_agent_hook_investigates_with_read_only_tools_then_denies() {
     let e = env();
     e.write("policy.txt", "no touching\n");
-    e.hooks(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
-        {"type": "agent", "prompt": "AH-CHECK read policy.txt and judge $ARGUMENTS"}
-    ]}]}));
+    e.hooks(json!({"PreToolUse": [
+        {"matcher": "Bash", "hooks": [
+            {"type": "agent", "prompt": "AH-CHECK read policy.txt and judge $ARGUMENTS"}
+        ]},
+        {"matcher": "*", "hooks": [hook(&e.dump("pre.jsonl"))]}
+    ]}));
     let out = e.run(json!({
         "turns": [{"tool_use": [{"name": "Bash", "input": {"command": "touch victim.txt"}}]}, {"text": "NEVER-SEEN"}],
         "agents": [{"match": "AH-CHECK", "turns": [
@@ -980,8 +983,8 @@ fn a_deny_rule_on_task_refuses_the_agent_call_before_any_subagent_starts() {
 
 /// The JSON blocks of docs/subagents.md, in order.
 fn doc_json_blocks() -> Vec<Value> {
-    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/subagents.md"))
-        .unwrap();
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/subagents.md")).unwrap();
     doc.split("```json\n")
         .skip(1)
         .map(|rest| serde_json::from_str(rest.split("```").next().unwrap()).unwrap())
@@ -998,10 +1001,15 @@ fn the_docs_example_settings_and_mock_script_play_as_described() {
     e.settings(settings);
     let out = e.run(blocks[1].clone());
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert_eq!(e.log("post.jsonl")[0]["tool_response"]["content"][0]["text"], "two files");
+    assert_eq!(
+        e.log("post.jsonl")[0]["tool_response"]["content"][0]["text"],
+        "two files"
+    );
     let transcript = std::fs::read_to_string(&e.transcript_files()[0]).unwrap();
     assert!(
-        transcript.contains("PreToolUse:Bash hook error: [Is this command safe to run in CI? $ARGUMENTS]: not in CI"),
+        transcript.contains(
+            "PreToolUse:Bash hook error: [Is this command safe to run in CI? $ARGUMENTS]: not in CI"
+        ),
         "{transcript}"
     );
     // Agent and the subagent's Glob ran; the refused Bash did not.

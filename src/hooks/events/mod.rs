@@ -449,8 +449,6 @@ pub trait Firing: Send + Sync {
     fn common_of<'a>(&self, outcome: &'a mut (dyn Any + Send)) -> Option<&'a mut Common>;
     /// [`Event::explain`] of an outcome of this event.
     fn explain(&self, outcome: &(dyn Any + Send)) -> Option<Explained>;
-    /// The outcome of a firing no handler answered (`E::Outcome::default()`).
-    fn empty_outcome(&self) -> Box<dyn Any + Send>;
 }
 
 /// A typed input behind the [`Firing`] seam.
@@ -459,10 +457,6 @@ pub struct Typed<E: Event>(pub E::Input);
 impl<E: Event> Firing for Typed<E> {
     fn event(&self) -> HookEvent {
         E::EVENT
-    }
-
-    fn empty_outcome(&self) -> Box<dyn Any + Send> {
-        Box::new(E::Outcome::default())
     }
 
     fn input_json(&self) -> Value {
