@@ -327,9 +327,12 @@ impl Engine {
             Box::new(PolicyGate::new(policy, None)),
             Arc::clone(&self.model),
             tools,
-            definitions,
             &config,
-            None,
+            subagent::SubagentSetup {
+                definitions,
+                models: None,
+                notices: self.observer.clone(),
+            },
         );
         hook_models.attach(&wired.runtime);
         Session::new(

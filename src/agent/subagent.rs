@@ -478,6 +478,28 @@ impl Observer for Quiet {
     fn observe(&self, _progress: Progress<'_>) {}
 }
 
+/// Passes every progress event on to a shared observer (the session's, also reached by its
+/// subagents).
+pub(crate) struct SharedObserver(pub Arc<dyn Observer>);
+
+impl Observer for SharedObserver {
+    fn observe(&self, progress: Progress<'_>) {
+        self.0.observe(progress);
+    }
+}
+
+/// A subagent's view of the parent's observer: only user-facing notices (a hook's error, the
+/// SubagentStop cap) reach the user; the subagent's conversation stays in its transcript.
+struct NoticesOnly(Arc<dyn Observer>);
+
+impl Observer for NoticesOnly {
+    fn observe(&self, progress: Progress<'_>) {
+        if let Progress::Notice { .. } = progress {
+            self.0.observe(progress);
+        }
+    }
+}
+
 /// What a subagent needs from its parent session.
 pub struct SubagentRuntime {
     pub(crate) hooks: Arc<dyn HookHost>,
@@ -493,6 +515,8 @@ pub struct SubagentRuntime {
     pub(crate) permission_mode: String,
     pub(crate) stop_block_cap: u32,
     pub(crate) default_timeout: Duration,
+    /// Where the subagent's notices go (the parent's observer).
+    pub(crate) notices: Option<Arc<dyn Observer>>,
 }
 
 /// `REIN_SUBAGENT_TIMEOUT_MS` (a positive integer), else [`DEFAULT_SUBAGENT_TIMEOUT`].
@@ -578,7 +602,10 @@ impl SubagentRuntime {
                 },
                 hook_event_name: HookEvent::SubagentStart,
             },
-            &Quiet,
+            match &self.notices {
+                Some(observer) => observer.as_ref() as &dyn Observer,
+                None => &Quiet,
+            },
             None,
         )
         .await;
@@ -614,7 +641,10 @@ impl SubagentRuntime {
             tools,
             Box::new(SharedGate(Arc::clone(&self.gate))),
             ctx,
-            Box::new(Quiet),
+            match &self.notices {
+                Some(observer) => Box::new(NoticesOnly(Arc::clone(observer))),
+                None => Box::new(Quiet),
+            },
         )
         .into_subagent(
             SubagentIdentity {
@@ -854,16 +884,30 @@ pub(crate) struct Wired {
     pub runtime: Arc<SubagentRuntime>,
 }
 
+/// What subagents get besides the session's parts.
+pub(crate) struct SubagentSetup {
+    /// Every type the session offers ([`discover`]).
+    pub definitions: Vec<AgentDefinition>,
+    /// Builds another model of the session's provider (a definition's `model`).
+    pub models: Option<ModelFactory>,
+    /// Where subagents' user-facing notices go.
+    pub notices: Option<Arc<dyn Observer>>,
+}
+
 /// Adds the Agent tool to a session's parts (placed first, as Claude Code lists it).
 pub(crate) fn wire(
     hooks: Box<dyn HookHost>,
     gate: Box<dyn PermissionGate>,
     model: Arc<dyn Model>,
     tools: Vec<Arc<dyn Tool>>,
-    definitions: Vec<AgentDefinition>,
     config: &SessionConfig,
-    models: Option<ModelFactory>,
+    setup: SubagentSetup,
 ) -> Wired {
+    let SubagentSetup {
+        definitions,
+        models,
+        notices,
+    } = setup;
     let hooks: Arc<dyn HookHost> = Arc::from(hooks);
     let gate: Arc<dyn PermissionGate> = Arc::from(gate);
     let runtime = Arc::new(SubagentRuntime {
@@ -879,6 +923,7 @@ pub(crate) fn wire(
         permission_mode: config.permission_mode.clone(),
         stop_block_cap: config.stop_block_cap,
         default_timeout: subagent_timeout_from_env(),
+        notices,
     });
     let mut all: Vec<Arc<dyn Tool>> = vec![Arc::new(AgentTool::new(Arc::clone(&runtime)))];
     all.extend(tools);

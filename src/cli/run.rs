@@ -25,7 +25,7 @@ use crate::permissions::mode::{PermissionMode, check_bypass_allowed, resolve_mod
 use crate::permissions::policy::{PermissionPolicy, PolicyPaths};
 use crate::permissions::prompt::{Prompter, TtyPrompter};
 use crate::pipeline::{PermissionGate, PolicyGate};
-use crate::progress::Observers;
+use crate::progress::{Observer, Observers};
 use crate::settings::schema::Settings;
 use crate::settings::{LoadOptions, parse_setting_sources};
 use crate::tools::background::{BackgroundTask, BackgroundTasks};
@@ -124,9 +124,12 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
             &session_id,
             &setup.project_dir.to_string_lossy(),
             &setup.permission_mode,
-            setup.tools.iter().map(|t| t.name().to_string()).collect(),
+            std::iter::once("Agent".to_string())
+                .chain(setup.tools.iter().map(|t| t.name().to_string()))
+                .collect(),
         ))),
     }
+    let observers: Arc<dyn Observer> = Arc::new(observers);
     let mut dispatcher = Dispatcher::new(setup.settings.handlers, env);
     let hook_models = HookModels::new(Arc::clone(&setup.model), setup.models.clone());
     dispatcher.set_model_hooks(hook_models.clone());
@@ -152,9 +155,12 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
         setup.gate,
         Arc::clone(&setup.model),
         setup.tools,
-        definitions,
         &config,
-        setup.models.clone(),
+        subagent::SubagentSetup {
+            definitions,
+            models: setup.models.clone(),
+            notices: Some(Arc::clone(&observers)),
+        },
     );
     hook_models.attach(&wired.runtime);
     let mut session = Session::new(
@@ -164,7 +170,7 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
         wired.tools,
         wired.gate,
         ctx,
-        Box::new(observers),
+        Box::new(subagent::SharedObserver(observers)),
     );
 
     let (mut sigint, mut sigterm) = match (

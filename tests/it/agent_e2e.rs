@@ -1035,7 +1035,9 @@ fn stream_json_output_is_one_line_per_message() {
             "result:success"
         ]
     );
-    assert_eq!(lines[0]["tools"].as_array().unwrap().len(), 7);
+    // Agent and the seven built-in tools.
+    assert_eq!(lines[0]["tools"].as_array().unwrap().len(), 8);
+    assert_eq!(lines[0]["tools"][0], "Agent");
     assert_eq!(lines[2]["message"]["content"][0]["content"], "hi");
     assert_eq!(lines[4]["result"], "all done");
 }

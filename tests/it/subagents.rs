@@ -313,8 +313,18 @@ fn subagent_stop_block_makes_the_subagent_continue_once() {
 #[test]
 fn subagent_stop_blocking_forever_is_capped_like_stop() {
     let e = env();
-    let stop = e.script("stop.sh", "cat >/dev/null\necho 'never done' >&2\nexit 2");
-    e.hooks(json!({"SubagentStop": on("", &stop)}));
+    let stop = e.script(
+        "stop.sh",
+        &format!(
+            "cat >> '{}'\necho >> '{}'\necho 'never done' >&2\nexit 2",
+            e.project.join("stop.jsonl").display(),
+            e.project.join("stop.jsonl").display()
+        ),
+    );
+    e.hooks(json!({
+        "SubagentStop": on("", &stop),
+        "PostToolUse": on("Agent", &e.dump("post.jsonl")),
+    }));
     let turns: Vec<Value> = (0..10)
         .map(|i| json!({"text": format!("try {i}")}))
         .collect();
@@ -328,6 +338,24 @@ fn subagent_stop_blocking_forever_is_capped_like_stop() {
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.contains("parent done"), "{}", out.stdout);
+    // Two blocks honoured, the third firing ends the subagent anyway.
+    let text = std::fs::read_to_string(e.path("stop.jsonl")).unwrap();
+    let fired: Vec<Value> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(fired.len(), 3, "{text}");
+    assert_eq!(
+        e.log("post.jsonl")[0]["tool_response"]["content"][0]["text"],
+        "try 2"
+    );
+    assert!(
+        out.stderr
+            .contains("SubagentStop hooks kept the turn going 2 times in a row"),
+        "{}",
+        out.stderr
+    );
 }
 
 // ---------- parallel subagents ----------
@@ -606,6 +634,15 @@ fn an_agent_hook_investigates_with_read_only_tools_then_denies() {
         transcript.contains("]: policy says no touching"),
         "{transcript}"
     );
+    // The agent hook's own Read went through the command hooks too (not through itself).
+    let pre = e.log("pre.jsonl");
+    assert_eq!(pre.len(), 2, "{pre:?}");
+    // Both hooks of the Bash call run at once, so the two lines come in either order.
+    let read = pre.iter().find(|p| p["tool_name"] == "Read").unwrap();
+    let bash = pre.iter().find(|p| p["tool_name"] == "Bash").unwrap();
+    assert_eq!(read["agent_type"], "hook");
+    assert!(is_agent_id(read["agent_id"].as_str().unwrap()));
+    assert!(bash.get("agent_id").is_none());
     // Only the agent hook's Read executed, after the permission step.
     assert_eq!(e.ledger(), (1, 1));
 }
