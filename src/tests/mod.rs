@@ -27,4 +27,5 @@ mod providers;
 mod session_loop;
 mod settings;
 mod spanned_json;
+mod subagents;
 mod tools;

@@ -114,6 +114,16 @@ impl Env {
             passes, executions,
             "a tool ran without passing the gate: {v}"
         );
+        // For the closing count: `REIN_TEST_LEDGER_SUM=FILE cargo test --test it subagents`
+        // appends every run's pair to FILE.
+        if let Some(sum) = std::env::var_os("REIN_TEST_LEDGER_SUM") {
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(sum)
+                .unwrap();
+            writeln!(f, "{passes} {executions}").unwrap();
+        }
         (passes, executions)
     }
 
