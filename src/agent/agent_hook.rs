@@ -15,7 +15,7 @@ use crate::BoxFuture;
 use crate::agent::providers::mock::HOOK_EVALUATOR_MARK;
 use crate::agent::session::{Session, SessionConfig, SubagentIdentity, response_text};
 use crate::agent::subagent::{
-    ModelFactory, Quiet, SharedGate, SharedHost, SubagentRuntime, new_agent_id, pick_model,
+    ModelFactory, Quiet, SharedHost, SubagentRuntime, new_agent_id, pick_model,
 };
 use crate::hooks::prompt_hook::{HookQuestion, MODEL_HOOKS_OFF, ModelHooks};
 use crate::model::{ContentBlock, Message, Model, Role};
@@ -131,7 +131,7 @@ impl ModelHooks for HookModels {
                 Box::new(SharedHost(Arc::clone(&runtime.hooks))),
                 pick_model(&self.model, self.models.as_ref(), question.model.as_deref()),
                 tools,
-                Box::new(SharedGate(Arc::clone(&runtime.gate))),
+                Box::new(runtime.shared_gate()),
                 ctx,
                 Box::new(Quiet),
             )
@@ -143,13 +143,13 @@ impl ModelHooks for HookModels {
                 },
                 None,
             );
-            let task = format!(
-                "{}\n\n{}",
-                agent_instructions(question.event.as_str(), &question.transcript_path),
-                question.question
-            );
+            let instructions =
+                agent_instructions(question.event.as_str(), &question.transcript_path);
             let outcome = MODEL_HOOKS_OFF
-                .scope((), session.run_task(&task, Vec::new()))
+                .scope(
+                    (),
+                    session.run_task(Some(&instructions), &question.question, Vec::new()),
+                )
                 .await;
             match outcome.end {
                 crate::agent::session::TurnEnd::ModelFailed(e) => Err(e.to_string()),

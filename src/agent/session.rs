@@ -339,9 +339,16 @@ impl Session {
     }
 
     /// Runs a subagent's task (no UserPromptSubmit: the task comes from the parent model, and
-    /// its Agent call already passed the parent's gate). `context` are SubagentStart hook
-    /// entries, given to the subagent in front of the task.
-    pub(crate) async fn run_task(&mut self, task: &str, context: Vec<String>) -> TurnOutcome {
+    /// its Agent call already passed the parent's gate). `instructions` (its definition's body)
+    /// and `context` (SubagentStart hook entries) go in front of the task, each wrapped as a
+    /// system reminder, so the task stays the message's one plain text (the transcript records
+    /// the task as the prompt, as Claude Code does).
+    pub(crate) async fn run_task(
+        &mut self,
+        instructions: Option<&str>,
+        task: &str,
+        context: Vec<String>,
+    ) -> TurnOutcome {
         let mut outcome = TurnOutcome {
             end: TurnEnd::Completed,
             result: String::new(),
@@ -360,7 +367,12 @@ impl Session {
             };
             self.sink.observe(Progress::Feedback { message: &message });
         }
-        let mut content: Vec<ContentBlock> = context.iter().map(|t| system_reminder(t)).collect();
+        let mut content: Vec<ContentBlock> = instructions
+            .filter(|i| !i.is_empty())
+            .map(system_reminder)
+            .into_iter()
+            .chain(context.iter().map(|t| system_reminder(t)))
+            .collect();
         content.push(ContentBlock::Text {
             text: task.to_string(),
         });

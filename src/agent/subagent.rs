@@ -426,14 +426,20 @@ pub fn new_agent_id() -> String {
 }
 
 /// Shares one permission gate between a session and its subagents.
-pub(crate) struct SharedGate(pub Arc<dyn PermissionGate>);
+///
+/// Interactive prompts are taken one at a time: parallel subagents may ask at once, and a
+/// person answers one question after the other.
+pub(crate) struct SharedGate {
+    gate: Arc<dyn PermissionGate>,
+    prompt_lock: Arc<tokio::sync::Mutex<()>>,
+}
 
 impl PermissionGate for SharedGate {
     fn evaluate(&self, tool: &str, input: &Value, hook: Option<&HookAnswer>) -> GateVerdict {
-        self.0.evaluate(tool, input, hook)
+        self.gate.evaluate(tool, input, hook)
     }
     fn check_deny(&self, tool: &str, input: &Value) -> Option<String> {
-        self.0.check_deny(tool, input)
+        self.gate.check_deny(tool, input)
     }
     fn prompt<'a>(
         &'a self,
@@ -441,10 +447,13 @@ impl PermissionGate for SharedGate {
         input: &'a Value,
         reason: &'a str,
     ) -> BoxFuture<'a, PromptAnswer> {
-        self.0.prompt(tool, input, reason)
+        Box::pin(async move {
+            let _one_at_a_time = self.prompt_lock.lock().await;
+            self.gate.prompt(tool, input, reason).await
+        })
     }
     fn can_prompt(&self) -> bool {
-        self.0.can_prompt()
+        self.gate.can_prompt()
     }
 }
 
@@ -517,6 +526,8 @@ pub struct SubagentRuntime {
     pub(crate) default_timeout: Duration,
     /// Where the subagent's notices go (the parent's observer).
     pub(crate) notices: Option<Arc<dyn Observer>>,
+    /// Serialises interactive permission prompts of the session and its subagents.
+    pub(crate) prompt_lock: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// `REIN_SUBAGENT_TIMEOUT_MS` (a positive integer), else [`DEFAULT_SUBAGENT_TIMEOUT`].
@@ -543,6 +554,14 @@ pub(crate) struct SubagentReport {
 }
 
 impl SubagentRuntime {
+    /// The session's gate, for one more session (the parent, a subagent, an agent hook).
+    pub(crate) fn shared_gate(&self) -> SharedGate {
+        SharedGate {
+            gate: Arc::clone(&self.gate),
+            prompt_lock: Arc::clone(&self.prompt_lock),
+        }
+    }
+
     /// The names of every type, sorted as Claude Code lists them (case-insensitive).
     pub fn type_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self.definitions.iter().map(|d| d.name.clone()).collect();
@@ -639,7 +658,7 @@ impl SubagentRuntime {
             Box::new(SharedHost(Arc::clone(&self.hooks))),
             model,
             tools,
-            Box::new(SharedGate(Arc::clone(&self.gate))),
+            Box::new(self.shared_gate()),
             ctx,
             match &self.notices {
                 Some(observer) => Box::new(NoticesOnly(Arc::clone(observer))),
@@ -654,16 +673,10 @@ impl SubagentRuntime {
             },
             prompt_id,
         );
-        let mut task_text = String::new();
-        if !def.prompt.is_empty() {
-            task_text.push_str(&def.prompt);
-            task_text.push_str("\n\n");
-        }
-        task_text.push_str(task);
         let deadline = def.timeout.unwrap_or(self.default_timeout);
         let outcome = match tokio::time::timeout(
             deadline,
-            session.run_task(&task_text, start.common.context),
+            session.run_task(Some(&def.prompt), task, start.common.context),
         )
         .await
         {
@@ -924,12 +937,13 @@ pub(crate) fn wire(
         stop_block_cap: config.stop_block_cap,
         default_timeout: subagent_timeout_from_env(),
         notices,
+        prompt_lock: Arc::new(tokio::sync::Mutex::new(())),
     });
     let mut all: Vec<Arc<dyn Tool>> = vec![Arc::new(AgentTool::new(Arc::clone(&runtime)))];
     all.extend(tools);
     Wired {
         hooks: Box::new(SharedHost(hooks)),
-        gate: Box::new(SharedGate(gate)),
+        gate: Box::new(runtime.shared_gate()),
         tools: all,
         runtime,
     }
