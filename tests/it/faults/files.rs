@@ -572,3 +572,57 @@ fn enospc_in_the_middle_of_a_write_leaves_the_original_byte_identical() {
     println!("ENOSPC mid-write: original byte-identical, no temp file left");
     drop(mount);
 }
+
+/// The saved file named in a `<persisted-output>` notice.
+fn persisted_path(text: &str) -> PathBuf {
+    let after = text
+        .split(" saved to: ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no saved file in {text:.300}"));
+    PathBuf::from(after.lines().next().unwrap())
+}
+
+#[test]
+fn bash_output_is_saved_whole_up_to_claude_codes_64_mb_in_bounded_memory() {
+    use std::os::unix::fs::PermissionsExt;
+    let e = env();
+    let mut c = e.cmd();
+    c.args(["-p", "go", "--allowedTools", "Bash", "--mock-script"])
+        .arg(e.mock(json!([
+            {"tool_use": [{"name": "Bash", "input": {"command": "yes 0123456789abcdefghi | head -c 20000000"}}]},
+            {"tool_use": [{"name": "Bash", "input": {"command": "yes 0123456789abcdefghi | head -c 100000000"}}]},
+            super::say("done")
+        ])));
+    let run = run(c);
+    print_figures("Bash printing 20 MB, then 100 MB", &run);
+    assert_eq!(run.code, Some(0), "stderr: {}", run.stderr);
+    let texts = result_texts(&e);
+    assert!(
+        texts[0]
+            .starts_with("<persisted-output>\nOutput too large (19.1MB). Full output saved to: "),
+        "{:.300}",
+        texts[0]
+    );
+    let whole = persisted_path(&texts[0]);
+    let meta = std::fs::metadata(&whole).unwrap();
+    assert_eq!(meta.len(), 20_000_000, "the whole output");
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    assert!(
+        texts[1].starts_with(
+            "<persisted-output>\nOutput exceeded the 64MB persist limit; only the first 64MB \
+             were saved to: "
+        ),
+        "{:.300}",
+        texts[1]
+    );
+    let start = persisted_path(&texts[1]);
+    assert_eq!(std::fs::metadata(&start).unwrap().len(), 64 * 1024 * 1024);
+    let head = std::fs::read(&start).unwrap();
+    assert!(head.starts_with(b"0123456789abcdefghi\n0123456789abcdefghi\n"));
+    // Memory holds 128 KiB of each output, not the output.
+    assert!(
+        run.max_rss_kib < RSS_LIMIT_KIB,
+        "peak {} KiB",
+        run.max_rss_kib
+    );
+}
