@@ -626,3 +626,40 @@ fn bash_output_is_saved_whole_up_to_claude_codes_64_mb_in_bounded_memory() {
         run.max_rss_kib
     );
 }
+
+#[test]
+fn multiline_grep_skips_and_names_files_it_would_have_to_hold_whole() {
+    let e = env();
+    std::fs::create_dir(e.path("logs")).unwrap();
+    e.write("logs/small.txt", "begin\nmiddle\nend\n");
+    // 100 MB, sparse: text first, then a hole.
+    let big = e.path("logs/big.log");
+    std::fs::write(&big, "begin\nmiddle\nend\n").unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&big)
+        .unwrap()
+        .set_len(100_000_000)
+        .unwrap();
+    let mut c = e.cmd();
+    c.args(["-p", "go", "--mock-script"]).arg(e.mock(json!([
+        {"tool_use": [{"name": "Grep", "input": {
+            "pattern": "begin.*end", "multiline": true, "path": "logs",
+            "output_mode": "files_with_matches"}}]},
+        super::say("done")
+    ])));
+    let run = run(c);
+    print_figures("multiline Grep beside a 100 MB file", &run);
+    assert_eq!(run.code, Some(0), "stderr: {}", run.stderr);
+    let texts = result_texts(&e);
+    assert_eq!(
+        texts[0],
+        "Found 1 file\nlogs/small.txt\n\nNot searched, over 64MB for a multiline search (it reads \
+         a whole file into memory): logs/big.log. Search them without `multiline`, or narrow `path`."
+    );
+    assert!(
+        run.max_rss_kib < RSS_LIMIT_KIB,
+        "peak {} KiB",
+        run.max_rss_kib
+    );
+}
