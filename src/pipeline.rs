@@ -275,6 +275,18 @@ impl<'a> ToolPipeline<'a> {
         fire_observed::<E>(self.hooks, input, self.observer, tool_use_id).await
     }
 
+    /// [`Tool::prepare`] on a blocking thread, over a snapshot of the context: validation may
+    /// stat or read a file, and a hung file system must not hold the session (and the signals
+    /// it waits for beside its work) on a syscall.
+    async fn prepare(&self, tool: &Arc<dyn Tool>, input: Value) -> Result<Value, String> {
+        let tool = Arc::clone(tool);
+        let ctx = self.ctx.snapshot();
+        let name = tool.name().to_string();
+        tokio::task::spawn_blocking(move || tool.prepare(input, &ctx))
+            .await
+            .unwrap_or_else(|_| Err(format!("{name} tool crashed while checking its input")))
+    }
+
     /// Runs one call to its end. Never fails: every problem becomes an error result.
     pub async fn run(&self, call: &ToolCall, base: &BaseInput) -> CallReport {
         self.observer.observe(Progress::ToolStart {
@@ -325,7 +337,7 @@ impl<'a> ToolPipeline<'a> {
             report.tool_name = renamed.name.clone();
             &renamed
         };
-        let mut input = match tool.prepare(call.input.clone(), self.ctx) {
+        let mut input = match self.prepare(&tool, call.input.clone()).await {
             Ok(v) => v,
             Err(message) => {
                 report.content = message;
@@ -366,7 +378,7 @@ impl<'a> ToolPipeline<'a> {
             | None => {}
         }
         if let Some(updated) = &pre.updated_input {
-            match tool.prepare(updated.clone(), self.ctx) {
+            match self.prepare(&tool, updated.clone()).await {
                 Ok(v) => {
                     input = v;
                     report.input = input.clone();
@@ -431,7 +443,7 @@ impl<'a> ToolPipeline<'a> {
         match outcome.decision {
             Some(PermissionRequestDecision::Allow { updated_input, .. }) => {
                 if let Some(updated) = updated_input {
-                    match tool.prepare(updated, self.ctx) {
+                    match self.prepare(tool, updated).await {
                         Ok(v) => *input = v,
                         Err(message) => {
                             return Approval::Refused {

@@ -71,6 +71,22 @@ impl ToolContext {
         }
     }
 
+    /// A copy for work that must own its context (a tool's `prepare` on a blocking thread):
+    /// the same values, the same background commands.
+    pub fn snapshot(&self) -> ToolContext {
+        ToolContext {
+            project_dir: self.project_dir.clone(),
+            cwd: Mutex::new(self.current_dir()),
+            env_files: Mutex::new(match self.env_files.lock() {
+                Ok(files) => files.clone(),
+                Err(_) => Vec::new(),
+            }),
+            env: self.env.clone(),
+            background: Arc::clone(&self.background),
+            output_dir: self.output_dir.clone(),
+        }
+    }
+
     /// The current working directory (the project dir if the lock was poisoned).
     pub fn current_dir(&self) -> PathBuf {
         match self.cwd.lock() {
