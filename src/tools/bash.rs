@@ -426,7 +426,7 @@ fn persist_output(c: &Captured, teed: Option<&Path>, ctx: &ToolContext) -> Optio
     }
     let more = if end < text.len() { "\n...\n" } else { "\n" };
     let content = format!(
-        "<persisted-output>\n{saved}\nPreview (first {}):\n{}{more}</persisted-output>",
+        "<persisted-output>\n{saved}\n\nPreview (first {}):\n{}{more}</persisted-output>",
         format_size(PREVIEW_BYTES as u64),
         &text[..end]
     );

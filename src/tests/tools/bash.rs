@@ -185,7 +185,7 @@ async fn long_output_is_saved_to_a_file_with_a_preview() {
     assert_eq!(
         out,
         format!(
-            "<persisted-output>\nOutput too large (48.8KB). Full output saved to: {path}\n\
+            "<persisted-output>\nOutput too large (48.8KB). Full output saved to: {path}\n\n\
              Preview (first 2KB):\n{}\n...\n</persisted-output>",
             preview.trim_end()
         )

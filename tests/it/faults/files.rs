@@ -663,3 +663,67 @@ fn multiline_grep_skips_and_names_files_it_would_have_to_hold_whole() {
         run.max_rss_kib
     );
 }
+
+/// `saved to: <path>` with the path replaced, so Claude Code's and rein's texts compare.
+fn without_saved_path(text: &str) -> String {
+    let re = regex::Regex::new(r"saved to: \S+").unwrap();
+    re.replace_all(text, "saved to: <PATH>").into_owned()
+}
+
+#[test]
+fn read_and_bash_limits_answer_as_claude_code_did_on_the_same_session() {
+    let e = env();
+    let scenario: Value = serde_json::from_str(include_str!(
+        "../../fixtures/cc-2.1.328/tool-limits/scenario.json"
+    ))
+    .unwrap();
+    let recorded: Value = serde_json::from_str(include_str!(
+        "../../fixtures/cc-2.1.328/tool-limits/tool-results.json"
+    ))
+    .unwrap();
+    for (name, text) in scenario["files"].as_object().unwrap() {
+        e.write(name, text.as_str().unwrap());
+    }
+    let project = super::path_str(&e.project);
+    let turns = serde_json::to_string(&scenario["turns"])
+        .unwrap()
+        .replace("$PROJECT", &project);
+    let mut c = e.cmd();
+    c.args(["-p", "go", "--allowedTools", "Bash,Read", "--mock-script"])
+        .arg(e.mock(serde_json::from_str(&turns).unwrap()));
+    let run = run(c);
+    assert_eq!(run.code, Some(0), "stderr: {}", run.stderr);
+    let results = super::tool_results(&e.transcript());
+    let expected = recorded["tool_results"].as_array().unwrap();
+    assert_eq!(results.len(), expected.len());
+    for (i, (got, want)) in results.iter().zip(expected).enumerate() {
+        let text = got["content"].as_str().unwrap();
+        // rein's transcript leaves out `is_error: false`; the request carries it.
+        let is_error = got["is_error"].as_bool().unwrap_or(false);
+        assert_eq!(json!(is_error), want["is_error"], "result {i}: {text:.300}");
+        let want_head = want["head"].as_str().unwrap();
+        if i < 2 {
+            // Up to the sentence about `allow_large`, a parameter rein's Read does not have.
+            let cut = want_head.find(" To read it anyway").unwrap();
+            assert_eq!(text, &want_head[..cut], "result {i}");
+            continue;
+        }
+        let (got_text, want_start) = (without_saved_path(text), without_saved_path(want_head));
+        assert_eq!(
+            &got_text[..want_start.len().min(got_text.len())],
+            want_start,
+            "result {i}"
+        );
+        assert!(
+            text.ends_with(want["tail"].as_str().unwrap()),
+            "result {i} ends {:?}",
+            &text[text.len().saturating_sub(120)..]
+        );
+        let path_len = want_head.len() - without_saved_path(want_head).len();
+        assert_eq!(
+            without_saved_path(text).len(),
+            want["length"].as_u64().unwrap() as usize - path_len,
+            "result {i}: the preview's length"
+        );
+    }
+}
