@@ -229,6 +229,7 @@ fn bash_program<'a>(
         .arg(cwd_file)
         .arg(command);
     program.env = &ctx.env;
+    program.env_remove = &ctx.env_remove;
     program
 }
 
@@ -332,9 +333,8 @@ fn persist_output(c: &Captured, ctx: &ToolContext) -> Option<ToolOutcome> {
     if !c.capped() && text.chars().nth(MAX_OUTPUT_CHARS).is_none() {
         return None;
     }
-    let n = CALLS.fetch_add(1, Ordering::Relaxed);
     let dir = ctx.output_dir.clone().unwrap_or_else(std::env::temp_dir);
-    let path = dir.join(format!("bash-{}-{n}.txt", std::process::id()));
+    let path = dir.join(format!("{}.txt", crate::id::short_id(9)));
     let written = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, &c.bytes));
     if let Err(err) = written {
         tracing::warn!(path = %path.display(), %err, "cannot save a long Bash output");
@@ -366,7 +366,7 @@ fn persist_output(c: &Captured, ctx: &ToolContext) -> Option<ToolOutcome> {
     }
     let more = if end < text.len() { "\n...\n" } else { "\n" };
     let content = format!(
-        "<persisted-output>\n{saved}\nPreview (first {}):\n{}{more}</persisted-output>",
+        "<persisted-output>\n{saved}\n\nPreview (first {}):\n{}{more}</persisted-output>",
         format_size(PREVIEW_BYTES as u64),
         &text[..end]
     );
