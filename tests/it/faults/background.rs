@@ -345,6 +345,7 @@ fn task_stop_is_found_by_its_former_names() {
     let lines = e.transcript();
     let results = super::tool_results(&lines);
     // Claude Code's answer (tests/fixtures/cc-2.1.328/background/killshell-summary.json).
-    assert_eq!(results[0]["content"], "No task found with ID: nope");
-    assert_eq!(results[1]["content"], "No task found with ID: nope");
+    let text = "<tool_use_error>No task found with ID: nope</tool_use_error>";
+    assert_eq!(results[0]["content"], text);
+    assert_eq!(results[1]["content"], text);
 }
