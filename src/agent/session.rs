@@ -18,7 +18,8 @@ use crate::hooks::events::stop_failure::StopFailureInput;
 use crate::hooks::events::subagent_stop::SubagentStopInput;
 use crate::hooks::events::user_prompt_submit::UserPromptSubmitInput;
 use crate::hooks::events::{
-    BaseInput, Event, SessionEnd, SessionStart, Stop, StopFailure, SubagentStop, UserPromptSubmit,
+    BaseInput, Effort, Event, SessionEnd, SessionStart, Stop, StopFailure, SubagentStop,
+    UserPromptSubmit,
 };
 use crate::hooks::host::{HookHost, fire_observed};
 use crate::hooks::spec::HookEvent;
@@ -419,7 +420,13 @@ impl Session {
                 .then(|| self.config.permission_mode.clone()),
             agent_id: self.subagent.as_ref().map(|s| s.agent_id.clone()),
             agent_type: self.subagent.as_ref().map(|s| s.agent_type.clone()),
-            effort: None,
+            effort: spec
+                .effort
+                .then(|| self.model.effort())
+                .flatten()
+                .map(|level| Effort {
+                    level: level.to_string(),
+                }),
         }
     }
 

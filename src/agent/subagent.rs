@@ -633,6 +633,9 @@ impl SubagentRuntime {
             *cwd = parent.clone();
         }
         ctx.env = parent_ctx.env.clone();
+        ctx.env_remove = parent_ctx.env_remove.clone();
+        // Why not the parent's `in_context`: the subagent has its own history, so it must read
+        // a file itself before it may edit it.
         ctx.background = Arc::clone(&parent_ctx.background);
         ctx.output_dir = parent_ctx.output_dir.clone();
         if let (Ok(mut files), Ok(parent)) = (ctx.env_files.lock(), parent_ctx.env_files.lock()) {

@@ -14,11 +14,11 @@ use crate::agent::session::{
     Session, SessionConfig, TurnEnd, TurnOutcome, stop_block_cap_from_env,
 };
 use crate::agent::subagent;
-use crate::agent::transcript::{rein_home, transcript_path};
+use crate::agent::transcript::{encode_cwd, rein_home, transcript_path};
 use crate::cli::render::{Glyphs, NoticesToStderr, StreamJson, TextRenderer, result_json};
 use crate::cli::{EXIT_ERROR, EXIT_OK, EXIT_USAGE, OutputFormat, RunArgs};
 use crate::hooks::dispatch::{Dispatcher, HookEnvironment};
-use crate::hooks::environment::require_utf8_project_dir;
+use crate::hooks::environment::{bash_env, removed_env, require_utf8_project_dir};
 use crate::id::uuid_v4;
 use crate::model::Model;
 use crate::permissions::mode::{PermissionMode, check_bypass_allowed, resolve_mode};
@@ -26,7 +26,7 @@ use crate::permissions::policy::{PermissionPolicy, PolicyPaths};
 use crate::permissions::prompt::{Prompter, TtyPrompter};
 use crate::pipeline::{PermissionGate, PolicyGate};
 use crate::progress::{Observer, Observers};
-use crate::settings::schema::Settings;
+use crate::settings::schema::{Settings, Severity};
 use crate::settings::{LoadOptions, parse_setting_sources};
 use crate::tools::background::{BackgroundTask, BackgroundTasks};
 use crate::tools::{Tool, ToolContext, builtin_tools};
@@ -91,7 +91,16 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
     };
     let session_id = uuid_v4();
     let home = rein_home();
-    let transcript = transcript_path(&home, &setup.project_dir, &session_id);
+    let transcript = match transcripts_dir(
+        args.transcript_dir.as_deref(),
+        setup.settings.transcript_dir.as_deref(),
+        &setup.project_dir,
+    ) {
+        Some(dir) => dir
+            .join(encode_cwd(&setup.project_dir.to_string_lossy()))
+            .join(format!("{session_id}.jsonl")),
+        None => transcript_path(&home, &setup.project_dir, &session_id),
+    };
     let env = HookEnvironment {
         project_dir: setup.project_dir.clone(),
         session_id: session_id.clone(),
@@ -104,7 +113,13 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
         home: None,
     };
     let mut ctx = ToolContext::new(setup.project_dir.clone());
-    ctx.env = setup.settings.env.clone();
+    ctx.env = bash_env(
+        &setup.settings.env,
+        &session_id,
+        interactive,
+        setup.model.effort(),
+    );
+    ctx.env_remove = removed_env();
     ctx.output_dir = Some(transcript.with_extension("").join("tool-results"));
     let background = Arc::clone(&ctx.background);
 
@@ -548,7 +563,13 @@ fn setup_error(message: impl Into<String>, code: i32) -> SetupError {
 fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
     let project_dir = resolve_project_dir(args.cwd.as_deref())?;
     let settings = load_settings(args, &project_dir)?;
-    for diagnostic in &settings.diagnostics {
+    // Why notes are left out: they list the Claude Code settings rein does not act on, which a
+    // settings file shared with Claude Code holds many of; `rein hooks validate` shows them.
+    for diagnostic in settings
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity != Severity::Note)
+    {
         eprintln!("{diagnostic}");
     }
     let (mode, warnings) = resolve_mode(
@@ -567,7 +588,7 @@ fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
     for warning in warnings {
         eprintln!("rein: warning: {warning}");
     }
-    let (model, models) = build_model(args)?;
+    let (model, models) = build_model(args, &settings)?;
     let tools = build_tools();
     let paths = PolicyPaths {
         cwd: project_dir.clone(),
@@ -638,16 +659,52 @@ fn load_settings(args: &RunArgs, project_dir: &Path) -> Result<Settings, SetupEr
     Ok(crate::settings::load(&opts))
 }
 
-/// The model behind `--provider`/`--model`/`--mock-script`.
+/// The directory transcripts go under instead of `<rein home>/projects`: `--transcript-dir`,
+/// else the settings' `transcriptDir` (`~/` is the home directory; a relative path is taken
+/// from the project directory).
+fn transcripts_dir(
+    flag: Option<&Path>,
+    setting: Option<&str>,
+    project_dir: &Path,
+) -> Option<PathBuf> {
+    let raw = match (flag, setting) {
+        (Some(dir), _) => dir.to_path_buf(),
+        (None, Some(text)) => match text.strip_prefix("~/") {
+            Some(rest) => std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("/"))
+                .join(rest),
+            None => PathBuf::from(text),
+        },
+        (None, None) => return None,
+    };
+    Some(if raw.is_absolute() {
+        raw
+    } else {
+        project_dir.join(raw)
+    })
+}
+
+/// The model behind `--provider`/`--model`/`--mock-script`, then the settings' `model`; the
+/// effort level from `--effort`, `CLAUDE_CODE_EFFORT_LEVEL`, then the settings' `effortLevel`.
 fn build_model(
     args: &RunArgs,
+    settings: &Settings,
 ) -> Result<(Arc<dyn Model>, Option<subagent::ModelFactory>), SetupError> {
-    let cfg = ProviderConfig::from_env(
+    let mut cfg = ProviderConfig::from_env(
         args.provider.as_deref(),
         args.model.as_deref(),
         args.mock_script.clone(),
     )
     .map_err(|e| setup_error(e.to_string(), EXIT_USAGE))?;
+    if cfg.model.is_none() {
+        cfg.model = settings.model.clone();
+    }
+    if let Some(level) = &args.effort {
+        cfg.effort = Some(level.clone());
+    } else if cfg.effort.is_none() {
+        cfg.effort = settings.effort_level.clone();
+    }
     let model = from_config(&cfg).map_err(|e| setup_error(e.to_string(), EXIT_ERROR))?;
     let factory: Option<subagent::ModelFactory> = match cfg.provider {
         ProviderKind::Mock => None,

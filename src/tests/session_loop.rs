@@ -349,7 +349,11 @@ async fn unknown_tool_is_an_error_result_and_fires_no_hook() {
     let last = h.request(1).last().cloned().unwrap();
     assert_eq!(
         tool_results(&last),
-        vec![("t1".into(), "No such tool available: Nope".into(), true)]
+        vec![(
+            "t1".into(),
+            "<tool_use_error>Error: No such tool available: Nope</tool_use_error>".into(),
+            true
+        )]
     );
     assert!(!h.events().contains(&HookEvent::PreToolUse));
     assert!(!h.events().contains(&HookEvent::PermissionDenied));
@@ -362,7 +366,7 @@ async fn invalid_input_is_an_error_result_and_fires_no_hook() {
     let last = h.request(1).last().cloned().unwrap();
     assert_eq!(
         tool_results(&last)[0].1,
-        "InputValidationError: path is required"
+        "<tool_use_error>InputValidationError: path is required</tool_use_error>"
     );
     let tool_events: Vec<_> = h
         .events()
@@ -569,7 +573,7 @@ async fn calls_run_in_order_then_one_post_tool_batch_with_model_facing_content()
         vec![
             json!("created a"),
             json!("Exit code 3"),
-            json!("No such tool available: Nope")
+            json!("<tool_use_error>Error: No such tool available: Nope</tool_use_error>")
         ]
     );
     let failure = h
@@ -984,4 +988,58 @@ async fn an_ended_background_command_gets_a_turn_that_says_no_person_wrote_it() 
         prompts[1]
     );
     h.session.end("other").await;
+}
+
+// ---------- a tool whose input check blocks ----------
+
+/// A tool whose `prepare` blocks its thread for [`STUCK_FOR`], like a `stat` on a hung file
+/// system.
+struct StuckCheck;
+
+const STUCK_FOR: Duration = Duration::from_secs(4);
+
+impl Tool for StuckCheck {
+    fn name(&self) -> &str {
+        "Stuck"
+    }
+    fn description(&self) -> &str {
+        "blocks in prepare"
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+    fn prepare(&self, input: Value, _ctx: &ToolContext) -> Result<Value, String> {
+        std::thread::sleep(STUCK_FOR);
+        Ok(input)
+    }
+    fn execute<'a>(&'a self, _input: Value, _ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutcome> {
+        Box::pin(async {
+            ToolOutcome::Success {
+                response: json!({}),
+                content: String::new(),
+            }
+        })
+    }
+    fn render(&self, _response: &Value) -> Option<String> {
+        None
+    }
+}
+
+/// On a one-thread runtime, as a signal beside the session's work would be: a blocked input
+/// check must not hold the task that also waits for the signal.
+#[tokio::test(flavor = "current_thread")]
+async fn a_blocking_input_check_does_not_hold_the_session_task() {
+    let mut h = harness_tools(
+        vec![Ok(calls(&[("t1", "Stuck", json!({}))])), Ok(text("done"))],
+        |_| {},
+        |_| {},
+        vec![Arc::new(StuckCheck)],
+    );
+    h.session.start().await;
+    let started = std::time::Instant::now();
+    let cut = tokio::time::timeout(Duration::from_millis(200), h.session.run_prompt("go")).await;
+    let took = started.elapsed();
+    assert!(cut.is_err(), "the turn finished: {cut:?}");
+    // Held, it could only be cut after the check's 4 s.
+    assert!(took < STUCK_FOR / 2, "cut after {took:?}");
 }
