@@ -855,10 +855,19 @@ impl Tool for AgentTool {
             response.insert("agentId".into(), json!(report.agent_id));
             response.insert("agentType".into(), json!(report.agent_type));
             response.insert("toolsUsed".into(), json!(tools_used));
-            response.insert(
-                "content".into(),
-                json!([{"type": "text", "text": report.text}]),
-            );
+            // Claude Code's shape: a block naming the tools used (when any), then the report.
+            let tools_line = (!tools_used.is_empty()).then(|| {
+                format!(
+                    "<tools-used-before-summary>{}</tools-used-before-summary>\n",
+                    tools_used.join(", ")
+                )
+            });
+            let mut blocks = Vec::new();
+            if let Some(line) = &tools_line {
+                blocks.push(json!({"type": "text", "text": line}));
+            }
+            blocks.push(json!({"type": "text", "text": report.text}));
+            response.insert("content".into(), Value::Array(blocks));
             response.insert("resolvedModel".into(), json!(report.resolved_model));
             response.insert(
                 "totalDurationMs".into(),
@@ -868,7 +877,8 @@ impl Tool for AgentTool {
             response.insert("toolStats".into(), tool_stats(&report.tool_counts));
             response.insert("canContinueAgent".into(), json!(false));
             let content = format!(
-                "{}\nagentId: {}\n<usage>tool_uses: {}\nduration_ms: {}</usage>",
+                "{}{}\nagentId: {}\n<usage>tool_uses: {}\nduration_ms: {}</usage>",
+                tools_line.as_deref().unwrap_or(""),
                 report.text,
                 report.agent_id,
                 tool_uses,
@@ -887,7 +897,7 @@ impl Tool for AgentTool {
             .iter()
             .filter_map(|b| b.get("text").and_then(Value::as_str))
             .collect();
-        Some(texts.join("\n"))
+        Some(texts.concat())
     }
 }
 

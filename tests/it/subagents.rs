@@ -144,6 +144,15 @@ fn agent_call(task: &str, subagent_type: &str) -> Value {
     json!({"name": "Agent", "input": {"description": "delegate", "prompt": task, "subagent_type": subagent_type}})
 }
 
+/// The subagent's report: the last text block of an Agent `tool_response`.
+fn report(response: &Value) -> &str {
+    response["content"]
+        .as_array()
+        .and_then(|b| b.last())
+        .and_then(|b| b["text"].as_str())
+        .unwrap_or("")
+}
+
 fn is_agent_id(id: &str) -> bool {
     id.len() == 17 && id.starts_with('a') && id[1..].chars().all(|c| c.is_ascii_hexdigit())
 }
@@ -219,7 +228,10 @@ fn subagent_bash_is_denied_by_the_parents_pre_tool_use_hook_with_the_subagent_fi
     assert_eq!(response["agentId"], agent_id);
     assert_eq!(response["agentType"], "helper");
     assert_eq!(response["toolsUsed"], json!(["Bash"]));
-    assert_eq!(response["content"][0]["text"], "sub finished");
+    assert_eq!(report(response), "sub finished");
+    // Claude Code's first block names the tools the subagent used (fixture: PostToolUse-Agent).
+    let cc = &fixture()["stdin"]["PostToolUse-Agent"]["tool_response"]["content"][0]["text"];
+    assert_eq!(response["content"][0]["text"], *cc);
     // Only the Agent call itself executed.
     assert_eq!(e.ledger(), (1, 1));
 }
@@ -306,10 +318,7 @@ fn subagent_stop_block_makes_the_subagent_continue_once() {
     assert_eq!(stops[1]["stop_hook_active"], true);
     assert_eq!(stops[1]["last_assistant_message"], "checked answer");
     let post = e.log("post.jsonl");
-    assert_eq!(
-        post[0]["tool_response"]["content"][0]["text"],
-        "checked answer"
-    );
+    assert_eq!(report(&post[0]["tool_response"]), "checked answer");
     // The subagent saw the feedback in its own history.
     let sub = std::fs::read_to_string(stops[1]["agent_transcript_path"].as_str().unwrap()).unwrap();
     assert!(sub.contains("SubagentStop hook feedback:"), "{sub}");
@@ -356,10 +365,7 @@ fn subagent_stop_blocking_forever_is_capped_like_stop() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(fired.len(), 3, "{text}");
-    assert_eq!(
-        e.log("post.jsonl")[0]["tool_response"]["content"][0]["text"],
-        "try 2"
-    );
+    assert_eq!(report(&e.log("post.jsonl")[0]["tool_response"]), "try 2");
     assert!(
         out.stderr
             .contains("SubagentStop hooks kept the turn going 2 times in a row"),
@@ -408,7 +414,7 @@ fn parallel_subagents_run_concurrently_and_a_hanging_one_costs_only_its_result()
     );
     let post = e.log("post.jsonl");
     assert_eq!(post.len(), 1, "{post:?}");
-    assert_eq!(post[0]["tool_response"]["content"][0]["text"], "B done");
+    assert_eq!(report(&post[0]["tool_response"]), "B done");
     let failure = e.log("failure.jsonl");
     assert_eq!(failure.len(), 1, "{failure:?}");
     let error = failure[0]["error"].as_str().unwrap();
@@ -472,7 +478,7 @@ fn a_definition_with_bad_front_matter_is_named_by_file_and_line_and_skipped() {
         out.stderr
     );
     assert_eq!(
-        e.log("post.jsonl")[0]["tool_response"]["content"][0]["text"],
+        report(&e.log("post.jsonl")[0]["tool_response"]),
         "helper works"
     );
 }
@@ -1049,7 +1055,7 @@ fn the_docs_example_settings_and_mock_script_play_as_described() {
     let out = e.run(blocks[1].clone());
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(
-        e.log("post.jsonl")[0]["tool_response"]["content"][0]["text"],
+        report(&e.log("post.jsonl")[0]["tool_response"]),
         "two files"
     );
     let transcript = std::fs::read_to_string(&e.transcript_files()[0]).unwrap();
