@@ -121,13 +121,19 @@ pub mod events {
     pub use crate::hooks::events::stop_failure::{
         StopFailureInput, StopFailureOutcome, StopFailureOutput,
     };
+    pub use crate::hooks::events::subagent_start::{
+        SubagentStartInput, SubagentStartOutcome, SubagentStartOutput,
+    };
+    pub use crate::hooks::events::subagent_stop::{
+        SubagentStopInput, SubagentStopOutcome, SubagentStopOutput,
+    };
     pub use crate::hooks::events::user_prompt_submit::{
         UserPromptSubmitInput, UserPromptSubmitOutcome, UserPromptSubmitOutput,
     };
     pub use crate::hooks::events::{
         BaseInput, Common, Effort, Event, Notification, PermissionDenied, PermissionRequest,
         PostToolBatch, PostToolUse, PostToolUseFailure, PreToolUse, SessionEnd, SessionStart, Stop,
-        StopFailure, UserPromptSubmit,
+        StopFailure, SubagentStart, SubagentStop, UserPromptSubmit,
     };
 }
 

@@ -75,7 +75,8 @@ pub enum ModeError {
 /// How much a tool can change (spec §6.3): decides what happens when no rule speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ToolTier {
-    /// Read, Glob, Grep: run in every mode.
+    /// Read, Glob, Grep (and Agent, whose subagent's calls are checked one by one): run in
+    /// every mode.
     ReadOnly,
     /// Write, Edit, NotebookEdit, MultiEdit: prompt unless acceptEdits or allowed.
     Edit,
@@ -87,6 +88,9 @@ impl ToolTier {
     pub fn of(tool_name: &str) -> ToolTier {
         match tool_name {
             "Read" | "Glob" | "Grep" | "NotebookRead" | "LS" => ToolTier::ReadOnly,
+            // Starting a subagent needs no approval, as in Claude Code: every call the subagent
+            // makes is checked on its own, under the same rules and mode.
+            "Agent" | "Task" => ToolTier::ReadOnly,
             "Write" | "Edit" | "NotebookEdit" | "MultiEdit" => ToolTier::Edit,
             _ => ToolTier::Command,
         }

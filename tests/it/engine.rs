@@ -134,3 +134,143 @@ fn a_project_dir_that_is_not_utf8_is_refused_by_the_builder() {
         other => panic!("built: {other:?}"),
     }
 }
+
+/// A model of the embedder's own: the parent delegates to the built-in `general-purpose`
+/// subagent, which tries `rm -rf victim`, then reports.
+struct Delegating;
+
+impl rein::Model for Delegating {
+    fn name(&self) -> &str {
+        "delegating"
+    }
+
+    fn complete<'a>(
+        &'a self,
+        messages: &'a [rein::Message],
+        _tools: &'a [rein::ToolSpec],
+    ) -> rein::BoxFuture<'a, Result<rein::ModelResponse, rein::ModelError>> {
+        use rein::{ContentBlock, ModelResponse, Role, StopReason};
+        let first = format!("{:?}", messages.first());
+        let steps = messages
+            .iter()
+            .filter(|m| m.role == Role::Assistant)
+            .count();
+        let call = |name: &str, input: serde_json::Value| ContentBlock::ToolUse {
+            id: format!("call_{name}_{steps}"),
+            name: name.to_string(),
+            input,
+        };
+        let (content, stop_reason) = match (first.contains("LIB-SUB"), steps) {
+            (true, 0) => (
+                vec![call(
+                    "Bash",
+                    serde_json::json!({"command": "rm -rf victim"}),
+                )],
+                StopReason::ToolUse,
+            ),
+            (true, _) => (
+                vec![ContentBlock::Text {
+                    text: format!("sub report {steps}"),
+                }],
+                StopReason::EndTurn,
+            ),
+            (false, 0) => (
+                vec![call(
+                    "Agent",
+                    serde_json::json!({"description": "clean", "prompt": "LIB-SUB: clean up"}),
+                )],
+                StopReason::ToolUse,
+            ),
+            (false, _) => (
+                vec![ContentBlock::Text {
+                    text: "parent done".to_string(),
+                }],
+                StopReason::EndTurn,
+            ),
+        };
+        Box::pin(async move {
+            Ok(ModelResponse {
+                id: None,
+                model: "delegating".to_string(),
+                content,
+                stop_reason,
+            })
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_process_hooks_see_and_govern_a_subagent() {
+    use rein::events::{SubagentStop, SubagentStopInput};
+    use std::sync::{Arc, Mutex};
+
+    let sandbox = Sandbox::new("project", &["project/victim"]);
+    let engine = Engine::builder(&sandbox.project)
+        .home(&sandbox.home)
+        .read_settings_files(false)
+        .permission_mode("acceptEdits")
+        .allow("Bash(rm -rf victim)")
+        .model(Arc::new(Delegating))
+        .build()
+        .unwrap();
+    // (tool name, agent_type) of every PreToolUse the in-process hook saw.
+    type Seen = Vec<(String, Option<String>)>;
+    let seen: Arc<Mutex<Seen>> = Arc::default();
+    let log = Arc::clone(&seen);
+    let _guard = engine
+        .on::<PreToolUse, _, _>("*", move |input| {
+            let log = Arc::clone(&log);
+            async move {
+                log.lock()
+                    .unwrap()
+                    .push((input.tool_name.clone(), input.base.agent_type.clone()));
+                if input.base.agent_id.is_some() && input.tool_name == "Bash" {
+                    PreToolUse::deny("subagents may not delete")
+                } else {
+                    HookReply::none()
+                }
+            }
+        })
+        .unwrap();
+    let stops: Arc<Mutex<Vec<SubagentStopInput>>> = Arc::default();
+    let stop_log = Arc::clone(&stops);
+    let _stop = engine
+        .on::<SubagentStop, _, _>("general-purpose", move |input| {
+            let stop_log = Arc::clone(&stop_log);
+            async move {
+                let first = !input.stop_hook_active;
+                stop_log.lock().unwrap().push(input);
+                if first {
+                    HookReply::block("look again")
+                } else {
+                    HookReply::none()
+                }
+            }
+        })
+        .unwrap();
+    let outcome = engine.run("go").await;
+    assert_eq!(outcome.result, "parent done", "{outcome:?}");
+    assert!(
+        sandbox.project.join("victim").is_dir(),
+        "the subagent's rm ran"
+    );
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(
+        seen,
+        [
+            ("Agent".to_string(), None),
+            ("Bash".to_string(), Some("general-purpose".to_string()))
+        ]
+    );
+    let stops = stops.lock().unwrap();
+    assert_eq!(stops.len(), 2);
+    assert_eq!(
+        stops[0].last_assistant_message.as_deref(),
+        Some("sub report 1")
+    );
+    assert!(stops[1].stop_hook_active);
+    assert_eq!(
+        stops[1].last_assistant_message.as_deref(),
+        Some("sub report 2")
+    );
+}

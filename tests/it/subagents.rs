@@ -270,25 +270,36 @@ fn subagent_bash_is_denied_by_a_deny_rule_and_the_hook_still_sees_it() {
 
 #[test]
 fn a_subagent_never_gains_a_mode_the_parent_lacks() {
-    let e = env();
-    // Default mode, headless: the parent may call Agent; nothing allows Bash.
-    let out = e.run_with(
-        json!({
-            "turns": [{"tool_use": [agent_call("SUBTASK-MODE: write", "helper")]}, {"text": "done"}],
-            "agents": [{"match": "SUBTASK-MODE", "turns": [
-                {"tool_use": [{"name": "Bash", "input": {"command": "touch victim.txt"}}]},
-                {"text": "sub finished"}
-            ]}]
-        }),
-        &["--permission-mode", "default", "--allowedTools", "Agent"],
-        &[],
-    );
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(
-        !e.exists("victim.txt"),
-        "the subagent ran Bash in a mode the parent lacks"
-    );
-    assert_eq!(e.ledger(), (1, 1));
+    // Headless, nothing allows Bash or Write. The Agent call needs no approval (as in Claude
+    // Code); the subagent's own calls meet the parent's mode: default asks (refused headless),
+    // plan refuses, acceptEdits lets the Write through but not the Bash.
+    for (mode, wrote) in [("default", false), ("plan", false), ("acceptEdits", true)] {
+        let e = env();
+        e.write(
+            ".claude/agents/writer.md",
+            "---\nname: writer\ndescription: writes\n---\nWrite.\n",
+        );
+        let out = e.run_with(
+            json!({
+                "turns": [{"tool_use": [agent_call("SUBTASK-MODE: write", "writer")]}, {"text": "done"}],
+                "agents": [{"match": "SUBTASK-MODE", "turns": [
+                    {"tool_use": [{"name": "Bash", "input": {"command": "tee victim.txt < /dev/null"}}]},
+                    {"tool_use": [{"name": "Write", "input": {"file_path": e.path("written.txt").display().to_string(), "content": "x"}}]},
+                    {"text": "sub finished"}
+                ]}]
+            }),
+            &["--permission-mode", mode],
+            &[],
+        );
+        assert_eq!(out.code, 0, "{mode}: {}", out.stderr);
+        assert!(
+            !e.exists("victim.txt"),
+            "{mode}: the subagent ran Bash in a mode the parent lacks"
+        );
+        assert_eq!(e.exists("written.txt"), wrote, "{mode}");
+        let runs = if wrote { 2 } else { 1 };
+        assert_eq!(e.ledger(), (runs, runs), "{mode}");
+    }
 }
 
 #[test]
