@@ -5,6 +5,9 @@
 //! 1. Unknown tool → error result `Error: No such tool available: <name>`; `Tool::prepare`
 //!    failing → its error as the result; both wrapped in `<tool_use_error>…</tool_use_error>`, as
 //!    Claude Code 2.1.328 does. No hook fires for either (PostToolBatch still lists the call).
+//!    A Read/Write/Edit of a path a deny rule covers is refused here too (Claude Code's
+//!    `File is in a directory that is denied by your permission settings.`), a denial with no
+//!    hook.
 //! 2. PreToolUse. `deny` → the call never runs and the rendered hook text is the error result;
 //!    `defer` → the call does not run and the turn ends (`tool_deferred`); `updatedInput` replaces
 //!    the input after `prepare` validated it again (invalid → refused). `continue: false` does
@@ -320,6 +323,17 @@ impl<'a> ToolPipeline<'a> {
             }
         };
         report.input = input.clone();
+        // Claude Code 2.1.328 refuses a file tool's path that a deny rule covers while it
+        // validates the input: no hook fires, and the model gets its validation text (fixture
+        // `tests/fixtures/cc-2.1.328/deny_paths`). The call is still a permission denial.
+        if DENY_CHECKED_AT_VALIDATION.contains(&call.name.as_str())
+            && self.gate.check_deny(&call.name, &input).is_some()
+        {
+            report.status = CallStatus::Refused;
+            report.denial = Some(DENIED_PATH_TEXT.to_string());
+            report.content = tool_use_error(DENIED_PATH_TEXT);
+            return report;
+        }
 
         let pre = self
             .fire::<PreToolUse>(
@@ -641,6 +655,13 @@ fn batch_input(tool: &str, input: &Value) -> Value {
         _ => input.clone(),
     }
 }
+
+/// The tools whose path a deny rule refuses during input validation.
+const DENY_CHECKED_AT_VALIDATION: &[&str] = &["Read", "Write", "Edit"];
+
+/// Claude Code 2.1.328's validation text for a path a deny rule covers.
+pub const DENIED_PATH_TEXT: &str =
+    "File is in a directory that is denied by your permission settings.";
 
 /// A refusal during input validation (unknown tool, invalid input, a check the tool makes
 /// before any hook runs) as Claude Code 2.1.328 tells the model:

@@ -219,3 +219,113 @@ fn spill_and_on_failure_texts_match() {
         "{context:.400}"
     );
 }
+
+/// The markers a scenario's hooks wrote under `<project>/k/` (file name → seconds since the
+/// epoch).
+fn markers(r: &replay::Replay) -> std::collections::BTreeMap<String, f64> {
+    let dir = r.sandbox.project.join("k");
+    std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .flatten()
+        .filter_map(|e| {
+            let text = std::fs::read_to_string(e.path()).ok()?;
+            // The last complete line: stamps are appended, and a KILL may cut the one being
+            // written.
+            let last = text.lines().rfind(|l| l.trim().len() > 10)?;
+            Some((
+                e.file_name().to_string_lossy().into_owned(),
+                last.trim().parse().ok()?,
+            ))
+        })
+        .collect()
+}
+
+fn fixture_markers(fx: &Value) -> std::collections::BTreeMap<String, f64> {
+    fx["markers"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.parse().ok()?)))
+        .collect()
+}
+
+/// Nothing the scenario started still runs: its `*-last` stamps stop moving.
+fn assert_all_dead(r: &replay::Replay) {
+    let before = markers(r);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(markers(r), before, "a process survived its KILL");
+}
+
+/// A hook past its timeout: its shell leads its own session; it and a child that called
+/// `setsid` itself both get SIGTERM, keep running for Claude Code's grace (~1.5 s), then are
+/// killed; nothing survives.
+#[test]
+fn hook_timeout_terms_every_descendant_then_kills_after_the_measured_grace() {
+    let fx = fixture("hook_kill");
+    let cc = fixture_markers(&fx);
+    let cc_grace = cc["hook-last"] - cc["hook-term"];
+    assert!((1.3..1.7).contains(&cc_grace), "fixture grace {cc_grace}");
+    let r = run("hook_kill", &[]);
+    let m = markers(&r);
+    for who in ["hook", "child"] {
+        let term = m.get(&format!("{who}-term")).copied();
+        let last = m.get(&format!("{who}-last")).copied();
+        let (Some(term), Some(last)) = (term, last) else {
+            panic!("{who} never got SIGTERM: {m:?}");
+        };
+        let grace = last - term;
+        assert!(
+            (grace - cc_grace).abs() < 0.3,
+            "{who}: ran {grace:.3} s after SIGTERM; Claude Code {cc_grace:.3} s"
+        );
+    }
+    assert_all_dead(&r);
+    let pre = r.of("PreToolUse");
+    assert_eq!(pre.len(), 1);
+    assert!(
+        pre[0].session_leader,
+        "the hook's shell leads its own session"
+    );
+}
+
+/// Background hooks: a finished one's `systemMessage` and `additionalContext` reach the model
+/// as one text (`ASYNC-SYS\nASYNC-CTX`); one still running at the session's end gets SIGTERM,
+/// Claude Code's session-end grace (~1.3 s), then SIGKILL.
+#[test]
+fn async_hooks_reach_the_model_as_one_text_and_are_ended_at_session_end() {
+    let fx = fixture("async_end");
+    let cc = fixture_markers(&fx);
+    let cc_graces: Vec<f64> = cc
+        .iter()
+        .filter(|(k, _)| k.ends_with("-term"))
+        .map(|(k, term)| cc[&k.replace("-term", "-last")] - term)
+        .collect();
+    assert!(!cc_graces.is_empty());
+    let cc_text = fx["model"]["turns"]
+        .to_string()
+        .contains(r#""text": "ASYNC-SYS\nASYNC-CTX""#)
+        || fx["model"]["turns"]
+            .to_string()
+            .contains(r#""text":"ASYNC-SYS\nASYNC-CTX""#);
+    assert!(cc_text, "fixture lost the async text");
+    let r = run("async_end", &[]);
+    let sent = r
+        .requests
+        .iter()
+        .any(|b| b["messages"].to_string().contains("ASYNC-SYS\\nASYNC-CTX"));
+    assert!(sent, "the async output never reached the model");
+    let m = markers(&r);
+    let terms: Vec<(&String, &f64)> = m.iter().filter(|(k, _)| k.ends_with("-term")).collect();
+    assert!(!terms.is_empty(), "no slow hook got SIGTERM: {m:?}");
+    for (k, term) in terms {
+        let last = m.get(&k.replace("-term", "-last"));
+        let grace = last.unwrap_or_else(|| panic!("{k} without a last stamp: {m:?}")) - term;
+        for cc_grace in &cc_graces {
+            assert!(
+                (grace - cc_grace).abs() < 0.35,
+                "{k}: {grace:.3} s after SIGTERM; Claude Code {cc_grace:.3} s"
+            );
+        }
+    }
+    assert_all_dead(&r);
+}

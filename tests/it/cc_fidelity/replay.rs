@@ -182,7 +182,7 @@ pub fn run(name: &str, extra: &[&str]) -> Replay {
     cmd.args(extra);
     let output = cmd.output().expect("run rein");
     if let Some(settle) = sc["settle_s"].as_f64() {
-        std::thread::sleep(std::time::Duration::from_secs_f64(settle.min(8.0)));
+        std::thread::sleep(std::time::Duration::from_secs_f64(settle.min(2.5)));
     }
 
     let requests = api.requests();
