@@ -42,7 +42,9 @@ use crate::hooks::events::{
 };
 use crate::hooks::host::{HookHost, fire_observed};
 use crate::hooks::spec::HookEvent;
-use crate::permissions::policy::{HookAnswer, PermissionPolicy, Verdict, headless_denial};
+use crate::permissions::policy::{
+    AskCause, HookAnswer, PermissionPolicy, Verdict, headless_denial,
+};
 use crate::permissions::prompt::{self, Prompter};
 use crate::progress::{Observer, Progress};
 use crate::tools::{BoxFuture, Tool, ToolContext, ToolOutcome};
@@ -83,6 +85,11 @@ pub trait PermissionGate: Send + Sync {
     fn evaluate(&self, tool: &str, input: &Value, hook: Option<&HookAnswer>) -> GateVerdict;
     /// Deny rules only: `Some(message)` if one matches.
     fn check_deny(&self, tool: &str, input: &Value) -> Option<String>;
+    /// PermissionRequest's `permission_suggestions` for this call (SDK `PermissionUpdate`
+    /// objects; possibly none).
+    fn suggestions(&self, _tool: &str, _input: &Value) -> Vec<Value> {
+        Vec::new()
+    }
     /// Asks a person, if one is attending. An `AllowAlways` answer is remembered by the gate.
     fn prompt<'a>(
         &'a self,
@@ -167,7 +174,8 @@ impl PermissionGate for PolicyGate {
             Verdict::Allow => GateVerdict::Allow,
             Verdict::Deny { message } => GateVerdict::Deny { message },
             Verdict::Ask { reason, cause } => GateVerdict::Ask {
-                denial: headless_denial(tool, &reason, &cause),
+                denial: headless_file_denial(tool, input, &cause)
+                    .unwrap_or_else(|| headless_denial(tool, &reason, &cause)),
                 reason,
             },
             // The pipeline ends the call on a PreToolUse `defer` before asking the gate; if a
@@ -180,6 +188,10 @@ impl PermissionGate for PolicyGate {
 
     fn check_deny(&self, tool: &str, input: &Value) -> Option<String> {
         self.with_policy(|p| p.check_deny(tool, input))
+    }
+
+    fn suggestions(&self, tool: &str, input: &Value) -> Vec<Value> {
+        self.with_policy(|p| p.permission_suggestions(tool, input))
     }
 
     fn prompt<'a>(
@@ -424,7 +436,9 @@ impl<'a> ToolPipeline<'a> {
                     hook_event_name: HookEvent::PermissionRequest,
                     tool_name: call.name.clone(),
                     tool_input: input.clone(),
-                    permission_suggestions: None,
+                    // Always present, `[]` included, as Claude Code sends it (fixture
+                    // `tests/fixtures/cc-2.1.328/read_only_bash`).
+                    permission_suggestions: Some(self.gate.suggestions(&call.name, input)),
                 },
                 None,
             )
@@ -654,6 +668,19 @@ fn batch_input(tool: &str, input: &Value) -> Value {
         }
         _ => input.clone(),
     }
+}
+
+/// Claude Code 2.1.328's text for a Write/Edit nobody could approve (headless):
+/// `Claude requested permissions to write to <path>, but you haven't granted it yet.` (fixture
+/// `tests/fixtures/cc-2.1.328/deny_paths`). `None` for other tools and for a hook's `ask`.
+fn headless_file_denial(tool: &str, input: &Value, cause: &AskCause) -> Option<String> {
+    if matches!(cause, AskCause::Hook) || !matches!(tool, "Write" | "Edit") {
+        return None;
+    }
+    let path = input.get("file_path")?.as_str()?;
+    Some(format!(
+        "Claude requested permissions to write to {path}, but you haven't granted it yet."
+    ))
 }
 
 /// The tools whose path a deny rule refuses during input validation.

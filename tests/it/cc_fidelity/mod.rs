@@ -329,3 +329,126 @@ fn async_hooks_reach_the_model_as_one_text_and_are_ended_at_session_end() {
     }
     assert_all_dead(&r);
 }
+
+/// The final `result` line's fields Claude Code 2.1.328 wrote, for a normal end, `--max-turns`,
+/// `continue: false` and the Stop-block cap (usage fields are compared elsewhere).
+#[test]
+fn result_line_matches_at_each_kind_of_end() {
+    for name in ["deny_paths", "max_turns", "continue_false", "stop_cap"] {
+        let fx = fixture(name);
+        let r = run(name, &[]);
+        let ours = r.stream.last().expect("a result line");
+        assert_eq!(ours["type"], "result", "{name}");
+        for key in [
+            "subtype",
+            "is_error",
+            "result",
+            "num_turns",
+            "stop_reason",
+            "terminal_reason",
+            "permission_denials",
+        ] {
+            assert_eq!(ours[key], fx["agent_result"][key], "{name}: {key}");
+        }
+    }
+}
+
+/// Every stream-json line kind carries the keys Claude Code's has (`uuid`, `parent_tool_use_id`,
+/// `timestamp`, the hook events' ids), and `init` names the tools, MCP servers and slash
+/// commands; `--verbose` and `--include-hook-events` are accepted.
+#[test]
+fn stream_json_lines_carry_claude_codes_keys() {
+    let cc = replay::fixture_stream("continue_false");
+    let r = run("continue_false", &[]);
+    let kind = |v: &Value| {
+        format!(
+            "{}:{}",
+            v["type"].as_str().unwrap_or(""),
+            v["subtype"].as_str().unwrap_or("")
+        )
+    };
+    let keys = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+    // Claude Code's own keys rein has no counterpart for (its plugins, skills, agents,
+    // messaging socket, feature flags; `claude_code_version` is `rein_version`; request ids).
+    const CC_ONLY: &[&str] = &[
+        "terminal_slash_commands",
+        "apiKeySource",
+        "claude_code_version",
+        "output_style",
+        "agents",
+        "skills",
+        "plugins",
+        "capabilities",
+        "analytics_disabled",
+        "product_feedback_disabled",
+        "memory_paths",
+        "original_cwd",
+        "additional_directories",
+        "messaging_socket_path",
+        "fast_mode_state",
+        "fast_mode_disabled_reason",
+        "per_turn_effort_active",
+        "ultrathink_available",
+        "ultrathink_typed_raises",
+        "view_mode",
+        "request_id",
+        "tool_result_meta",
+        // owned by the usage work (issue 16)
+        "usage",
+        "modelUsage",
+        "duration_api_ms",
+        "total_cost_usd",
+        "api_error_status",
+        "fast_mode_state",
+        "uuid_result",
+    ];
+    for line in &cc {
+        let k = kind(line);
+        let Some(ours) = r.stream.iter().find(|l| kind(l) == k) else {
+            panic!("rein wrote no {k} line: {:#?}", r.stream);
+        };
+        for key in keys(line) {
+            if CC_ONLY.contains(&key.as_str())
+                || (k == "result:success"
+                    && ![
+                        "type",
+                        "subtype",
+                        "is_error",
+                        "result",
+                        "num_turns",
+                        "stop_reason",
+                        "terminal_reason",
+                        "session_id",
+                        "permission_denials",
+                        "duration_ms",
+                    ]
+                    .contains(&key.as_str()))
+            {
+                continue;
+            }
+            assert!(ours.get(&key).is_some(), "{k}: no `{key}` in {ours}");
+        }
+    }
+    let init = r.stream.iter().find(|l| kind(l) == "system:init").unwrap();
+    assert_eq!(init["mcp_servers"], json!([]));
+    assert_eq!(init["rein_version"], json!(env!("CARGO_PKG_VERSION")));
+    assert!(init["tools"].as_array().unwrap().contains(&json!("Bash")));
+}
+
+/// A deny rule covering a Read/Write/Edit path refuses the call while its input is validated:
+/// no PreToolUse, Claude Code's `<tool_use_error>` text, still a permission denial. A Write
+/// nobody can approve gets Claude Code's headless text; PermissionRequest carries
+/// `permission_suggestions` as Claude Code builds them. (rein's PermissionDenied is a
+/// deliberate addition; a Bash command's refusal text is rein's analyzer's own.)
+#[test]
+fn denied_paths_are_refused_at_validation_and_requests_carry_suggestions() {
+    let fx = fixture("deny_paths");
+    let r = run("deny_paths", &[]);
+    let cc = fx["model"]["tool_results"].as_array().unwrap();
+    assert_eq!(r.tool_results.len(), cc.len());
+    for (i, (ours, cc)) in r.tool_results.iter().zip(cc).take(4).enumerate() {
+        assert_eq!(ours["content"], cc["content"], "call {i}");
+        assert_eq!(ours["is_error"], true);
+    }
+    assert_hooks_match(&fx, &r, &["PermissionDenied"]);
+}

@@ -162,6 +162,7 @@ pub fn run(name: &str, extra: &[&str]) -> Replay {
         .args(["-p", sc["prompt"].as_str().unwrap_or("")])
         .args(["--provider", "anthropic"])
         .args(["--output-format", "stream-json", "--verbose"])
+        .arg("--include-hook-events")
         .arg("--transcript-dir")
         .arg(&transcripts);
     let cli: Vec<String> = match sc.get("cli_args").and_then(Value::as_array) {
