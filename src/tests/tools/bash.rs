@@ -293,7 +293,12 @@ async fn run_in_background_returns_at_once_with_a_log() {
         .expect("id")
         .to_string();
     assert!(content.starts_with(&format!("Command running in background with ID: {id}")));
-    let log = content.rsplit(": ").next().expect("log path").to_string();
+    let log = content
+        .split("Output is being written to: ")
+        .nth(1)
+        .and_then(|rest| rest.split(". rein tells you").next())
+        .expect("log path")
+        .to_string();
     let deadline = Instant::now() + Duration::from_secs(5);
     while std::fs::read_to_string(&log).unwrap_or_default() != "bg-out\n"
         && Instant::now() < deadline
