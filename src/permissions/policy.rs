@@ -448,6 +448,16 @@ impl PermissionPolicy {
                 None => e.rule.matches(tool, input, &ctx, RulePurpose::Deny),
             };
             if hit {
+                if let Some((command, parsed)) = &bash_line
+                    && let Some(open) = e.rule.hidden_bash_match(parsed, command)
+                {
+                    return Some(format!(
+                        "Permission to use Bash with command {command} has been denied: {}, and \
+                         the deny rule `{}` might match what it runs.",
+                        open.why.reason(),
+                        e.text
+                    ));
+                }
                 return Some(deny_message(tool, input, &e.rule));
             }
         }
