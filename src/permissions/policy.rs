@@ -120,6 +120,10 @@ pub struct PermissionPolicy {
     /// Exact Bash lines approved "always for this session".
     session_commands: Vec<String>,
     paths: PolicyPaths,
+    /// Whether a permission update may switch to bypassPermissions: only when the session
+    /// started in it and `permissions.disableBypassPermissionsMode` is not set (Claude Code's
+    /// rule).
+    bypass_available: bool,
 }
 
 /// Commands acceptEdits runs without a prompt when they stay inside the working directories.
@@ -149,6 +153,8 @@ impl PermissionPolicy {
             broken_deny: Vec::new(),
             session_commands: Vec::new(),
             paths,
+            bypass_available: mode == PermissionMode::BypassPermissions
+                && !settings.disable_bypass_mode,
         };
         // Rules from files were compiled when they were loaded; flag rules are compiled here.
         type Compiled = Result<Rule, crate::permissions::rule::RuleError>;
@@ -479,6 +485,13 @@ impl PermissionPolicy {
         None
     }
 
+    /// The ask rule covering this call, if any (for an input a hook rewrote after the decision).
+    pub fn check_ask(&self, tool_name: &str, input: &Value) -> Option<String> {
+        let tool = canonical_tool_name(tool_name);
+        catch_unwind(AssertUnwindSafe(|| self.ask_rule(tool, input)))
+            .unwrap_or_else(|_| Some("(rein's permission check failed internally)".to_string()))
+    }
+
     fn ask_rule(&self, tool: &str, input: &Value) -> Option<String> {
         if let Some(b) = self
             .broken_ask
@@ -643,6 +656,36 @@ impl PermissionPolicy {
 }
 
 impl PermissionPolicy {
+    /// Applies a hook's `updatedPermissions` (PermissionRequest `allow`) to this session only,
+    /// refusing what would escalate past the user's own settings: removing or replacing deny or
+    /// ask rules, and `setMode` to bypassPermissions when `disableBypassPermissionsMode` is set.
+    /// Allow rules a hook adds still come after deny and ask rules. Returns one message per
+    /// update not applied.
+    pub fn apply_hook_updates(&mut self, updates: &[Value]) -> Vec<String> {
+        let mut refused = Vec::new();
+        for update in updates {
+            let kind = update.get("type").and_then(Value::as_str).unwrap_or("");
+            let behavior = update.get("behavior").and_then(Value::as_str).unwrap_or("");
+            let why = if matches!(kind, "removeRules" | "replaceRules")
+                && matches!(behavior, "deny" | "ask")
+            {
+                Some(format!("a hook may not remove {behavior} rules"))
+            } else {
+                None
+            };
+            let result = match why {
+                Some(why) => Err(why),
+                None => self.apply_update(update),
+            };
+            if let Err(e) = result {
+                refused.push(format!(
+                    "updatedPermissions entry {update} not applied: {e}"
+                ));
+            }
+        }
+        refused
+    }
+
     /// `permission_suggestions` for a PermissionRequest about this call (SDK `PermissionUpdate`
     /// objects): for edits and filesystem-only Bash lines, working in acceptEdits (plus the
     /// directory, when outside the working directories), as Claude Code suggests for
@@ -725,13 +768,6 @@ impl PermissionPolicy {
     /// `addDirectories`, `removeDirectories`. rein never writes settings files here: every
     /// destination takes effect for the session only. A malformed update changes nothing and
     /// returns what is wrong with it.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "no PermissionRequest answer is applied as an update yet"
-        )
-    )]
     pub fn apply_update(&mut self, update: &Value) -> Result<(), String> {
         let kind = update
             .get("type")
@@ -782,6 +818,13 @@ impl PermissionPolicy {
                     .and_then(Value::as_str)
                     .ok_or("setMode without `mode`")?;
                 let (mode, _) = PermissionMode::parse(mode).map_err(|e| e.to_string())?;
+                if mode == PermissionMode::BypassPermissions && !self.bypass_available {
+                    return Err(
+                        "bypassPermissions is not available: disabled by \
+                         permissions.disableBypassPermissionsMode, or the session did not start in it"
+                            .to_string(),
+                    );
+                }
                 self.mode = mode;
                 Ok(())
             }

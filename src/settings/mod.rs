@@ -191,6 +191,8 @@ fn merge(files: Vec<FileSettings>, settings: &mut Settings) {
             continue;
         }
         let p = &mut settings.permissions;
+        // Restrictive: any tier may switch bypassPermissions off, none back on.
+        p.disable_bypass_mode |= fs.disable_bypass_mode;
         p.allow.extend(rule_entries(fs.allow, fs.source));
         p.ask.extend(rule_entries(fs.ask, fs.source));
         p.deny.extend(rule_entries(fs.deny, fs.source));
