@@ -320,6 +320,8 @@ fn hook_decisions_cannot_smuggle_a_call_past_rules() {
         permissions: Value,
         pre: Option<Value>,
         pr: Option<Value>,
+        /// The PermissionRequest hook answers only the first request.
+        pr_once: bool,
         args: &'static [&'static str],
         commands: &'static [&'static str],
         /// (file, must exist afterwards)
@@ -336,6 +338,7 @@ fn hook_decisions_cannot_smuggle_a_call_past_rules() {
             permissions: json!({"ask": ["Bash(rm:*)"]}),
             pre: Some(pre_answer("ask", None)),
             pr: Some(pr_allow(Some("rm victim"), json!([]))),
+            pr_once: false,
             args: &[],
             commands: &["echo harmless"],
             expect: ("victim", true),
@@ -345,6 +348,7 @@ fn hook_decisions_cannot_smuggle_a_call_past_rules() {
             permissions: json!({"deny": ["Bash(rm:*)"]}),
             pre: Some(pre_answer("ask", None)),
             pr: Some(pr_allow(Some("c=rm; $c victim"), json!([]))),
+            pr_once: false,
             args: &[],
             commands: &["echo harmless"],
             expect: ("victim", true),
@@ -354,6 +358,7 @@ fn hook_decisions_cannot_smuggle_a_call_past_rules() {
             permissions: json!({"ask": ["Bash(rm:*)"]}),
             pre: Some(pre_answer("allow", Some("rm victim"))),
             pr: None,
+            pr_once: false,
             args: &["--permission-mode", "bypassPermissions"],
             commands: &["echo harmless"],
             expect: ("victim", true),
@@ -363,6 +368,7 @@ fn hook_decisions_cannot_smuggle_a_call_past_rules() {
             permissions: json!({"deny": ["Bash(rm:*)"]}),
             pre: Some(pre_answer("ask", None)),
             pr: Some(pr_allow(None, remove_deny)),
+            pr_once: false,
             args: &[],
             commands: &["echo first", "rm victim"],
             expect: ("victim", true),
@@ -372,6 +378,7 @@ fn hook_decisions_cannot_smuggle_a_call_past_rules() {
             permissions: json!({"deny": ["Bash(rm:*)"]}),
             pre: Some(pre_answer("ask", None)),
             pr: Some(pr_allow(None, replace_deny)),
+            pr_once: false,
             args: &[],
             commands: &["echo first", "rm victim"],
             expect: ("victim", true),
@@ -381,6 +388,7 @@ fn hook_decisions_cannot_smuggle_a_call_past_rules() {
             permissions: json!({"disableBypassPermissionsMode": "disable"}),
             pre: None,
             pr: Some(pr_allow(None, set_bypass.clone())),
+            pr_once: true,
             args: &[],
             // The hook answers only once (below), so the second call would need the mode.
             commands: &["echo first", "touch created"],
@@ -391,6 +399,7 @@ fn hook_decisions_cannot_smuggle_a_call_past_rules() {
             permissions: json!({"disableBypassPermissionsMode": "disable"}),
             pre: None,
             pr: None,
+            pr_once: false,
             args: &["--permission-mode", "bypassPermissions"],
             commands: &["touch created"],
             expect: ("created", false),
@@ -409,16 +418,20 @@ fn hook_decisions_cannot_smuggle_a_call_past_rules() {
             );
         }
         if let Some(pr) = &row.pr {
-            // Answers the first request only; later ones get no decision.
-            let once = s.path("pr-answered");
-            let h = s.script(
-                "pr.sh",
-                &format!(
-                    "cat >/dev/null; [ -e '{0}' ] && exit 0; touch '{0}'; echo '{1}'",
-                    once.display(),
-                    pr.to_string().replace('\'', "'\\''")
-                ),
-            );
+            let h = if row.pr_once {
+                // Answers the first request only; later ones get no decision.
+                let once = s.path("pr-answered");
+                s.script(
+                    "pr.sh",
+                    &format!(
+                        "cat >/dev/null; [ -e '{0}' ] && exit 0; touch '{0}'; echo '{1}'",
+                        once.display(),
+                        pr.to_string().replace('\'', "'\\''")
+                    ),
+                )
+            } else {
+                answer_hook(&s, "pr.sh", pr)
+            };
             hooks.insert(
                 "PermissionRequest".into(),
                 json!([{"matcher": "Bash", "hooks": [{"type": "command", "command": h}]}]),
