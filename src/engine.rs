@@ -24,7 +24,7 @@ use crate::pipeline::PolicyGate;
 use crate::progress::{Observer, Observers};
 use crate::settings::schema::{Diagnostic, Settings};
 use crate::settings::{LoadOptions, load};
-use crate::tools::{Tool, ToolContext, builtin_tools};
+use crate::tools::{ReadFilter, Tool, ToolContext, builtin_tools};
 
 /// What can go wrong while building an [`Engine`].
 #[derive(Debug, thiserror::Error)]
@@ -291,6 +291,11 @@ impl Engine {
             project_dir: self.project_dir.clone(),
             home: self.home.clone(),
             additional_dirs: Vec::new(),
+            // rein's files for this project (a Bash output saved to `tool-results`).
+            readable_dirs: transcript_path(&rein, &self.project_dir, "x")
+                .parent()
+                .map(|d| vec![d.to_path_buf()])
+                .unwrap_or_default(),
         };
         let (policy, _warnings) = PermissionPolicy::from_settings(
             &self.settings.permissions,
@@ -301,6 +306,10 @@ impl Engine {
         );
         let mut ctx = ToolContext::new(self.project_dir.clone());
         ctx.env = self.settings.env.clone();
+        ctx.read_filter = Some({
+            let policy = policy.clone();
+            ReadFilter(Arc::new(move |p: &std::path::Path| policy.read_denied(p)))
+        });
         let mut observers = Observers::new();
         if let Some(observer) = &self.observer {
             observers.push(Box::new(Forward(Arc::clone(observer))));

@@ -96,10 +96,6 @@ pub trait PermissionGate: Send + Sync {
         reason: &'a str,
     ) -> BoxFuture<'a, PromptAnswer>;
     /// The session's working directory changed (relative rules resolve against it).
-    #[expect(
-        dead_code,
-        reason = "the session does not report a changed working directory yet"
-    )]
     fn follow_cwd(&self, _cwd: &Path) {}
     /// Whether [`PermissionGate::prompt`] can reach a person (then a `permission_prompt`
     /// Notification fires before it).
@@ -384,6 +380,8 @@ impl<'a> ToolPipeline<'a> {
         }
 
         let hook_answer = pre.permission.as_ref().map(hook_answer);
+        // Relative paths in a Bash line resolve where the shell really is (`cd` persists).
+        self.gate.follow_cwd(&self.ctx.current_dir());
         match self.gate.evaluate(&call.name, &input, hook_answer.as_ref()) {
             GateVerdict::Allow => {}
             GateVerdict::Deny { message } => {

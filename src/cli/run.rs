@@ -27,7 +27,7 @@ use crate::progress::Observers;
 use crate::settings::schema::Settings;
 use crate::settings::{LoadOptions, parse_setting_sources};
 use crate::tools::background::{BackgroundTask, BackgroundTasks};
-use crate::tools::{Tool, ToolContext, builtin_tools};
+use crate::tools::{ReadFilter, Tool, ToolContext, builtin_tools};
 
 /// Everything the flags resolve to before a session is built.
 struct Setup {
@@ -37,6 +37,8 @@ struct Setup {
     model: Arc<dyn Model>,
     tools: Vec<Arc<dyn Tool>>,
     gate: Box<dyn PermissionGate>,
+    /// Read deny rules, for Grep and Glob to leave denied files out.
+    read_filter: ReadFilter,
 }
 
 /// A signal that ended the run early: its exit code (128 + signo) and its name.
@@ -101,6 +103,7 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
     let mut ctx = ToolContext::new(setup.project_dir.clone());
     ctx.env = setup.settings.env.clone();
     ctx.output_dir = Some(transcript.with_extension("").join("tool-results"));
+    ctx.read_filter = Some(setup.read_filter.clone());
     let background = Arc::clone(&ctx.background);
 
     let mut observers = Observers::new();
@@ -508,6 +511,11 @@ fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("/")),
         additional_dirs: Vec::new(),
+        // rein's files for this project (a Bash output saved to `tool-results`).
+        readable_dirs: transcript_path(&rein_home(), &project_dir, "x")
+            .parent()
+            .map(|d| vec![d.to_path_buf()])
+            .unwrap_or_default(),
     };
     let (policy, warnings) = PermissionPolicy::from_settings(
         &settings.permissions,
@@ -524,6 +532,10 @@ fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
     } else {
         None
     };
+    let read_filter = {
+        let policy = policy.clone();
+        ReadFilter(Arc::new(move |p: &Path| policy.read_denied(p)))
+    };
     let gate: Box<dyn PermissionGate> = Box::new(PolicyGate::new(policy, prompter));
     let permission_mode = mode.as_str().to_string();
     Ok(Setup {
@@ -533,6 +545,7 @@ fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
         model,
         tools,
         gate,
+        read_filter,
     })
 }
 

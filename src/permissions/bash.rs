@@ -78,6 +78,8 @@ pub struct SimpleCommand {
     pub risky_flags: Vec<&'static str>,
     /// Output redirection targets (unquoted, as written), excluding `/dev/null` and fd dups.
     pub writes: Vec<String>,
+    /// Input redirection targets (`< file`, `<> file`), unquoted.
+    pub reads: Vec<String>,
     /// The innermost command's words after quote removal (`["rm", "-f", "a b"]`).
     pub argv: Vec<String>,
     /// Some word of `argv` contains an expansion (`$X`, `$(…)`), so `argv` is not what runs.
@@ -340,6 +342,8 @@ enum Token {
     Word(Word),
     /// An output redirection target (`> file`), already filtered.
     Write(Word),
+    /// An input redirection source (`< file`).
+    Read(Word),
 }
 
 struct PendingHeredoc {
@@ -548,7 +552,13 @@ impl Parser {
                 strip_tabs: op == "<<-",
                 quoted: target.raw != target.text,
             }),
+            "<" | "<&" if !target.expanded && !target.text.chars().all(|c| c.is_ascii_digit()) => {
+                tokens.push(Token::Read(target));
+            }
             ">" | ">>" | ">|" | "&>" | "&>>" | "<>" | ">&" => {
+                if op == "<>" && !target.expanded {
+                    tokens.push(Token::Read(target.clone()));
+                }
                 let dup = op == ">&"
                     && (target.text == "-" || target.text.chars().all(|c| c.is_ascii_digit()));
                 let harmless = matches!(
@@ -828,10 +838,12 @@ impl Parser {
         let tokens = std::mem::take(tokens);
         let mut words = Vec::new();
         let mut writes = Vec::new();
+        let mut reads = Vec::new();
         for t in tokens {
             match t {
                 Token::Word(w) => words.push(w),
                 Token::Write(w) => writes.push(w.text),
+                Token::Read(w) => reads.push(w.text),
             }
         }
         // Reserved words that open or close a compound command carry no command themselves.
@@ -869,9 +881,10 @@ impl Parser {
         }
         let words = &words[start..];
         if words.is_empty() {
-            if !writes.is_empty() {
+            if !writes.is_empty() || !reads.is_empty() {
                 self.parts.push(SimpleCommand {
                     writes,
+                    reads,
                     ..SimpleCommand::default()
                 });
             }
@@ -879,6 +892,7 @@ impl Parser {
         }
         let mut part = SimpleCommand {
             writes,
+            reads,
             ..SimpleCommand::default()
         };
         self.unwrap_into(words, &mut part, !self.escalated);

@@ -738,6 +738,7 @@ fn paths() -> PolicyPaths {
         project_dir: PathBuf::from(PROJECT),
         home: PathBuf::from(HOME),
         additional_dirs: Vec::new(),
+        readable_dirs: Vec::new(),
     }
 }
 

@@ -289,7 +289,10 @@ fn env_prefixes_outside_the_safe_list_do_not_ride_on_allow_rules() {
 fn answer_hook(s: &Sandbox, name: &str, json: &Value) -> String {
     s.script(
         name,
-        &format!("cat >/dev/null; echo '{}'", json.to_string().replace('\'', "'\\''")),
+        &format!(
+            "cat >/dev/null; echo '{}'",
+            json.to_string().replace('\'', "'\\''")
+        ),
     )
 }
 
@@ -331,7 +334,8 @@ fn hook_decisions_cannot_smuggle_a_call_past_rules() {
         "rules": [{"toolName": "Bash", "ruleContent": "rm:*"}]}]);
     let replace_deny = json!([{"type": "replaceRules", "behavior": "deny", "destination": "localSettings",
         "rules": []}]);
-    let set_bypass = json!([{"type": "setMode", "mode": "bypassPermissions", "destination": "session"}]);
+    let set_bypass =
+        json!([{"type": "setMode", "mode": "bypassPermissions", "destination": "session"}]);
     let rows = vec![
         Row {
             name: "PermissionRequest rewrite meets an ask rule (headless: refused)",
