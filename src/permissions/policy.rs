@@ -1065,16 +1065,15 @@ fn protected_place(path: &Path) -> Option<&'static str> {
         for c in p.components() {
             if let std::path::Component::Normal(name) = c
                 && let Some(name) = name.to_str()
+                && let Some(d) = DIRS.iter().find(|d| **d == name)
             {
-                if let Some(d) = DIRS.iter().find(|d| **d == name) {
-                    return Some(match *d {
-                        ".git" => "the .git directory",
-                        ".claude" => "the .claude directory",
-                        ".vscode" => "the .vscode directory",
-                        ".idea" => "the .idea directory",
-                        _ => "the .husky directory",
-                    });
-                }
+                return Some(match *d {
+                    ".git" => "the .git directory",
+                    ".claude" => "the .claude directory",
+                    ".vscode" => "the .vscode directory",
+                    ".idea" => "the .idea directory",
+                    _ => "the .husky directory",
+                });
             }
         }
         if p.file_name()
