@@ -474,3 +474,271 @@ fn hook_decisions_cannot_smuggle_a_call_past_rules() {
     }
     assert!(failures.is_empty(), "{failures:#?}");
 }
+
+/// A tool call step of a `--mock-script`.
+fn tool(name: &str, input: Value) -> Value {
+    json!({"tool_use": [{"name": name, "input": input}]})
+}
+
+/// Everything a run let out: stdout, stderr and every transcript line.
+fn everything_seen(s: &Sandbox, out: &std::process::Output) -> String {
+    let mut all = String::from_utf8_lossy(&out.stdout).into_owned();
+    all.push_str(&String::from_utf8_lossy(&out.stderr));
+    for f in s.transcript_files() {
+        all.push_str(&std::fs::read_to_string(f).unwrap_or_default());
+    }
+    all
+}
+
+fn run_steps(s: &Sandbox, steps: Vec<Value>, args: &[&str]) -> std::process::Output {
+    let mut steps = steps;
+    steps.push(say("done"));
+    let script = s.mock(Value::Array(steps));
+    let out = s
+        .rein()
+        .env("IS_SANDBOX", "1")
+        .args(["-p", "go", "--mock-script"])
+        .arg(&script)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+const SECRET: &str = "SECRET-d41d8cd98f";
+
+/// Path rules mean the file, not the spelling: a Read-denied secret never reaches an output,
+/// whichever tool or spelling asks for it; an Edit-denied file is never changed by Bash.
+/// Each read case runs in its own session (so one leak cannot hide another) with every tool
+/// allowed by rule: only the deny rules stand in the way. Claude Code applies Read deny rules
+/// to `cat`-style Bash reads too; rein goes further (every operand of every command, `cd`
+/// followed, symlinks resolved, Grep/Glob filtered).
+#[test]
+fn path_rules_mean_the_file_not_the_spelling() {
+    let read_cases: Vec<(&str, Value)> = vec![
+        (
+            "Read through a symlink",
+            tool("Read", json!({"file_path": "PROJ/innocent.txt"})),
+        ),
+        (
+            "Read through a linked dir",
+            tool("Read", json!({"file_path": "PROJ/linkdir/key.txt"})),
+        ),
+        ("cat", bash("cat .env")),
+        ("cat <", bash("cat < .env")),
+        ("base64", bash("base64 .env | base64 -d")),
+        ("cp then cat", bash("cp .env copy.txt; cat copy.txt")),
+        ("cd then cat", bash("cd secrets && cat key.txt")),
+        ("cat through a symlink", bash("cat innocent.txt")),
+        ("head --", bash("head -n 5 -- .env")),
+        (
+            "Grep content",
+            tool(
+                "Grep",
+                json!({"pattern": "SECRET", "output_mode": "content"}),
+            ),
+        ),
+        ("Grep files", tool("Grep", json!({"pattern": "SECRET"}))),
+        (
+            "Grep in a dir",
+            tool(
+                "Grep",
+                json!({"pattern": "SECRET", "path": "PROJ/secrets", "output_mode": "content"}),
+            ),
+        ),
+        ("Glob names", tool("Glob", json!({"pattern": "**/*key*"}))),
+    ];
+    let setup = |s: &Sandbox| {
+        std::fs::write(s.path(".env"), format!("TOKEN={SECRET}\n")).unwrap();
+        std::fs::create_dir_all(s.path("secrets")).unwrap();
+        std::fs::write(s.path("secrets/key.txt"), format!("{SECRET}\n")).unwrap();
+        std::os::unix::fs::symlink(s.path(".env"), s.path("innocent.txt")).unwrap();
+        std::os::unix::fs::symlink(s.path("secrets"), s.path("linkdir")).unwrap();
+    };
+    let args = [
+        "--allowedTools",
+        "Bash Read Grep Glob",
+        "--disallowedTools",
+        "Read(.env) Read(./secrets/**)",
+    ];
+    let mut leaks = Vec::new();
+    for (name, step) in read_cases {
+        let s = sandbox();
+        setup(&s);
+        let step: Value = serde_json::from_str(
+            &step
+                .to_string()
+                .replace("PROJ", &s.project.display().to_string()),
+        )
+        .unwrap();
+        let out = run_steps(&s, vec![step], &args);
+        if everything_seen(&s, &out).contains(SECRET) {
+            leaks.push(name);
+        }
+        if name == "cp then cat" && s.exists("copy.txt") {
+            leaks.push("cp created a copy of the denied file");
+        }
+    }
+    assert!(leaks.is_empty(), "the secret reached an output: {leaks:?}");
+
+    // Edit deny rules and Bash writes: the protected file keeps its bytes, nothing new appears.
+    let write_cases = [
+        "echo evil | tee protected/keep.txt",
+        "cp evil.txt protected/keep.txt",
+        "cp -t protected evil.txt",
+        "cp --target-directory=protected evil.txt",
+        "mv evil.txt protected/",
+        "sed -i s/precious/evil/ protected/keep.txt",
+        "cd protected && echo evil > keep.txt",
+        "echo evil > linkprot/keep.txt",
+        "dd if=evil.txt of=protected/keep.txt",
+        "install evil.txt protected/new.txt",
+        "ln -sf /etc/passwd protected/new.txt",
+    ];
+    let mut broken = Vec::new();
+    for cmd in write_cases {
+        let s = sandbox();
+        std::fs::create_dir_all(s.path("protected")).unwrap();
+        std::fs::write(s.path("protected/keep.txt"), "precious\n").unwrap();
+        std::fs::write(s.path("evil.txt"), "evil\n").unwrap();
+        std::os::unix::fs::symlink(s.path("protected"), s.path("linkprot")).unwrap();
+        run_steps(
+            &s,
+            vec![bash(cmd)],
+            &[
+                "--allowedTools",
+                "Bash",
+                "--disallowedTools",
+                "Edit(./protected/**)",
+            ],
+        );
+        let kept = std::fs::read_to_string(s.path("protected/keep.txt")).unwrap_or_default();
+        let names: Vec<String> = std::fs::read_dir(s.path("protected"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        if kept != "precious\n" || names != ["keep.txt"] {
+            broken.push(format!("{cmd}: keep.txt = {kept:?}, files {names:?}"));
+        }
+    }
+    // And the Write tool through a symlinked directory.
+    let s = sandbox();
+    std::fs::create_dir_all(s.path("protected")).unwrap();
+    std::fs::write(s.path("protected/keep.txt"), "precious\n").unwrap();
+    std::os::unix::fs::symlink(s.path("protected"), s.path("linkprot")).unwrap();
+    let target = s.path("linkprot/keep.txt").display().to_string();
+    run_steps(
+        &s,
+        vec![tool(
+            "Write",
+            json!({"file_path": target, "content": "evil\n"}),
+        )],
+        &[
+            "--allowedTools",
+            "Write",
+            "--disallowedTools",
+            "Edit(./protected/**)",
+        ],
+    );
+    if std::fs::read_to_string(s.path("protected/keep.txt")).unwrap_or_default() != "precious\n" {
+        broken.push("Write through a symlinked dir".to_string());
+    }
+    assert!(broken.is_empty(), "Edit-denied files changed: {broken:#?}");
+}
+
+/// Reading outside the working directories asks (headless: refused), as Claude Code does for
+/// `~/.ssh/id_rsa`; a symlink inside the project that points outside is outside.
+#[test]
+fn reads_outside_the_working_directories_ask() {
+    let s = sandbox();
+    std::fs::create_dir_all(s.home.join(".ssh")).unwrap();
+    let key = s.home.join(".ssh/id_rsa");
+    std::fs::write(&key, format!("{SECRET}\n")).unwrap();
+    std::os::unix::fs::symlink(&key, s.path("notes.txt")).unwrap();
+    std::fs::write(s.path("readme.txt"), "inside\n").unwrap();
+    let out = run_steps(
+        &s,
+        vec![
+            tool("Read", json!({"file_path": key.display().to_string()})),
+            tool(
+                "Read",
+                json!({"file_path": s.path("notes.txt").display().to_string()}),
+            ),
+            tool(
+                "Grep",
+                json!({"pattern": "SECRET", "path": s.home.join(".ssh").display().to_string(), "output_mode": "content"}),
+            ),
+            tool(
+                "Read",
+                json!({"file_path": s.path("readme.txt").display().to_string()}),
+            ),
+        ],
+        &[],
+    );
+    let seen = everything_seen(&s, &out);
+    assert!(!seen.contains(SECRET), "an outside file was read");
+    assert!(
+        seen.contains("inside"),
+        "the control read inside the project failed"
+    );
+}
+
+/// acceptEdits edits inside the working directories without asking, except in protected
+/// places: `.git/`, `.claude/`, `.vscode/`, `.idea/`, shell start-up files, and anything
+/// outside (also through a symlink). Headless, an ask is a refusal: nothing is created.
+#[test]
+fn accept_edits_has_protected_places() {
+    let s = sandbox();
+    std::fs::create_dir_all(s.path(".git/hooks")).unwrap();
+    std::fs::create_dir_all(s.path(".vscode")).unwrap();
+    std::fs::create_dir_all(s.path("src")).unwrap();
+    let outside = s.root.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, s.path("linkout")).unwrap();
+    let p = |rel: &str| s.path(rel).display().to_string();
+    let write = |path: String| tool("Write", json!({"file_path": path, "content": "evil\n"}));
+    let steps = vec![
+        write(p(".git/hooks/pre-commit")),
+        write(p(".claude/evil.json")),
+        write(p(".vscode/tasks.json")),
+        write(p(".idea/workspace.xml")),
+        write(p(".bashrc")),
+        write(p("src/.zshrc")),
+        write(outside.join("a.txt").display().to_string()),
+        write(p("linkout/b.txt")),
+        bash("touch .git/hooks/post-checkout"),
+        bash("mkdir .idea"),
+        bash("cp src/../.gitignore .claude/copied"),
+        bash("touch linkout/c.txt"),
+        // The control: an ordinary edit inside the project goes through.
+        write(p("src/ok.txt")),
+    ];
+    std::fs::write(s.path(".gitignore"), "x\n").unwrap();
+    run_steps(&s, steps, &["--permission-mode", "acceptEdits"]);
+    let forbidden = [
+        ".git/hooks/pre-commit",
+        ".claude/evil.json",
+        ".vscode/tasks.json",
+        ".idea/workspace.xml",
+        ".idea",
+        ".bashrc",
+        "src/.zshrc",
+        ".git/hooks/post-checkout",
+        ".claude/copied",
+    ];
+    let created: Vec<&str> = forbidden.iter().copied().filter(|f| s.exists(f)).collect();
+    assert!(
+        created.is_empty(),
+        "acceptEdits wrote protected places: {created:?}"
+    );
+    for f in ["a.txt", "b.txt", "c.txt"] {
+        assert!(!outside.join(f).exists(), "acceptEdits wrote outside: {f}");
+    }
+    assert!(s.exists("src/ok.txt"), "the control edit did not happen");
+}
