@@ -824,11 +824,8 @@ fn test(
     if let Some(dir) = sim.transcript.parent() {
         // A session has a transcript by the time hooks run; scripts that read it get an
         // empty one instead of a missing file.
-        let _ = std::fs::create_dir_all(dir);
-        let _ = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&sim.transcript);
+        let _ = dir;
+        let _ = crate::private_fs::open_append(&sim.transcript);
     }
     let env = environment(&ctx, &sim);
     let run_log = env.run_log.clone();

@@ -58,6 +58,13 @@ async fn next_signal(sigint: &mut Signal, sigterm: &mut Signal) -> Caught {
 
 /// Entry of `rein run` and the top-level command; `headless` when a prompt was given or `-p`.
 pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 {
+    let code = main_inner(prompt, args, headless).await;
+    // The Bash tool's private temporary files (cwd records, background logs) end with the run.
+    crate::private_fs::remove_temp_dir();
+    code
+}
+
+async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 {
     let prompt = match prompt {
         Some(p) => Some(p),
         None if headless && !std::io::stdin().is_terminal() => {
@@ -88,6 +95,13 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
     };
     let session_id = uuid_v4();
     let home = rein_home();
+    // rein's home holds transcripts and logs: only the user may list or read it.
+    if let Err(e) = crate::private_fs::create_dir_all(&home) {
+        eprintln!(
+            "rein: warning: cannot create {} private: {e}",
+            home.display()
+        );
+    }
     let transcript = transcript_path(&home, &setup.project_dir, &session_id);
     let env = HookEnvironment {
         project_dir: setup.project_dir.clone(),

@@ -1,7 +1,6 @@
 //! The run log: one JSON line per handler run (`~/.rein/logs/<session>.jsonl`), echoed to
 //! stderr under `--debug hooks`.
 
-use std::fs::OpenOptions;
 use std::io::Write;
 
 use serde_json::{Value, json};
@@ -108,14 +107,10 @@ pub(crate) fn log_run(
         eprint!("[hook] {line}");
     }
     if let Some(path) = &env.run_log {
-        let result = path
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| OpenOptions::new().create(true).append(true).open(path))
-            .and_then(|mut f| {
-                f.write_all(line.as_bytes())?;
-                f.flush()
-            });
+        let result = crate::private_fs::open_append(path).and_then(|mut f| {
+            f.write_all(line.as_bytes())?;
+            f.flush()
+        });
         if let Err(err) = result {
             tracing::warn!(path = %path.display(), %err, "cannot write the hook run log");
         }

@@ -180,9 +180,13 @@ pub fn bash_response(stdout: &str) -> Value {
     Value::Object(map)
 }
 
+/// A fresh file name in rein's private temporary directory (0700, random name, so no other
+/// user can plant a file or symlink there); the system temp dir only if that cannot be made.
 fn unique_name(kind: &str) -> PathBuf {
-    let n = CALLS.fetch_add(1, Ordering::Relaxed);
-    std::env::temp_dir().join(format!("rein-bash-{kind}-{}-{n}", std::process::id()))
+    crate::private_fs::temp_path(&format!("bash-{kind}")).unwrap_or_else(|_| {
+        let n = CALLS.fetch_add(1, Ordering::Relaxed);
+        std::env::temp_dir().join(format!("rein-bash-{kind}-{}-{n}", std::process::id()))
+    })
 }
 
 fn shell_quote(s: &str) -> String {
@@ -333,9 +337,11 @@ fn persist_output(c: &Captured, ctx: &ToolContext) -> Option<ToolOutcome> {
         return None;
     }
     let n = CALLS.fetch_add(1, Ordering::Relaxed);
-    let dir = ctx.output_dir.clone().unwrap_or_else(std::env::temp_dir);
-    let path = dir.join(format!("bash-{}-{n}.txt", std::process::id()));
-    let written = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, &c.bytes));
+    let path = match &ctx.output_dir {
+        Some(dir) => dir.join(format!("bash-{}-{n}.txt", std::process::id())),
+        None => unique_name("output").with_extension("txt"),
+    };
+    let written = crate::private_fs::write(&path, &c.bytes);
     if let Err(err) = written {
         tracing::warn!(path = %path.display(), %err, "cannot save a long Bash output");
         return None;
@@ -415,8 +421,9 @@ async fn run_background(
 ) -> ToolOutcome {
     let n = CALLS.fetch_add(1, Ordering::Relaxed);
     let id = format!("bash_{}_{n}", std::process::id());
-    let log = std::env::temp_dir().join(format!("rein-{id}.log"));
-    let (out, err) = match std::fs::File::create(&log).and_then(|f| Ok((f.try_clone()?, f))) {
+    let log = unique_name(&id).with_extension("log");
+    let (out, err) = match crate::private_fs::create_new(&log).and_then(|f| Ok((f.try_clone()?, f)))
+    {
         Ok(files) => files,
         Err(e) => return failure(format!("Failed to create {}: {e}", log.display())),
     };

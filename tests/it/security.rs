@@ -742,3 +742,88 @@ fn accept_edits_has_protected_places() {
     }
     assert!(s.exists("src/ok.txt"), "the control edit did not happen");
 }
+
+/// Private files: with a umask of 000, rein's home is 0700 and every file it writes there
+/// (transcript, run log, session env file, spilled Bash output) is 0600; the Bash tool's
+/// temporary files live in a private 0700 directory under `$TMPDIR`, removed at the end.
+#[test]
+fn private_files_are_private_whatever_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = sandbox();
+    let tmp = s.root.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let hook = s.script(
+        "start.sh",
+        "cat >/dev/null; echo 'export A=1' >> \"$CLAUDE_ENV_FILE\"",
+    );
+    s.write_json(
+        ".claude/settings.json",
+        &json!({"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": hook}]}]}}),
+    );
+    let steps = vec![
+        bash(
+            "stat -c '%a %F' \"$TMPDIR\"/rein-* > tmp-perms.txt; ls -A \"$TMPDIR\" > tmp-list.txt",
+        ),
+        // Long enough to be saved to a file instead of shown inline.
+        bash("head -c 200000 /dev/zero | tr '\\0' 'x'"),
+        say("done"),
+    ];
+    let script = s.mock(Value::Array(steps));
+    let out = Command::new("/bin/sh")
+        .arg("-c")
+        .arg("umask 000; exec \"$@\"")
+        .arg("sh")
+        .arg(crate::harness::rein_bin())
+        .args(["-p", "go", "--allowedTools", "Bash", "--mock-script"])
+        .arg(&script)
+        .current_dir(&s.project)
+        .envs(crate::harness::home_vars(&s.home))
+        .env("TMPDIR", &tmp)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rein_home = s.home.join(".rein");
+    let mode = |p: &Path| std::fs::symlink_metadata(p).unwrap().permissions().mode() & 0o777;
+    let mut loose = Vec::new();
+    let mut files = 0;
+    let mut stack = vec![rein_home.clone()];
+    while let Some(p) = stack.pop() {
+        let m = mode(&p);
+        if p.is_dir() {
+            if m != 0o700 {
+                loose.push(format!("{} dir {m:o}", p.display()));
+            }
+            stack.extend(std::fs::read_dir(&p).unwrap().flatten().map(|e| e.path()));
+        } else {
+            files += 1;
+            if m != 0o600 {
+                loose.push(format!("{} file {m:o}", p.display()));
+            }
+        }
+    }
+    assert!(loose.is_empty(), "not private: {loose:#?}");
+    // Transcript, run log, env file and the saved Bash output at least.
+    assert!(
+        files >= 4,
+        "expected rein's files under {}: {files}",
+        rein_home.display()
+    );
+    let perms = std::fs::read_to_string(s.path("tmp-perms.txt")).unwrap();
+    assert_eq!(perms.trim(), "700 directory", "the Bash temp dir: {perms}");
+    let listed = std::fs::read_to_string(s.path("tmp-list.txt")).unwrap();
+    assert!(
+        listed.lines().all(|l| l.starts_with("rein-")),
+        "files outside the private dir: {listed}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "temp files left behind: {left:?}");
+}
