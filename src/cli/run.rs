@@ -651,6 +651,25 @@ fn load_settings(args: &RunArgs, project_dir: &Path) -> Result<Settings, SetupEr
         project_dir.to_path_buf(),
         args.settings.clone(),
     );
+    opts.repo_trusted = args.trust
+        || {
+            use crate::settings::trust::{TrustState, state};
+            match state(&rein_home(), project_dir) {
+                TrustState::Trusted => true,
+                TrustState::Untrusted => false,
+                TrustState::Changed(items) => {
+                    eprintln!(
+                        "rein: warning: this folder was trusted, but since then changed: {}; its repository settings may not raise permissions until you run `rein hooks trust` again",
+                        items.join("; ")
+                    );
+                    false
+                }
+                TrustState::Unreadable(message) => {
+                    eprintln!("rein: warning: {message}");
+                    false
+                }
+            }
+        };
     if let Some(sources) = &args.setting_sources {
         opts.setting_sources = Some(
             parse_setting_sources(sources)

@@ -238,6 +238,12 @@ fn is_hijack_env(name: &str) -> bool {
         || name.to_ascii_lowercase().starts_with("npm_config_")
 }
 
+/// Whether setting `name` changes which program, library or configuration a command loads, or
+/// is itself run as a command (repository settings may not set these in an untrusted folder).
+pub fn env_changes_what_runs(name: &str) -> bool {
+    is_hijack_env(name) || SCRIPT_ENV.contains(&name)
+}
+
 /// A value on the safe list that still looks like a path (`LANG=../x`) is not harmless.
 fn is_safe_env(name: &str, value: &str) -> bool {
     SAFE_ENV.contains(&name)
