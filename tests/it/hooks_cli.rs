@@ -297,7 +297,10 @@ fn validate_passes_on_warnings_alone_and_strict_makes_them_fail() {
     let (code, out, _) = m.run(&["hooks", "validate"]);
     assert_eq!(
         (code, out.as_str()),
-        (0, "0 errors, 0 warnings\ntrust: this folder is not trusted: its repository settings may not raise permissions (`rein hooks trust` records trust)\n")
+        (
+            0,
+            "0 errors, 0 warnings\ntrust: this folder is not trusted: its repository settings may not raise permissions (`rein hooks trust` records trust)\n"
+        )
     );
     m.write(
         "project/.claude/settings.json",
