@@ -122,13 +122,14 @@ impl ModelHooks for HookModels {
                 stop_block_cap: 0,
                 session_end_budget: Duration::ZERO,
             };
-            let ctx = ToolContext::new(runtime.project_dir.clone());
+            let mut ctx = ToolContext::new(runtime.project_dir.clone());
+            ctx.read_filter = runtime.read_filter.clone();
             if let Ok(mut cwd) = ctx.cwd.lock() {
                 *cwd = std::path::PathBuf::from(&question.cwd);
             }
             let mut session = Session::new(
                 config,
-                Box::new(SharedHost(Arc::clone(&runtime.hooks))),
+                Box::new(SharedHost::borrowed(&runtime.hooks)),
                 pick_model(&self.model, self.models.as_ref(), question.model.as_deref()),
                 tools,
                 Box::new(runtime.shared_gate()),

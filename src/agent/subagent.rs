@@ -427,19 +427,52 @@ pub fn new_agent_id() -> String {
 
 /// Shares one permission gate between a session and its subagents.
 ///
-/// Interactive prompts are taken one at a time: parallel subagents may ask at once, and a
-/// person answers one question after the other.
+/// Every method is forwarded (a default left in place would silently skip a check). Each
+/// session has its own working directory, so relative rules resolve where that session's shell
+/// is: the cwd is set and the rules evaluated as one step under a lock shared by all the
+/// session's gates. Interactive prompts are taken one at a time: parallel subagents may ask at
+/// once, and a person answers one question after the other.
 pub(crate) struct SharedGate {
     gate: Arc<dyn PermissionGate>,
     prompt_lock: Arc<tokio::sync::Mutex<()>>,
+    rules_lock: Arc<std::sync::Mutex<()>>,
+    cwd: std::sync::Mutex<Option<PathBuf>>,
+}
+
+impl SharedGate {
+    /// Runs `f` on the gate with this session's working directory in place.
+    fn at_cwd<T>(&self, f: impl FnOnce(&dyn PermissionGate) -> T) -> T {
+        let _one_at_a_time = self
+            .rules_lock
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let cwd = self
+            .cwd
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone();
+        if let Some(cwd) = cwd {
+            self.gate.follow_cwd(&cwd);
+        }
+        f(self.gate.as_ref())
+    }
 }
 
 impl PermissionGate for SharedGate {
     fn evaluate(&self, tool: &str, input: &Value, hook: Option<&HookAnswer>) -> GateVerdict {
-        self.gate.evaluate(tool, input, hook)
+        self.at_cwd(|g| g.evaluate(tool, input, hook))
     }
     fn check_deny(&self, tool: &str, input: &Value) -> Option<String> {
-        self.gate.check_deny(tool, input)
+        self.at_cwd(|g| g.check_deny(tool, input))
+    }
+    fn suggestions(&self, tool: &str, input: &Value) -> Vec<Value> {
+        self.at_cwd(|g| g.suggestions(tool, input))
+    }
+    fn check_ask(&self, tool: &str, input: &Value) -> Option<String> {
+        self.at_cwd(|g| g.check_ask(tool, input))
+    }
+    fn apply_hook_updates(&self, updates: &[Value]) -> Vec<String> {
+        self.at_cwd(|g| g.apply_hook_updates(updates))
     }
     fn prompt<'a>(
         &'a self,
@@ -452,31 +485,59 @@ impl PermissionGate for SharedGate {
             self.gate.prompt(tool, input, reason).await
         })
     }
+    fn follow_cwd(&self, cwd: &std::path::Path) {
+        *self
+            .cwd
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(cwd.to_path_buf());
+    }
     fn can_prompt(&self) -> bool {
         self.gate.can_prompt()
     }
 }
 
-/// Shares one hook host between a session and its subagents.
-pub(crate) struct SharedHost(pub Arc<dyn HookHost>);
+/// Shares one hook host between a session and its subagents. Only the session's own handle
+/// (`owner`) takes the context of finished background hooks and shuts the host down at the
+/// session's end; a subagent's handle leaves both to the parent (a subagent ending must not
+/// end the session's background hooks, nor swallow context meant for the parent).
+pub(crate) struct SharedHost {
+    host: Arc<dyn HookHost>,
+    owner: bool,
+}
+
+impl SharedHost {
+    /// A subagent's (or agent hook's) handle on the session's host.
+    pub(crate) fn borrowed(host: &Arc<dyn HookHost>) -> SharedHost {
+        SharedHost {
+            host: Arc::clone(host),
+            owner: false,
+        }
+    }
+}
 
 impl HookHost for SharedHost {
     fn fire_erased<'a>(
         &'a self,
         firing: &'a dyn crate::hooks::events::Firing,
     ) -> BoxFuture<'a, Box<dyn std::any::Any + Send>> {
-        self.0.fire_erased(firing)
+        self.host.fire_erased(firing)
     }
     fn env_files(&self) -> Vec<PathBuf> {
-        self.0.env_files()
+        self.host.env_files()
     }
     fn take_async_context(&self) -> Vec<String> {
-        self.0.take_async_context()
+        if self.owner {
+            self.host.take_async_context()
+        } else {
+            Vec::new()
+        }
     }
     fn shutdown(&self) -> BoxFuture<'_, ()> {
-        // Why nothing: the parent session shuts its host down; a subagent ending must not end
-        // the parent's background hooks.
-        Box::pin(async {})
+        if self.owner {
+            self.host.shutdown()
+        } else {
+            Box::pin(async {})
+        }
     }
 }
 
@@ -526,8 +587,13 @@ pub struct SubagentRuntime {
     pub(crate) default_timeout: Duration,
     /// Where the subagent's notices go (the parent's observer).
     pub(crate) notices: Option<Arc<dyn Observer>>,
+    /// The session's read-deny filter, for sessions that have no parent context to copy it
+    /// from (an agent hook's).
+    pub(crate) read_filter: Option<crate::tools::ReadFilter>,
     /// Serialises interactive permission prompts of the session and its subagents.
     pub(crate) prompt_lock: Arc<tokio::sync::Mutex<()>>,
+    /// Makes "set the cwd, evaluate the rules" one step across the session's gates.
+    pub(crate) rules_lock: Arc<std::sync::Mutex<()>>,
 }
 
 /// `REIN_SUBAGENT_TIMEOUT_MS` (a positive integer), else [`DEFAULT_SUBAGENT_TIMEOUT`].
@@ -559,6 +625,8 @@ impl SubagentRuntime {
         SharedGate {
             gate: Arc::clone(&self.gate),
             prompt_lock: Arc::clone(&self.prompt_lock),
+            rules_lock: Arc::clone(&self.rules_lock),
+            cwd: std::sync::Mutex::new(None),
         }
     }
 
@@ -634,6 +702,8 @@ impl SubagentRuntime {
         }
         ctx.env = parent_ctx.env.clone();
         ctx.env_remove = parent_ctx.env_remove.clone();
+        // The same read-deny rules filter what Grep and Glob return.
+        ctx.read_filter = parent_ctx.read_filter.clone();
         // Why not the parent's `in_context`: the subagent has its own history, so it must read
         // a file itself before it may edit it.
         ctx.background = Arc::clone(&parent_ctx.background);
@@ -658,7 +728,7 @@ impl SubagentRuntime {
         let resolved_model = model.name().to_string();
         let mut session = Session::new(
             config,
-            Box::new(SharedHost(Arc::clone(&self.hooks))),
+            Box::new(SharedHost::borrowed(&self.hooks)),
             model,
             tools,
             Box::new(self.shared_gate()),
@@ -766,6 +836,10 @@ fn tool_stats(counts: &[(String, usize)]) -> Value {
 impl Tool for AgentTool {
     fn name(&self) -> &str {
         "Agent"
+    }
+
+    fn aliases(&self) -> &[&str] {
+        &["Task"]
     }
 
     fn description(&self) -> &str {
@@ -918,6 +992,8 @@ pub(crate) struct SubagentSetup {
     pub models: Option<ModelFactory>,
     /// Where subagents' user-facing notices go.
     pub notices: Option<Arc<dyn Observer>>,
+    /// The session's read-deny filter (Grep and Glob of an agent hook use it too).
+    pub read_filter: Option<crate::tools::ReadFilter>,
 }
 
 /// Adds the Agent tool to a session's parts (placed first, as Claude Code lists it).
@@ -933,6 +1009,7 @@ pub(crate) fn wire(
         definitions,
         models,
         notices,
+        read_filter,
     } = setup;
     let hooks: Arc<dyn HookHost> = Arc::from(hooks);
     let gate: Arc<dyn PermissionGate> = Arc::from(gate);
@@ -950,12 +1027,17 @@ pub(crate) fn wire(
         stop_block_cap: config.stop_block_cap,
         default_timeout: subagent_timeout_from_env(),
         notices,
+        read_filter,
         prompt_lock: Arc::new(tokio::sync::Mutex::new(())),
+        rules_lock: Arc::new(std::sync::Mutex::new(())),
     });
     let mut all: Vec<Arc<dyn Tool>> = vec![Arc::new(AgentTool::new(Arc::clone(&runtime)))];
     all.extend(tools);
     Wired {
-        hooks: Box::new(SharedHost(hooks)),
+        hooks: Box::new(SharedHost {
+            host: hooks,
+            owner: true,
+        }),
         gate: Box::new(runtime.shared_gate()),
         tools: all,
         runtime,

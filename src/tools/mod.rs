@@ -15,7 +15,7 @@ pub mod read;
 pub mod task_stop;
 pub mod write;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
@@ -67,6 +67,26 @@ pub struct ToolContext {
     /// The id of the prompt being processed (the session sets it; a subagent's hooks carry
     /// its parent's).
     pub prompt_id: Mutex<Option<String>>,
+    /// Files the permission rules forbid reading (`true`: denied): Grep and Glob leave them
+    /// out of what they return. `None`: nothing is filtered.
+    pub read_filter: Option<ReadFilter>,
+}
+
+/// Whether a path is denied to read (see [`ToolContext::read_filter`]).
+#[derive(Clone)]
+pub struct ReadFilter(pub Arc<dyn Fn(&Path) -> bool + Send + Sync>);
+
+impl ReadFilter {
+    /// Whether `path` is denied.
+    pub fn denies(&self, path: &Path) -> bool {
+        (self.0)(path)
+    }
+}
+
+impl std::fmt::Debug for ReadFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ReadFilter")
+    }
 }
 
 impl ToolContext {
@@ -81,6 +101,7 @@ impl ToolContext {
             background: Arc::new(background::BackgroundTasks::new()),
             output_dir: None,
             prompt_id: Mutex::new(None),
+            read_filter: None,
         }
     }
 
@@ -106,6 +127,7 @@ impl ToolContext {
                 Ok(id) => id.clone(),
                 Err(_) => None,
             }),
+            read_filter: self.read_filter.clone(),
         }
     }
 

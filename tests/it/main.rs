@@ -25,4 +25,5 @@ mod hook_scripts;
 mod hooks_cli;
 mod interactive_tmux;
 mod readme;
+mod security;
 mod subagents;
