@@ -1378,3 +1378,32 @@ fn env_prefixes_reach_allow_rules_only_from_the_safe_list() {
         assert_eq!(got, allowed, "{cmd}");
     }
 }
+
+#[test]
+fn accept_edits_protected_places_are_judged_below_the_working_directory() {
+    let settings = PermissionSettings::default();
+    let root = "/nonexistent-i14/home/u/.claude/work/proj";
+    let paths = PolicyPaths {
+        cwd: PathBuf::from(root),
+        project_dir: PathBuf::from(root),
+        home: PathBuf::from("/nonexistent-i14/home/u"),
+        additional_dirs: Vec::new(),
+        readable_dirs: Vec::new(),
+    };
+    let (p, _) =
+        PermissionPolicy::from_settings(&settings, PermissionMode::AcceptEdits, &[], &[], paths);
+    let write = |rel: &str| p.evaluate("Write", &file(&format!("{root}/{rel}")), None);
+    assert_eq!(write("src/x.rs"), Verdict::Allow);
+    for protected in [
+        ".git/config",
+        ".claude/settings.json",
+        ".vscode/tasks.json",
+        "a/.bashrc",
+    ] {
+        assert!(
+            matches!(write(protected), Verdict::Ask { .. }),
+            "{protected}: {:?}",
+            write(protected)
+        );
+    }
+}
