@@ -1336,6 +1336,14 @@ fn hidden_commands_meet_deny_rules_and_visible_ones_stay_precise() {
         ("[ -f x ] && echo y", "Bash(rm:*)", false),
         ("LANG=C ls *.txt", "Bash(rm:*)", false),
         ("sh build.sh", "Bash(rm:*)", false),
+        (
+            "git commit -m \"$(cat <<'EOF'\nFix the parser\n\nDetails.\nEOF\n)\"",
+            "Bash(rm:*)",
+            false,
+        ),
+        ("for f in *.txt; do echo \"$f\"; done", "Bash(rm:*)", false),
+        ("if [ -f x ]; then cat x; fi", "Bash(rm:*)", false),
+        ("npm test -- --watch=false 2>&1 | tail -n 20", "Bash(rm:*)", false),
     ];
     let mut failures = Vec::new();
     for (cmd, rule, want) in table {
