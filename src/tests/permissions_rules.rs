@@ -1343,7 +1343,11 @@ fn hidden_commands_meet_deny_rules_and_visible_ones_stay_precise() {
         ),
         ("for f in *.txt; do echo \"$f\"; done", "Bash(rm:*)", false),
         ("if [ -f x ]; then cat x; fi", "Bash(rm:*)", false),
-        ("npm test -- --watch=false 2>&1 | tail -n 20", "Bash(rm:*)", false),
+        (
+            "npm test -- --watch=false 2>&1 | tail -n 20",
+            "Bash(rm:*)",
+            false,
+        ),
     ];
     let mut failures = Vec::new();
     for (cmd, rule, want) in table {
