@@ -5,6 +5,9 @@
 //! 1. Unknown tool → error result `Error: No such tool available: <name>`; `Tool::prepare`
 //!    failing → its error as the result; both wrapped in `<tool_use_error>…</tool_use_error>`, as
 //!    Claude Code 2.1.328 does. No hook fires for either (PostToolBatch still lists the call).
+//!    A Read/Write/Edit of a path a deny rule covers is refused here too (Claude Code's
+//!    `File is in a directory that is denied by your permission settings.`), a denial with no
+//!    hook.
 //! 2. PreToolUse. `deny` → the call never runs and the rendered hook text is the error result;
 //!    `defer` → the call does not run and the turn ends (`tool_deferred`); `updatedInput` replaces
 //!    the input after `prepare` validated it again (invalid → refused). `continue: false` does
@@ -39,7 +42,9 @@ use crate::hooks::events::{
 };
 use crate::hooks::host::{HookHost, fire_observed};
 use crate::hooks::spec::HookEvent;
-use crate::permissions::policy::{HookAnswer, PermissionPolicy, Verdict, headless_denial};
+use crate::permissions::policy::{
+    AskCause, HookAnswer, PermissionPolicy, Verdict, headless_denial,
+};
 use crate::permissions::prompt::{self, Prompter};
 use crate::progress::{Observer, Progress};
 use crate::tools::{BoxFuture, Tool, ToolContext, ToolOutcome};
@@ -80,6 +85,11 @@ pub trait PermissionGate: Send + Sync {
     fn evaluate(&self, tool: &str, input: &Value, hook: Option<&HookAnswer>) -> GateVerdict;
     /// Deny rules only: `Some(message)` if one matches.
     fn check_deny(&self, tool: &str, input: &Value) -> Option<String>;
+    /// PermissionRequest's `permission_suggestions` for this call (SDK `PermissionUpdate`
+    /// objects; possibly none).
+    fn suggestions(&self, _tool: &str, _input: &Value) -> Vec<Value> {
+        Vec::new()
+    }
     /// Ask rules only: the matching rule's text.
     fn check_ask(&self, _tool: &str, _input: &Value) -> Option<String> {
         None
@@ -169,7 +179,8 @@ impl PermissionGate for PolicyGate {
             Verdict::Allow => GateVerdict::Allow,
             Verdict::Deny { message } => GateVerdict::Deny { message },
             Verdict::Ask { reason, cause } => GateVerdict::Ask {
-                denial: headless_denial(tool, &reason, &cause),
+                denial: headless_file_denial(tool, input, &cause)
+                    .unwrap_or_else(|| headless_denial(tool, &reason, &cause)),
                 reason,
             },
             // The pipeline ends the call on a PreToolUse `defer` before asking the gate; if a
@@ -182,6 +193,10 @@ impl PermissionGate for PolicyGate {
 
     fn check_deny(&self, tool: &str, input: &Value) -> Option<String> {
         self.with_policy(|p| p.check_deny(tool, input))
+    }
+
+    fn suggestions(&self, tool: &str, input: &Value) -> Vec<Value> {
+        self.with_policy(|p| p.permission_suggestions(tool, input))
     }
 
     fn check_ask(&self, tool: &str, input: &Value) -> Option<String> {
@@ -360,6 +375,17 @@ impl<'a> ToolPipeline<'a> {
             }
         };
         report.input = input.clone();
+        // Claude Code 2.1.328 refuses a file tool's path that a deny rule covers while it
+        // validates the input: no hook fires, and the model gets its validation text (fixture
+        // `tests/fixtures/cc-2.1.328/deny_paths`). The call is still a permission denial.
+        if DENY_CHECKED_AT_VALIDATION.contains(&call.name.as_str())
+            && self.gate.check_deny(&call.name, &input).is_some()
+        {
+            report.status = CallStatus::Refused;
+            report.denial = Some(DENIED_PATH_TEXT.to_string());
+            report.content = tool_use_error(DENIED_PATH_TEXT);
+            return report;
+        }
 
         let pre = self
             .fire::<PreToolUse>(
@@ -452,7 +478,9 @@ impl<'a> ToolPipeline<'a> {
                     hook_event_name: HookEvent::PermissionRequest,
                     tool_name: call.name.clone(),
                     tool_input: input.clone(),
-                    permission_suggestions: None,
+                    // Always present, `[]` included, as Claude Code sends it (fixture
+                    // `tests/fixtures/cc-2.1.328/read_only_bash`).
+                    permission_suggestions: Some(self.gate.suggestions(&call.name, input)),
                 },
                 None,
             )
@@ -706,6 +734,26 @@ fn batch_input(tool: &str, input: &Value) -> Value {
         _ => input.clone(),
     }
 }
+
+/// Claude Code 2.1.328's text for a Write/Edit nobody could approve (headless):
+/// `Claude requested permissions to write to <path>, but you haven't granted it yet.` (fixture
+/// `tests/fixtures/cc-2.1.328/deny_paths`). `None` for other tools and for a hook's `ask`.
+fn headless_file_denial(tool: &str, input: &Value, cause: &AskCause) -> Option<String> {
+    if matches!(cause, AskCause::Hook) || !matches!(tool, "Write" | "Edit") {
+        return None;
+    }
+    let path = input.get("file_path")?.as_str()?;
+    Some(format!(
+        "Claude requested permissions to write to {path}, but you haven't granted it yet."
+    ))
+}
+
+/// The tools whose path a deny rule refuses during input validation.
+const DENY_CHECKED_AT_VALIDATION: &[&str] = &["Read", "Write", "Edit"];
+
+/// Claude Code 2.1.328's validation text for a path a deny rule covers.
+pub const DENIED_PATH_TEXT: &str =
+    "File is in a directory that is denied by your permission settings.";
 
 /// A refusal during input validation (unknown tool, invalid input, a check the tool makes
 /// before any hook runs) as Claude Code 2.1.328 tells the model:

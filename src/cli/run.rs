@@ -147,12 +147,16 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
             interactive,
         })),
         OutputFormat::Json => observers.push(Box::new(NoticesToStderr)),
-        OutputFormat::StreamJson => observers.push(Box::new(StreamJson::new(
-            &session_id,
-            &setup.project_dir.to_string_lossy(),
-            &setup.permission_mode,
-            setup.tools.iter().map(|t| t.name().to_string()).collect(),
-        ))),
+        OutputFormat::StreamJson => {
+            let mut stream = StreamJson::new(
+                &session_id,
+                &setup.project_dir.to_string_lossy(),
+                &setup.permission_mode,
+                setup.tools.iter().map(|t| t.name().to_string()).collect(),
+            );
+            stream.include_hook_events = args.include_hook_events;
+            observers.push(Box::new(stream));
+        }
     }
     let dispatcher = Dispatcher::new(setup.settings.handlers, env);
     let config = SessionConfig {

@@ -881,13 +881,6 @@ impl PermissionPolicy {
     /// directory, when outside the working directories), as Claude Code suggests for
     /// `touch c.txt`; for other Bash lines, an allow rule per simple command not yet allowed; for
     /// other tools, an allow rule for the tool.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "PermissionRequest is fired without suggestions yet"
-        )
-    )]
     pub fn permission_suggestions(&self, tool_name: &str, input: &Value) -> Vec<Value> {
         let tool = canonical_tool_name(tool_name);
         let accept_edits = |dir: &Path| {
