@@ -277,6 +277,7 @@ fn lint_ctx(ctx: &Context) -> LintContext<'_> {
         project_dir: &ctx.project_dir,
         home: &ctx.home,
         settings_env: &ctx.settings.env,
+        http_policy: &ctx.settings.http_policy,
     }
 }
 
@@ -721,6 +722,7 @@ fn environment(ctx: &Context, sim: &Simulated) -> HookEnvironment {
         debug: ctx.debug,
         output_dir: Some(sim.transcript.with_extension("").join("tool-results")),
         attended: false,
+        http_policy: ctx.settings.http_policy.clone(),
         home: None,
     }
 }
@@ -744,6 +746,7 @@ fn status_text(run: &HandlerRun, timeout: f64) -> String {
         RunStatus::SpawnFailed(e) => format!("could not be started: {e}"),
         RunStatus::Backgrounded => "backgrounded (async): the event went ahead at once".to_string(),
         RunStatus::Crashed(e) => format!("crashed: {e}"),
+        RunStatus::RequestFailed(e) => format!("no usable answer: {e}"),
     }
 }
 
@@ -797,6 +800,7 @@ fn run_status_json(run: &HandlerRun) -> Value {
         RunStatus::SpawnFailed(e) => ("spawn_failed", None, None, Some(e.clone())),
         RunStatus::Backgrounded => ("backgrounded", None, None, None),
         RunStatus::Crashed(e) => ("crashed", None, None, Some(e.clone())),
+        RunStatus::RequestFailed(e) => ("request_failed", None, None, Some(e.clone())),
     };
     let (outcome, outcome_text) = match &run.outcome {
         OutcomeKind::Success => ("success", None),

@@ -251,7 +251,8 @@ impl Observer for StreamJson {
                         | RunStatus::TimedOut
                         | RunStatus::SpawnFailed(_)
                         | RunStatus::Backgrounded
-                        | RunStatus::Crashed(_) => Value::Null,
+                        | RunStatus::Crashed(_)
+                        | RunStatus::RequestFailed(_) => Value::Null,
                     };
                     self.emit(&json!({
                         "type": "system",

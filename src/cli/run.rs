@@ -96,6 +96,7 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
         debug: matches!(args.debug.as_deref(), Some("hooks") | Some("all")),
         output_dir: Some(transcript.with_extension("").join("tool-results")),
         attended: interactive,
+        http_policy: setup.settings.http_policy.clone(),
         home: None,
     };
     let mut ctx = ToolContext::new(setup.project_dir.clone());

@@ -38,6 +38,7 @@ use crate::hooks::config::{
 };
 use crate::hooks::environment::{hook_cwd, hook_env, removed_env, substitute_project_dir};
 use crate::hooks::events::{Answer, Event, merge, stdin_bytes};
+use crate::hooks::http::{self as http_hook, HttpHookClient, HttpRun};
 use crate::hooks::in_process::run_in_process;
 use crate::hooks::preflight;
 use crate::hooks::registry::Registry;
@@ -50,7 +51,7 @@ use crate::hooks::timeout;
 use crate::permissions::rule::RuleContext;
 
 pub use crate::hooks::environment::HookEnvironment;
-pub use crate::hooks::select::{SelectedHandler, Target, dedup, dedup_key, tool_names};
+pub use crate::hooks::select::{SelectedHandler, Target, dedup, tool_names};
 
 /// State shared with background (`async`) hook tasks.
 #[derive(Debug)]
@@ -61,6 +62,8 @@ struct Shared {
     background: Mutex<Vec<JoinHandle<()>>>,
     cancel: tokio::sync::watch::Sender<bool>,
     spill_counter: AtomicU64,
+    /// One connection pool for every http hook of the session.
+    http: HttpHookClient,
 }
 
 /// Locks a mutex even if poisoned: every value guarded here is a plain list that a panic
@@ -112,6 +115,7 @@ impl Dispatcher {
                 background: Mutex::new(Vec::new()),
                 cancel,
                 spill_counter: AtomicU64::new(0),
+                http: HttpHookClient::new(),
             }),
         }
     }
@@ -147,8 +151,8 @@ impl Dispatcher {
             if handler.event != Some(event) || handler.inactive.is_some() {
                 continue;
             }
-            let HandlerKind::Command(command) = &handler.kind else {
-                // Non-command types are marked inactive by the loader; this is the backstop.
+            // Types rein does not run are marked inactive by the loader; this is the backstop.
+            let Some(chosen) = SelectedHandler::configured(handler) else {
                 continue;
             };
             if !matcher_accepts(&handler.matcher, target) {
@@ -164,7 +168,7 @@ impl Dispatcher {
                     continue;
                 }
             }
-            selected.push(SelectedHandler::Command { handler, command });
+            selected.push(chosen);
         }
         for hook in self.registry.for_event(event) {
             if matcher_accepts(&hook.matcher, target) {
@@ -208,7 +212,9 @@ impl Dispatcher {
                     env_file_index += 1;
                     Some(path)
                 }
-                SelectedHandler::Command { .. } | SelectedHandler::InProcess(_) => None,
+                SelectedHandler::Command { .. }
+                | SelectedHandler::Http { .. }
+                | SelectedHandler::InProcess(_) => None,
             };
             let span = tracing::info_span!(
                 "hook",
@@ -300,7 +306,8 @@ impl Dispatcher {
     fn session_end_budget(&self, selected: &[SelectedHandler<'_>]) -> Duration {
         timeout::session_end_budget(
             selected.iter().map(|sel| match sel {
-                SelectedHandler::Command { handler, .. } => handler.timeout,
+                SelectedHandler::Command { handler, .. }
+                | SelectedHandler::Http { handler, .. } => handler.timeout,
                 SelectedHandler::InProcess(_) => None,
             }),
             self.session_end_override().as_deref(),
@@ -436,6 +443,21 @@ impl Dispatcher {
                     self.run_foreground(target, handler.origin.clone(), text, plan, &stdin)
                         .await
                 }
+            }
+            SelectedHandler::Http { handler, http } => {
+                let env = &self.shared.env;
+                let request = HttpRun {
+                    event: target.event,
+                    origin: handler.origin.clone(),
+                    handler: http,
+                    on_failure: handler.on_failure,
+                    timeout: timeout::effective(target.event, handler.timeout, session_end),
+                    policy: &env.http_policy,
+                    extra_env: &env.extra_env,
+                };
+                // The POST body is the hook input without stdin's trailing newline.
+                let body = stdin.strip_suffix(b"\n").unwrap_or(&stdin);
+                http_hook::run(&self.shared.http, request, body).await
             }
             SelectedHandler::InProcess(hook) => {
                 let timeout = timeout::effective(target.event, None, session_end);

@@ -11,6 +11,7 @@ pub mod dispatch;
 pub mod environment;
 pub mod events;
 pub mod host;
+pub mod http;
 pub mod in_process;
 pub mod matcher;
 pub mod output;

@@ -46,6 +46,8 @@ pub struct LintContext<'a> {
     pub home: &'a Path,
     /// Settings `env`, which hooks get on top of rein's environment.
     pub settings_env: &'a [(String, String)],
+    /// `allowedHttpHookUrls` / `httpHookAllowedEnvVars`.
+    pub http_policy: &'a crate::hooks::http::HttpHookPolicy,
 }
 
 /// How the script named by a command is started.
@@ -82,6 +84,12 @@ pub fn lint_handler(handler: &ConfiguredHandler, ctx: LintContext<'_>) -> Vec<Di
                 format_seconds(t / 1000.0)
             ),
         ));
+    }
+    if let HandlerKind::Http(http) = &handler.kind {
+        let on_failure = handler.on_failure;
+        for message in crate::hooks::http::lint(http, ctx.http_policy, on_failure) {
+            out.push(warning(at, message));
+        }
     }
     let HandlerKind::Command(command) = &handler.kind else {
         return out;
@@ -579,11 +587,17 @@ fn exit_one_only(text: &str) -> Option<usize> {
 mod tests {
     use super::*;
 
+    static NO_POLICY: crate::hooks::http::HttpHookPolicy = crate::hooks::http::HttpHookPolicy {
+        allowed_urls: None,
+        allowed_env_vars: None,
+    };
+
     fn ctx() -> LintContext<'static> {
         LintContext {
             project_dir: Path::new("/p"),
             home: Path::new("/h"),
             settings_env: &[],
+            http_policy: &NO_POLICY,
         }
     }
 

@@ -223,6 +223,12 @@ fn merge(files: Vec<FileSettings>, settings: &mut Settings) {
                 None => settings.env.push((k, v)),
             }
         }
+        parse::network::merge(
+            std::mem::take(&mut fs.network),
+            fs.source,
+            &mut settings.http_policy,
+            &mut settings.mcp_approval,
+        );
         if let Some(d) = fs.disable_all_hooks {
             disable = Some((d, fs.source, fs.label.to_string()));
         }

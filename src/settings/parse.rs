@@ -55,8 +55,13 @@ pub struct FileSettings {
     pub env: Vec<(String, String)>,
     pub disable_all_hooks: Option<Located<bool>>,
     pub allow_managed_hooks_only: Option<Located<bool>>,
+    /// http-hook lists and `.mcp.json` approval keys.
+    pub network: network::NetworkKeys,
     pub diagnostics: Vec<Diagnostic>,
 }
+
+#[path = "network.rs"]
+pub(super) mod network;
 
 const HANDLER_TYPES: &str = "\"command\", \"http\", \"prompt\", \"agent\" or \"mcp_tool\"";
 const COMMON_KEYS: &[&str] = &["type", "if", "timeout", "statusMessage", "once"];
@@ -107,6 +112,7 @@ pub fn parse_file(
         env: Vec::new(),
         disable_all_hooks: None,
         allow_managed_hooks_only: None,
+        network: network::NetworkKeys::default(),
         diagnostics: Vec::new(),
     };
     let mut early = Vec::new();
@@ -269,6 +275,7 @@ impl FileCx<'_> {
         if let Some(m) = spanned::get(members, "disableAllHooks") {
             self.out.disable_all_hooks = self.bool_switch(m);
         }
+        self.network_keys(members);
         if let Some(m) = spanned::get(members, "allowManagedHooksOnly") {
             let value = self.bool_switch(m);
             match self.source {
@@ -664,11 +671,8 @@ impl FileCx<'_> {
             set(Inactive::EventNotFired);
         }
         match &kind {
-            HandlerKind::Command(_) => {}
-            HandlerKind::Http(_)
-            | HandlerKind::Prompt(_)
-            | HandlerKind::Agent(_)
-            | HandlerKind::McpTool(_) => {
+            HandlerKind::Command(_) | HandlerKind::Http(_) => {}
+            HandlerKind::Prompt(_) | HandlerKind::Agent(_) | HandlerKind::McpTool(_) => {
                 self.warn(
                     node.offset,
                     format!("{type_name} hooks are not run by rein yet; this hook is loaded but never runs"),

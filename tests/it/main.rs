@@ -22,5 +22,7 @@ mod faults;
 mod harness;
 mod hook_scripts;
 mod hooks_cli;
+mod http_hooks;
+mod http_server;
 mod interactive_tmux;
 mod readme;
