@@ -2,6 +2,7 @@
 //! TTY, and the `hooks` subcommands. Flags follow `claude` where it has one.
 
 pub mod hooks;
+pub mod mcp;
 pub mod render;
 pub mod run;
 
@@ -41,6 +42,8 @@ pub enum Command {
     },
     /// Inspect and test the configured hooks.
     Hooks(hooks::HooksArgs),
+    /// List, inspect, add and remove MCP servers.
+    Mcp(mcp::McpArgs),
 }
 
 /// `--output-format`.
@@ -98,6 +101,13 @@ pub struct RunArgs {
     /// Project directory (default: the current directory).
     #[arg(long = "cwd", value_name = "DIR")]
     pub cwd: Option<PathBuf>,
+    /// MCP servers from JSON files or strings (`{"mcpServers": {…}}`), in addition to the
+    /// configured ones.
+    #[arg(long = "mcp-config", value_name = "FILE|JSON", num_args = 1..)]
+    pub mcp_config: Vec<String>,
+    /// Use only the servers of `--mcp-config`.
+    #[arg(long = "strict-mcp-config")]
+    pub strict_mcp_config: bool,
 }
 
 /// Runs the CLI and returns the process exit code (0 done, 1 error, 2 usage).
@@ -127,6 +137,7 @@ pub fn main() -> i32 {
     };
     let code = match cli.command {
         Some(Command::Hooks(args)) => hooks::run(args, &runtime),
+        Some(Command::Mcp(args)) => mcp::run(args, &runtime),
         Some(Command::Run { prompt, run }) => runtime.block_on(run::main(prompt, *run, true)),
         None => {
             let headless = cli.run.print || cli.prompt.is_some();

@@ -138,6 +138,7 @@ pub struct StreamJson {
     pub cwd: String,
     pub permission_mode: String,
     pub tools: Vec<String>,
+    pub mcp_servers: Vec<Value>,
     broken: AtomicBool,
 }
 
@@ -148,8 +149,15 @@ impl StreamJson {
             cwd: cwd.to_string(),
             permission_mode: permission_mode.to_string(),
             tools,
+            mcp_servers: Vec::new(),
             broken: AtomicBool::new(false),
         }
+    }
+
+    /// The `mcp_servers` of `init`: `{name, status, source}` per configured server.
+    pub fn with_mcp_servers(mut self, servers: Vec<Value>) -> Self {
+        self.mcp_servers = servers;
+        self
     }
 
     /// Writes one line; after a closed stdout, nothing more is written.
@@ -195,6 +203,7 @@ impl Observer for StreamJson {
                 "cwd": self.cwd,
                 "session_id": session_id,
                 "tools": self.tools,
+                "mcp_servers": self.mcp_servers,
                 "model": model,
                 "permissionMode": self.permission_mode,
             })),

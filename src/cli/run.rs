@@ -99,6 +99,18 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
         http_policy: setup.settings.http_policy.clone(),
         home: None,
     };
+    let mcp = crate::cli::mcp::start_for_session(
+        &setup.project_dir,
+        &setup.settings,
+        &crate::cli::mcp::McpFlags {
+            configs: args.mcp_config.clone(),
+            strict: args.strict_mcp_config,
+        },
+        interactive,
+    )
+    .await;
+    let mut setup = setup;
+    setup.tools.extend(mcp.tools());
     let mut ctx = ToolContext::new(setup.project_dir.clone());
     ctx.env = setup.settings.env.clone();
     ctx.output_dir = Some(transcript.with_extension("").join("tool-results"));
@@ -116,14 +128,18 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
             interactive,
         })),
         OutputFormat::Json => observers.push(Box::new(NoticesToStderr)),
-        OutputFormat::StreamJson => observers.push(Box::new(StreamJson::new(
-            &session_id,
-            &setup.project_dir.to_string_lossy(),
-            &setup.permission_mode,
-            setup.tools.iter().map(|t| t.name().to_string()).collect(),
-        ))),
+        OutputFormat::StreamJson => observers.push(Box::new(
+            StreamJson::new(
+                &session_id,
+                &setup.project_dir.to_string_lossy(),
+                &setup.permission_mode,
+                setup.tools.iter().map(|t| t.name().to_string()).collect(),
+            )
+            .with_mcp_servers(mcp.init_entries()),
+        )),
     }
     let dispatcher = Dispatcher::new(setup.settings.handlers, env);
+    dispatcher.set_mcp_caller(Arc::clone(&mcp) as Arc<dyn crate::hooks::mcp_tool::McpCaller>);
     let config = SessionConfig {
         session_id: session_id.clone(),
         project_dir: setup.project_dir.clone(),
@@ -205,6 +221,7 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
         }
     };
     session.end_unless(reason, cancel).await;
+    mcp.shutdown().await;
     let late = bg_signal.or(late);
     let code = match result {
         Err(caught) => caught.code,

@@ -40,6 +40,7 @@ use crate::hooks::environment::{hook_cwd, hook_env, removed_env, substitute_proj
 use crate::hooks::events::{Answer, Event, merge, stdin_bytes};
 use crate::hooks::http::{self as http_hook, HttpHookClient, HttpRun};
 use crate::hooks::in_process::run_in_process;
+use crate::hooks::mcp_tool::{self, McpCaller, McpToolRun};
 use crate::hooks::preflight;
 use crate::hooks::registry::Registry;
 use crate::hooks::run::{HandlerRun, OutcomeKind, RunStatus};
@@ -64,6 +65,14 @@ struct Shared {
     spill_counter: AtomicU64,
     /// One connection pool for every http hook of the session.
     http: HttpHookClient,
+    /// The session's MCP servers, for mcp_tool hooks (set once they have started).
+    mcp: std::sync::OnceLock<Arc<dyn McpCaller>>,
+}
+
+impl std::fmt::Debug for dyn McpCaller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("McpCaller")
+    }
 }
 
 /// Locks a mutex even if poisoned: every value guarded here is a plain list that a panic
@@ -116,8 +125,14 @@ impl Dispatcher {
                 cancel,
                 spill_counter: AtomicU64::new(0),
                 http: HttpHookClient::new(),
+                mcp: std::sync::OnceLock::new(),
             }),
         }
+    }
+
+    /// Gives mcp_tool hooks the session's MCP servers (once; later calls are ignored).
+    pub fn set_mcp_caller(&self, caller: Arc<dyn McpCaller>) {
+        let _ = self.shared.mcp.set(caller);
     }
 
     /// The configured handlers, in configuration order.
@@ -214,6 +229,7 @@ impl Dispatcher {
                 }
                 SelectedHandler::Command { .. }
                 | SelectedHandler::Http { .. }
+                | SelectedHandler::McpTool { .. }
                 | SelectedHandler::InProcess(_) => None,
             };
             let span = tracing::info_span!(
@@ -305,11 +321,9 @@ impl Dispatcher {
     /// rein's environment.
     fn session_end_budget(&self, selected: &[SelectedHandler<'_>]) -> Duration {
         timeout::session_end_budget(
-            selected.iter().map(|sel| match sel {
-                SelectedHandler::Command { handler, .. }
-                | SelectedHandler::Http { handler, .. } => handler.timeout,
-                SelectedHandler::InProcess(_) => None,
-            }),
+            selected
+                .iter()
+                .map(|sel| sel.handler().and_then(|h| h.timeout)),
             self.session_end_override().as_deref(),
         )
     }
@@ -322,10 +336,10 @@ impl Dispatcher {
                 .iter()
                 .filter(|h| h.event == Some(HookEvent::SessionEnd) && h.inactive.is_none())
                 .filter(|h| match h.kind {
-                    HandlerKind::Command(_) | HandlerKind::Http(_) => true,
-                    HandlerKind::Prompt(_) | HandlerKind::Agent(_) | HandlerKind::McpTool(_) => {
-                        false
+                    HandlerKind::Command(_) | HandlerKind::Http(_) | HandlerKind::McpTool(_) => {
+                        true
                     }
+                    HandlerKind::Prompt(_) | HandlerKind::Agent(_) => false,
                 })
                 .map(|h| h.timeout),
             self.session_end_override().as_deref(),
@@ -458,6 +472,17 @@ impl Dispatcher {
                 // The POST body is the hook input without stdin's trailing newline.
                 let body = stdin.strip_suffix(b"\n").unwrap_or(&stdin);
                 http_hook::run(&self.shared.http, request, body).await
+            }
+            SelectedHandler::McpTool { handler, mcp } => {
+                let request = McpToolRun {
+                    event: target.event,
+                    origin: handler.origin.clone(),
+                    handler: mcp,
+                    on_failure: handler.on_failure,
+                    timeout: timeout::effective(target.event, handler.timeout, session_end),
+                };
+                let caller = self.shared.mcp.get().map(|c| c.as_ref());
+                mcp_tool::run(caller, request, &stdin).await
             }
             SelectedHandler::InProcess(hook) => {
                 let timeout = timeout::effective(target.event, None, session_end);

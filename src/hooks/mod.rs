@@ -14,6 +14,7 @@ pub mod host;
 pub mod http;
 pub mod in_process;
 pub mod matcher;
+pub mod mcp_tool;
 pub mod output;
 pub mod preflight;
 pub mod registry;

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::hooks::command::CommandForm;
 use crate::hooks::config::{
-    CommandHandler, ConfiguredHandler, HandlerKind, HandlerOrigin, HttpHandler,
+    CommandHandler, ConfiguredHandler, HandlerKind, HandlerOrigin, HttpHandler, McpToolHandler,
 };
 use crate::hooks::events::Event;
 use crate::hooks::matcher::{self, Matcher};
@@ -29,6 +29,11 @@ pub enum SelectedHandler<'a> {
         handler: &'a ConfiguredHandler,
         http: &'a HttpHandler,
     },
+    /// A `type: "mcp_tool"` handler from the settings.
+    McpTool {
+        handler: &'a ConfiguredHandler,
+        mcp: &'a McpToolHandler,
+    },
     /// A closure from the [`Registry`].
     InProcess(InProcessHook),
 }
@@ -39,7 +44,8 @@ impl<'a> SelectedHandler<'a> {
         match &handler.kind {
             HandlerKind::Command(command) => Some(SelectedHandler::Command { handler, command }),
             HandlerKind::Http(http) => Some(SelectedHandler::Http { handler, http }),
-            HandlerKind::Prompt(_) | HandlerKind::Agent(_) | HandlerKind::McpTool(_) => None,
+            HandlerKind::McpTool(mcp) => Some(SelectedHandler::McpTool { handler, mcp }),
+            HandlerKind::Prompt(_) | HandlerKind::Agent(_) => None,
         }
     }
 
@@ -59,6 +65,7 @@ impl<'a> SelectedHandler<'a> {
         match self {
             SelectedHandler::Command { command, .. } => command_display(command),
             SelectedHandler::Http { http, .. } => http.url.clone(),
+            SelectedHandler::McpTool { mcp, .. } => crate::hooks::mcp_tool::display(mcp),
             SelectedHandler::InProcess(hook) => format!("in-process:{}", hook.id),
         }
     }
@@ -68,9 +75,9 @@ impl<'a> SelectedHandler<'a> {
     /// like `--settings`).
     pub fn origin(&self) -> HandlerOrigin {
         match self {
-            SelectedHandler::Command { handler, .. } | SelectedHandler::Http { handler, .. } => {
-                handler.origin.clone()
-            }
+            SelectedHandler::Command { handler, .. }
+            | SelectedHandler::Http { handler, .. }
+            | SelectedHandler::McpTool { handler, .. } => handler.origin.clone(),
             SelectedHandler::InProcess(hook) => HandlerOrigin {
                 source: SourceKind::Flag,
                 event_key: hook.event.as_str().to_string(),
@@ -182,6 +189,21 @@ fn selected_key<'a>(sel: &SelectedHandler<'a>) -> Option<(&'a ConfiguredHandler,
             Some((handler, dedup_key(handler, command)))
         }
         SelectedHandler::Http { handler, http } => Some((handler, http_dedup_key(handler, http))),
+        SelectedHandler::McpTool { handler, mcp } => {
+            let input = mcp
+                .input
+                .as_ref()
+                .map_or_else(|| "{}".to_string(), |v| v.to_string());
+            let key = [
+                "mcp_tool",
+                &mcp.server,
+                &mcp.tool,
+                &input,
+                handler.if_text.as_deref().unwrap_or(""),
+            ]
+            .join("\0");
+            Some((handler, key))
+        }
         SelectedHandler::InProcess(_) => None,
     }
 }

@@ -671,8 +671,8 @@ impl FileCx<'_> {
             set(Inactive::EventNotFired);
         }
         match &kind {
-            HandlerKind::Command(_) | HandlerKind::Http(_) => {}
-            HandlerKind::Prompt(_) | HandlerKind::Agent(_) | HandlerKind::McpTool(_) => {
+            HandlerKind::Command(_) | HandlerKind::Http(_) | HandlerKind::McpTool(_) => {}
+            HandlerKind::Prompt(_) | HandlerKind::Agent(_) => {
                 self.warn(
                     node.offset,
                     format!("{type_name} hooks are not run by rein yet; this hook is loaded but never runs"),
