@@ -25,4 +25,6 @@ mod hooks_cli;
 mod http_hooks;
 mod http_server;
 mod interactive_tmux;
+mod mcp;
+mod mcp_servers;
 mod readme;
