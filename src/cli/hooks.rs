@@ -136,6 +136,8 @@ struct Context {
     home: PathBuf,
     settings: Settings,
     debug: bool,
+    /// Names of the configured MCP servers (not started).
+    mcp_servers: Vec<String>,
 }
 
 /// Runs a `hooks` subcommand on `runtime`; returns the exit code.
@@ -180,9 +182,11 @@ fn setup(options: &HooksOptions) -> Result<Context, CliError> {
         );
     }
     let settings = crate::settings::load(&opts);
+    let mcp_servers = crate::cli::mcp::configured_names(&project_dir, &settings);
     Ok(Context {
         project_dir,
         home: opts.home,
+        mcp_servers,
         settings,
         debug: matches!(options.debug.as_deref(), Some("hooks" | "all")),
     })
@@ -278,6 +282,7 @@ fn lint_ctx(ctx: &Context) -> LintContext<'_> {
         home: &ctx.home,
         settings_env: &ctx.settings.env,
         http_policy: &ctx.settings.http_policy,
+        mcp_servers: Some(&ctx.mcp_servers),
     }
 }
 
@@ -319,7 +324,7 @@ fn list(ctx: &Context, as_json: bool) -> i32 {
             h.origin.source.as_str()
         ));
         out.push_str(&format!(
-            "    {:<8}{}\n",
+            "    {:<7} {}\n",
             h.kind.type_name(),
             handler_text(h)
         ));
@@ -837,6 +842,27 @@ fn test(
     let env = environment(&ctx, &sim);
     let run_log = env.run_log.clone();
     let dispatcher = Arc::new(Dispatcher::new(ctx.settings.handlers.clone(), env));
+    // mcp_tool hooks of this event call their servers for real: start just those.
+    let wanted: Vec<String> = ctx
+        .settings
+        .handlers
+        .iter()
+        .filter(|h| h.inactive.is_none() && h.event == Some(sim.firing.event()))
+        .filter_map(|h| match &h.kind {
+            crate::settings::schema::HandlerKind::McpTool(m) => Some(m.server.clone()),
+            _ => None,
+        })
+        .collect();
+    let mcp = (!wanted.is_empty()).then(|| {
+        runtime.block_on(crate::cli::mcp::start_named(
+            &ctx.project_dir,
+            &ctx.settings,
+            &wanted,
+        ))
+    });
+    if let Some(mcp) = &mcp {
+        dispatcher.set_mcp_caller(Arc::clone(mcp) as Arc<dyn crate::hooks::mcp_tool::McpCaller>);
+    }
     let d = Arc::clone(&dispatcher);
     let firing = sim.firing.as_ref();
     let (mut outcome, async_context) = runtime.block_on(async move {
@@ -845,6 +871,9 @@ fn test(
         d.wait_background().await;
         (outcome, d.take_async_context())
     });
+    if let Some(mcp) = &mcp {
+        runtime.block_on(mcp.shutdown());
+    }
     let v = firing.explain(outcome.as_ref()).unwrap_or_default();
     let decision: Common = firing
         .common_of(outcome.as_mut())

@@ -112,6 +112,51 @@ pub async fn start_for_session(
     Arc::new(session)
 }
 
+/// The names of every configured server (any scope, approved or not), for `rein hooks`.
+pub fn configured_names(project_dir: &Path, settings: &Settings) -> Vec<String> {
+    let lookup = env_lookup(&settings.env);
+    config::load(&sources(project_dir, &McpFlags::default()), &lookup)
+        .servers
+        .into_iter()
+        .map(|s| s.name)
+        .collect()
+}
+
+/// Starts the configured servers named in `names` (project ones only when approved), for
+/// `rein hooks test` of mcp_tool hooks; problems go to stderr.
+pub async fn start_named(
+    project_dir: &Path,
+    settings: &Settings,
+    names: &[String],
+) -> Arc<McpSession> {
+    let lookup = env_lookup(&settings.env);
+    let mut loaded = config::load(&sources(project_dir, &McpFlags::default()), &lookup);
+    loaded.servers.retain(|s| names.contains(&s.name));
+    let plans = plan(&loaded, &approval(settings));
+    let session = McpSession::start(
+        plans,
+        &Limits::from_env(&lookup),
+        project_dir,
+        &settings.env,
+        max_output_tokens(&lookup),
+    )
+    .await;
+    for s in session.servers().servers() {
+        match s.status() {
+            Status::Failed(why) => eprintln!(
+                "rein: MCP server \"{}\" failed to start: {why}",
+                s.config.name
+            ),
+            Status::Pending => eprintln!(
+                "rein: MCP server \"{}\" (.mcp.json) is not approved, so it was not started",
+                s.config.name
+            ),
+            Status::Connected | Status::Disabled => {}
+        }
+    }
+    Arc::new(session)
+}
+
 /// Asks, for each project server nobody approved or rejected, whether it may start; the
 /// answer is recorded in `.claude/settings.local.json` so it is asked once.
 fn ask_about_pending(project_dir: &Path, loaded: &Loaded, approval: &mut Approval) {

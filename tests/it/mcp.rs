@@ -872,3 +872,44 @@ fn mcp_cli_add_list_get_remove() {
     let (code, _, _) = mcp(&["get", "everything"]);
     assert_ne!(code, 0);
 }
+
+#[test]
+fn hooks_validate_knows_the_configured_mcp_servers() {
+    let sb = sandbox();
+    sb.write_json(
+        ".mcp.json",
+        &json!({"mcpServers": {"filesystem": {"command": filesystem(), "args": ["."]}}}),
+    );
+    sb.hooks(json!({"PreToolUse": [
+        {"matcher": "mcp__github__.*", "hooks": [{"type": "command", "command": "true"}]},
+        {"matcher": "mcp__filesystem", "hooks": [{"type": "command", "command": "true"}]},
+        {"matcher": "mcp__filesystem__.*", "hooks": [{"type": "command", "command": "true"}]},
+        {"matcher": "Bash", "hooks": [{"type": "mcp_tool", "server": "policy", "tool": "check"}]},
+        {"matcher": "Bash", "hooks": [{"type": "mcp_tool", "server": "filesystem", "tool": "read_text_file"}]},
+    ]}));
+    let out = sb.rein().args(["hooks", "validate"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_ne!(
+        out.status.code(),
+        Some(0),
+        "an unknown mcp_tool server must fail validation"
+    );
+    assert!(
+        stdout.contains("matcher \"mcp__github__.*\" is about MCP server \"github\", which is not configured (configured: filesystem)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("matcher \"mcp__filesystem\" matches no tool"),
+        "{stdout}"
+    );
+    assert!(
+        stdout
+            .contains("error: mcp_tool hook names MCP server \"policy\", which is not configured"),
+        "{stdout}"
+    );
+    let problems = stdout
+        .lines()
+        .filter(|l| l.contains(": warning: ") || l.contains(": error: "))
+        .count();
+    assert_eq!(problems, 3, "{stdout}");
+}
