@@ -150,8 +150,10 @@ fn serve(
                     head.push_str("Connection: close\r\n");
                 }
                 head.push_str("\r\n");
-                if writer.write_all(head.as_bytes()).is_err()
-                    || writer.write_all(body.as_bytes()).is_err()
+                // One write: a second small write would wait for a delayed ACK (Nagle).
+                if writer
+                    .write_all(format!("{head}{body}").as_bytes())
+                    .is_err()
                 {
                     return;
                 }
