@@ -2,8 +2,9 @@
 //! (spec §6.4), and PostToolBatch once per assistant message.
 //!
 //! The pipeline knows each event's typed outcome, never how hooks run. Its rules, in order, for one call:
-//! 1. Unknown tool → error result `No such tool available: <name>`; `Tool::prepare` failing →
-//!    its error as the result. No hook fires for either.
+//! 1. Unknown tool → error result `Error: No such tool available: <name>`; `Tool::prepare`
+//!    failing → its error as the result; both wrapped in `<tool_use_error>…</tool_use_error>`, as
+//!    Claude Code 2.1.328 does. No hook fires for either (PostToolBatch still lists the call).
 //! 2. PreToolUse. `deny` → the call never runs and the rendered hook text is the error result;
 //!    `defer` → the call does not run and the turn ends (`tool_deferred`); `updatedInput` replaces
 //!    the input after `prepare` validated it again (invalid → refused). `continue: false` does
@@ -265,9 +266,11 @@ pub const USER_REJECTED_TEXT: &str =
     "The user doesn't want to proceed with this tool use. The tool use was rejected.";
 
 impl<'a> ToolPipeline<'a> {
-    /// The tool offered under `name`, if any.
+    /// The tool offered under `name` or one of its former names, if any.
     pub fn find(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.tools.iter().find(|t| t.name() == name)
+        self.tools
+            .iter()
+            .find(|t| t.name() == name || t.aliases().contains(&name))
     }
 
     /// The tool events' `mcp_server` for the tool offered under `name`.
@@ -277,6 +280,18 @@ impl<'a> ToolPipeline<'a> {
 
     async fn fire<E: Event>(&self, input: E::Input, tool_use_id: Option<&str>) -> E::Outcome {
         fire_observed::<E>(self.hooks, input, self.observer, tool_use_id).await
+    }
+
+    /// [`Tool::prepare`] on a blocking thread, over a snapshot of the context: validation may
+    /// stat or read a file, and a hung file system must not hold the session (and the signals
+    /// it waits for beside its work) on a syscall.
+    async fn prepare(&self, tool: &Arc<dyn Tool>, input: Value) -> Result<Value, String> {
+        let tool = Arc::clone(tool);
+        let ctx = self.ctx.snapshot();
+        let name = tool.name().to_string();
+        tokio::task::spawn_blocking(move || tool.prepare(input, &ctx))
+            .await
+            .unwrap_or_else(|_| Err(format!("{name} tool crashed while checking its input")))
     }
 
     /// Runs one call to its end. Never fails: every problem becomes an error result.
@@ -313,13 +328,27 @@ impl<'a> ToolPipeline<'a> {
             denial: None,
         };
         let Some(tool) = self.find(&call.name).cloned() else {
-            report.content = format!("No such tool available: {}", call.name);
+            report.content =
+                tool_use_error(&format!("Error: No such tool available: {}", call.name));
             return report;
         };
-        let mut input = match tool.prepare(call.input.clone(), self.ctx) {
+        // A call by a former name (`KillShell`) is the tool's call: hooks, rules and the
+        // transcript's result see its current name (`TaskStop`).
+        let renamed;
+        let call = if tool.name() == call.name {
+            call
+        } else {
+            renamed = ToolCall {
+                name: tool.name().to_string(),
+                ..call.clone()
+            };
+            report.tool_name = renamed.name.clone();
+            &renamed
+        };
+        let mut input = match self.prepare(&tool, call.input.clone()).await {
             Ok(v) => v,
             Err(message) => {
-                report.content = message;
+                report.content = tool_use_error(&message);
                 return report;
             }
         };
@@ -358,7 +387,7 @@ impl<'a> ToolPipeline<'a> {
             | None => {}
         }
         if let Some(updated) = &pre.updated_input {
-            match tool.prepare(updated.clone(), self.ctx) {
+            match self.prepare(&tool, updated.clone()).await {
                 Ok(v) => {
                     input = v;
                     report.input = input.clone();
@@ -424,7 +453,7 @@ impl<'a> ToolPipeline<'a> {
         match outcome.decision {
             Some(PermissionRequestDecision::Allow { updated_input, .. }) => {
                 if let Some(updated) = updated_input {
-                    match tool.prepare(updated, self.ctx) {
+                    match self.prepare(tool, updated).await {
                         Ok(v) => *input = v,
                         Err(message) => {
                             return Approval::Refused {
@@ -532,8 +561,8 @@ impl<'a> ToolPipeline<'a> {
     ) -> CallReport {
         let started = Instant::now();
         // Why catch_unwind: a panicking tool must become a failed call, not a dead session.
-        let outcome = AssertUnwindSafe(tool.execute(input.clone(), self.ctx))
-            .catch_unwind()
+        let run = AssertUnwindSafe(tool.execute(input.clone(), self.ctx)).catch_unwind();
+        let outcome = crate::tools::as_call(call.id.clone(), run)
             .await
             .unwrap_or_else(|_| ToolOutcome::Failure {
                 error: format!("{} tool crashed", call.name),
@@ -603,7 +632,7 @@ impl<'a> ToolPipeline<'a> {
             .iter()
             .map(|r| BatchToolCall {
                 tool_name: r.tool_name.clone(),
-                tool_input: r.input.clone(),
+                tool_input: batch_input(&r.tool_name, &r.input),
                 tool_use_id: r.tool_use_id.clone(),
                 tool_response: Some(Value::String(r.content.clone())),
             })
@@ -624,6 +653,38 @@ impl<'a> ToolPipeline<'a> {
             context: outcome.common.context,
         }
     }
+}
+
+/// A call's `tool_input` as PostToolBatch shows it. Claude Code 2.1.328 lists Edit's with its
+/// `replace_all` default first (`{"replace_all": false, "file_path": …}`), also for a call its
+/// input validation refused (fixture `tests/fixtures/cc-2.1.328/texts_files`); every other
+/// tool's input is the one the call ran with.
+fn batch_input(tool: &str, input: &Value) -> Value {
+    match input.as_object() {
+        Some(map) if tool == "Edit" => {
+            let mut out = serde_json::Map::new();
+            out.insert(
+                "replace_all".into(),
+                map.get("replace_all")
+                    .cloned()
+                    .unwrap_or(Value::Bool(false)),
+            );
+            for (k, v) in map {
+                if k != "replace_all" {
+                    out.insert(k.clone(), v.clone());
+                }
+            }
+            Value::Object(out)
+        }
+        _ => input.clone(),
+    }
+}
+
+/// A refusal during input validation (unknown tool, invalid input, a check the tool makes
+/// before any hook runs) as Claude Code 2.1.328 tells the model:
+/// `<tool_use_error>…</tool_use_error>`.
+pub fn tool_use_error(text: &str) -> String {
+    format!("<tool_use_error>{text}</tool_use_error>")
 }
 
 /// Notification carries no `permission_mode` or `effort` (Claude Code fires it outside the

@@ -12,11 +12,11 @@ use crate::agent::providers::{ProviderConfig, from_config};
 use crate::agent::session::{
     Session, SessionConfig, TurnEnd, TurnOutcome, stop_block_cap_from_env,
 };
-use crate::agent::transcript::{rein_home, transcript_path};
+use crate::agent::transcript::{encode_cwd, rein_home, transcript_path};
 use crate::cli::render::{Glyphs, NoticesToStderr, StreamJson, TextRenderer, result_json};
 use crate::cli::{EXIT_ERROR, EXIT_OK, EXIT_USAGE, OutputFormat, RunArgs};
 use crate::hooks::dispatch::{Dispatcher, HookEnvironment};
-use crate::hooks::environment::require_utf8_project_dir;
+use crate::hooks::environment::{bash_env, removed_env, require_utf8_project_dir};
 use crate::id::uuid_v4;
 use crate::model::Model;
 use crate::permissions::mode::{PermissionMode, check_bypass_allowed, resolve_mode};
@@ -24,7 +24,7 @@ use crate::permissions::policy::{PermissionPolicy, PolicyPaths};
 use crate::permissions::prompt::{Prompter, TtyPrompter};
 use crate::pipeline::{PermissionGate, PolicyGate};
 use crate::progress::Observers;
-use crate::settings::schema::Settings;
+use crate::settings::schema::{Settings, Severity};
 use crate::settings::{LoadOptions, parse_setting_sources};
 use crate::tools::background::{BackgroundTask, BackgroundTasks};
 use crate::tools::{Tool, ToolContext, builtin_tools};
@@ -86,7 +86,16 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
     };
     let session_id = uuid_v4();
     let home = rein_home();
-    let transcript = transcript_path(&home, &setup.project_dir, &session_id);
+    let transcript = match transcripts_dir(
+        args.transcript_dir.as_deref(),
+        setup.settings.transcript_dir.as_deref(),
+        &setup.project_dir,
+    ) {
+        Some(dir) => dir
+            .join(encode_cwd(&setup.project_dir.to_string_lossy()))
+            .join(format!("{session_id}.jsonl")),
+        None => transcript_path(&home, &setup.project_dir, &session_id),
+    };
     let env = HookEnvironment {
         project_dir: setup.project_dir.clone(),
         session_id: session_id.clone(),
@@ -112,7 +121,13 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
     let mut setup = setup;
     setup.tools.extend(mcp.tools());
     let mut ctx = ToolContext::new(setup.project_dir.clone());
-    ctx.env = setup.settings.env.clone();
+    ctx.env = bash_env(
+        &setup.settings.env,
+        &session_id,
+        interactive,
+        setup.model.effort(),
+    );
+    ctx.env_remove = removed_env();
     ctx.output_dir = Some(transcript.with_extension("").join("tool-results"));
     let background = Arc::clone(&ctx.background);
 
@@ -200,10 +215,18 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
     }
     // Background commands: a signal or the end of an interactive session stops them; a `-p`
     // session waits for them first, as Claude Code does (up to its ceiling).
-    let bg_signal = match &result {
-        Ok(Some(_)) => {
-            let waited = wait_for_background(&background, format, &mut sigint, &mut sigterm);
-            waited.await
+    let mut result = result;
+    let bg_signal = match &mut result {
+        Ok(Some(outcome)) => {
+            let follow = follow_background(
+                &mut session,
+                outcome,
+                &background,
+                format,
+                &mut sigint,
+                &mut sigterm,
+            );
+            follow.await
         }
         Err(_) | Ok(None) => {
             background.stop_all().await;
@@ -298,52 +321,80 @@ fn short_duration(d: Duration) -> String {
     parts.join(" ")
 }
 
-/// The end of a `-p` session with background commands still running: wait for them (Claude
-/// Code does, then tells the model; rein only waits), at most [`background_wait_ceiling`], then
-/// stop the rest with Claude Code's notice. A SIGINT/SIGTERM meanwhile stops them at once and
-/// is returned. On a terminal, after 5 s, Claude Code's `Waiting for background work` notice.
-async fn wait_for_background(
+/// The end of a `-p` session with background commands still running, as Claude Code ends it:
+/// each command that ends gets a turn of its own that tells the model (see
+/// [`Session::run_background_notification`]), whose answer becomes the session's result; in
+/// between, rein waits at most [`background_wait_ceiling`] after the latest turn, then stops
+/// the rest with Claude Code's notice. A SIGINT/SIGTERM meanwhile stops them at once and is
+/// returned. On a terminal, after 5 s of waiting, Claude Code's `Waiting for background work`
+/// notice. After a turn that did not complete (a hook's `continue: false`, max turns, a model
+/// error) rein only waits: no more turns run.
+async fn follow_background(
+    session: &mut Session,
+    outcome: &mut TurnOutcome,
     background: &BackgroundTasks,
     format: OutputFormat,
     sigint: &mut Signal,
     sigterm: &mut Signal,
 ) -> Option<Caught> {
-    let running = background.running();
-    if running.is_empty() {
-        return None;
-    }
-    let ceiling = background_wait_ceiling();
-    let stderr_tty = std::io::stderr().is_terminal();
-    let stdout_tty = std::io::stdout().is_terminal();
-    // Claude Code's rule: the notice goes to a terminal stderr unless JSON goes to a terminal
-    // stdout.
-    let notice = stderr_tty && !(format != OutputFormat::Text && stdout_tty);
-    let list = background_list(&running);
-    let announce = async {
-        tokio::time::sleep(BACKGROUND_WAIT_NOTICE_AFTER).await;
-        if notice {
-            eprintln!("Waiting for background work to finish ({list}). Press Ctrl+C to exit now.");
+    loop {
+        if matches!(outcome.end, TurnEnd::Completed) {
+            let turn = tokio::select! {
+                next = session.run_background_notification() => Ok(next),
+                caught = next_signal(sigint, sigterm) => Err(caught),
+            };
+            match turn {
+                Ok(Some(next)) => {
+                    *outcome = next;
+                    continue;
+                }
+                Ok(None) => {}
+                Err(caught) => {
+                    session.interrupted();
+                    background.stop_all().await;
+                    return Some(caught);
+                }
+            }
         }
-        std::future::pending::<()>().await;
-    };
-    let left = tokio::select! {
-        left = background.wait_all(ceiling) => left,
-        caught = next_signal(sigint, sigterm) => {
+        let running = background.running();
+        if running.is_empty() {
+            return None;
+        }
+        let ceiling = background_wait_ceiling();
+        let stderr_tty = std::io::stderr().is_terminal();
+        let stdout_tty = std::io::stdout().is_terminal();
+        // Claude Code's rule: the notice goes to a terminal stderr unless JSON goes to a
+        // terminal stdout.
+        let notice = stderr_tty && !(format != OutputFormat::Text && stdout_tty);
+        let list = background_list(&running);
+        let announce = async {
+            tokio::time::sleep(BACKGROUND_WAIT_NOTICE_AFTER).await;
+            if notice {
+                eprintln!(
+                    "Waiting for background work to finish ({list}). Press Ctrl+C to exit now."
+                );
+            }
+            std::future::pending::<()>().await;
+        };
+        let ended = tokio::select! {
+            ended = background.wait_any(ceiling) => ended,
+            caught = next_signal(sigint, sigterm) => {
+                background.stop_all().await;
+                return Some(caught);
+            }
+            () = announce => true,
+        };
+        if !ended {
+            eprintln!(
+                "Background tasks still running {} after the last turn ({}); stopping them. \
+                 Set CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS=0 to wait indefinitely.",
+                short_duration(ceiling.unwrap_or_default()),
+                background_list(&background.running())
+            );
             background.stop_all().await;
-            return Some(caught);
+            return None;
         }
-        () = announce => Vec::new(),
-    };
-    if !left.is_empty() {
-        eprintln!(
-            "Background tasks still running {} after the last turn ({}); stopping them. \
-             Set CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS=0 to wait indefinitely.",
-            short_duration(ceiling.unwrap_or_default()),
-            background_list(&left)
-        );
-        background.stop_all().await;
     }
-    None
 }
 
 /// Prints the outcome of a headless run; returns the exit code.
@@ -498,7 +549,13 @@ fn setup_error(message: impl Into<String>, code: i32) -> SetupError {
 fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
     let project_dir = resolve_project_dir(args.cwd.as_deref())?;
     let settings = load_settings(args, &project_dir)?;
-    for diagnostic in &settings.diagnostics {
+    // Why notes are left out: they list the Claude Code settings rein does not act on, which a
+    // settings file shared with Claude Code holds many of; `rein hooks validate` shows them.
+    for diagnostic in settings
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity != Severity::Note)
+    {
         eprintln!("{diagnostic}");
     }
     let (mode, warnings) = resolve_mode(
@@ -517,7 +574,7 @@ fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
     for warning in warnings {
         eprintln!("rein: warning: {warning}");
     }
-    let model = build_model(args)?;
+    let model = build_model(args, &settings)?;
     let tools = build_tools();
     let paths = PolicyPaths {
         cwd: project_dir.clone(),
@@ -587,14 +644,49 @@ fn load_settings(args: &RunArgs, project_dir: &Path) -> Result<Settings, SetupEr
     Ok(crate::settings::load(&opts))
 }
 
-/// The model behind `--provider`/`--model`/`--mock-script`.
-fn build_model(args: &RunArgs) -> Result<Arc<dyn Model>, SetupError> {
-    let cfg = ProviderConfig::from_env(
+/// The directory transcripts go under instead of `<rein home>/projects`: `--transcript-dir`,
+/// else the settings' `transcriptDir` (`~/` is the home directory; a relative path is taken
+/// from the project directory).
+fn transcripts_dir(
+    flag: Option<&Path>,
+    setting: Option<&str>,
+    project_dir: &Path,
+) -> Option<PathBuf> {
+    let raw = match (flag, setting) {
+        (Some(dir), _) => dir.to_path_buf(),
+        (None, Some(text)) => match text.strip_prefix("~/") {
+            Some(rest) => std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("/"))
+                .join(rest),
+            None => PathBuf::from(text),
+        },
+        (None, None) => return None,
+    };
+    Some(if raw.is_absolute() {
+        raw
+    } else {
+        project_dir.join(raw)
+    })
+}
+
+/// The model behind `--provider`/`--model`/`--mock-script`, then the settings' `model`; the
+/// effort level from `--effort`, `CLAUDE_CODE_EFFORT_LEVEL`, then the settings' `effortLevel`.
+fn build_model(args: &RunArgs, settings: &Settings) -> Result<Arc<dyn Model>, SetupError> {
+    let mut cfg = ProviderConfig::from_env(
         args.provider.as_deref(),
         args.model.as_deref(),
         args.mock_script.clone(),
     )
     .map_err(|e| setup_error(e.to_string(), EXIT_USAGE))?;
+    if cfg.model.is_none() {
+        cfg.model = settings.model.clone();
+    }
+    if let Some(level) = &args.effort {
+        cfg.effort = Some(level.clone());
+    } else if cfg.effort.is_none() {
+        cfg.effort = settings.effort_level.clone();
+    }
     let model = from_config(&cfg).map_err(|e| setup_error(e.to_string(), EXIT_ERROR))?;
     Ok(Arc::from(model))
 }

@@ -246,16 +246,15 @@ fn mcp_matcher_warnings(handler: &ConfiguredHandler, ctx: LintContext<'_>) -> Ve
         if server.is_empty() {
             continue;
         }
+        // Only when some server is configured: then a name that is not one is most likely a
+        // typo. Without any, such matchers are common in shared settings and say nothing.
         if let Some(servers) = ctx.mcp_servers
+            && !servers.is_empty()
             && !servers.contains(&server)
         {
             out.push(format!(
-                "matcher {alt:?} is about MCP server \"{server}\", which is not configured ({}); it matches nothing until one is",
-                if servers.is_empty() {
-                    "no MCP server is configured".to_string()
-                } else {
-                    format!("configured: {}", servers.join(", "))
-                }
+                "matcher {alt:?} is about MCP server \"{server}\", which is not configured (configured: {}); it matches nothing until one is",
+                servers.join(", ")
             ));
         }
     }
@@ -303,7 +302,7 @@ fn environment_faults(
         ctx.project_dir.to_path_buf(),
         Default::default(),
     );
-    spec.env = hook_env(&env, env_file);
+    spec.env = hook_env(&env, env_file, None);
     spec.env_remove = removed_env();
     empty_path_variables(text, |name| spec.variable(name))
         .into_iter()

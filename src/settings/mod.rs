@@ -26,6 +26,7 @@
 
 pub mod discover;
 pub mod explain;
+pub mod keys;
 pub mod lint;
 pub mod parse;
 pub mod schema;
@@ -229,6 +230,15 @@ fn merge(files: Vec<FileSettings>, settings: &mut Settings) {
             &mut settings.http_policy,
             &mut settings.mcp_approval,
         );
+        if fs.model.is_some() {
+            settings.model = fs.model;
+        }
+        if fs.effort_level.is_some() {
+            settings.effort_level = fs.effort_level;
+        }
+        if fs.transcript_dir.is_some() {
+            settings.transcript_dir = fs.transcript_dir;
+        }
         if let Some(d) = fs.disable_all_hooks {
             disable = Some((d, fs.source, fs.label.to_string()));
         }

@@ -398,9 +398,10 @@ fn inactive_reasons_are_recorded() {
     assert_eq!(s.handlers[4].event, None);
     assert_eq!(s.handlers[4].origin.event_key, "NotAnEvent");
     assert_eq!(reasons[5], None, "http hooks run");
-    for r in &reasons[6..9] {
+    for r in &reasons[6..8] {
         assert_eq!(*r, Some(Inactive::UnsupportedType));
     }
+    assert_eq!(reasons[8], None, "mcp_tool hooks run");
     let kinds: Vec<_> = s.handlers[5..].iter().map(|h| h.kind.type_name()).collect();
     assert_eq!(kinds, ["http", "prompt", "agent", "mcp_tool"]);
     let HandlerKind::McpTool(m) = &s.handlers[8].kind else {

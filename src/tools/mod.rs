@@ -23,6 +23,23 @@ use serde_json::Value;
 /// A boxed future, so tools can live behind `dyn Tool`.
 pub use crate::BoxFuture;
 
+tokio::task_local! {
+    /// The id of the tool call being executed: the pipeline sets it around
+    /// [`Tool::execute`], so a tool can name the call that started something it keeps
+    /// (a background command's `<tool-use-id>`).
+    static CALL_ID: String;
+}
+
+/// Runs `work` (a tool's execution) as the call `id`; see [`current_call_id`].
+pub(crate) async fn as_call<F: std::future::Future>(id: String, work: F) -> F::Output {
+    CALL_ID.scope(id, work).await
+}
+
+/// The id of the tool call being executed, when running inside the pipeline.
+pub(crate) fn current_call_id() -> Option<String> {
+    CALL_ID.try_with(Clone::clone).ok()
+}
+
 /// Session state a tool may read or change.
 #[derive(Debug)]
 pub struct ToolContext {
@@ -32,8 +49,15 @@ pub struct ToolContext {
     pub cwd: Mutex<PathBuf>,
     /// Files written by SessionStart hooks through `CLAUDE_ENV_FILE`; Bash sources them first.
     pub env_files: Mutex<Vec<PathBuf>>,
-    /// Extra environment for commands (settings `env`).
+    /// Extra environment for commands (settings `env`, then the session's variables; see
+    /// [`crate::hooks::environment::bash_env`]).
     pub env: Vec<(String, String)>,
+    /// Variables removed from the inherited environment before `env` is applied.
+    pub env_remove: Vec<String>,
+    /// Files whose current content the model has been shown this session (read, or written
+    /// whole); an Edit of any other file reports `contentNotInModelContext`, as Claude Code
+    /// does.
+    pub in_context: Mutex<std::collections::HashSet<PathBuf>>,
     /// The session's background commands (Bash `run_in_background`), shared with `TaskStop`
     /// and with whoever ends the session.
     pub background: Arc<background::BackgroundTasks>,
@@ -49,9 +73,47 @@ impl ToolContext {
             project_dir,
             env_files: Mutex::new(Vec::new()),
             env: Vec::new(),
+            env_remove: Vec::new(),
+            in_context: Mutex::new(std::collections::HashSet::new()),
             background: Arc::new(background::BackgroundTasks::new()),
             output_dir: None,
         }
+    }
+
+    /// A copy for work that must own its context (a tool's `prepare` on a blocking thread):
+    /// the same values, the same background commands.
+    pub fn snapshot(&self) -> ToolContext {
+        ToolContext {
+            project_dir: self.project_dir.clone(),
+            cwd: Mutex::new(self.current_dir()),
+            env_files: Mutex::new(match self.env_files.lock() {
+                Ok(files) => files.clone(),
+                Err(_) => Vec::new(),
+            }),
+            env: self.env.clone(),
+            env_remove: self.env_remove.clone(),
+            in_context: Mutex::new(match self.in_context.lock() {
+                Ok(set) => set.clone(),
+                Err(_) => std::collections::HashSet::new(),
+            }),
+            background: Arc::clone(&self.background),
+            output_dir: self.output_dir.clone(),
+        }
+    }
+
+    /// Records that the model has seen the current content of `path`.
+    pub fn mark_in_context(&self, path: &str) {
+        if let Ok(mut set) = self.in_context.lock() {
+            set.insert(PathBuf::from(path));
+        }
+    }
+
+    /// Whether the model has seen the current content of `path` this session.
+    pub fn is_in_context(&self, path: &str) -> bool {
+        self.in_context
+            .lock()
+            .map(|set| set.contains(std::path::Path::new(path)))
+            .unwrap_or(false)
     }
 
     /// The current working directory (the project dir if the lock was poisoned).
@@ -76,6 +138,11 @@ pub enum ToolOutcome {
 pub trait Tool: Send + Sync {
     /// The name the model and matchers see (`Bash`, `Read`, …).
     fn name(&self) -> &str;
+    /// Former names a model may still call it by (`KillShell` for `TaskStop`); hooks and
+    /// rules see [`Tool::name`].
+    fn aliases(&self) -> &[&str] {
+        &[]
+    }
     /// The description sent to the model.
     fn description(&self) -> &str;
     /// JSON Schema of the input, sent to the model.

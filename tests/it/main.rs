@@ -17,6 +17,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod agent_e2e;
+mod cc_fidelity;
 mod engine;
 mod faults;
 mod harness;
