@@ -913,3 +913,44 @@ fn hooks_validate_knows_the_configured_mcp_servers() {
         .count();
     assert_eq!(problems, 3, "{stdout}");
 }
+
+#[test]
+fn malformed_and_oversized_lines_from_a_server_cost_nothing_else() {
+    let sb = sandbox();
+    // Garbage, a JSON line that is not JSON-RPC, and a 20 MB line (over the SDK's 16 MiB cap)
+    // before the real server speaks; another server alongside must not notice.
+    let noisy = sb.script(
+        "noisy.sh",
+        &format!(
+            "echo 'this is not json'\necho '{{\"hello\": 1}}'\nhead -c 20000000 /dev/zero | tr '\\0' 'x'\necho\nexec '{}' stdio",
+            everything()
+        ),
+    );
+    let config = json!({"mcpServers": {
+        "noisy": {"command": noisy},
+        "quiet": {"command": everything(), "args": ["stdio"]},
+    }})
+    .to_string();
+    let out = run(
+        &sb,
+        json!([
+            call("mcp__noisy__echo", json!({"message": "through the noise"})),
+            call("mcp__quiet__echo", json!({"message": "unbothered"})),
+            say("done"),
+        ]),
+        &[
+            "--mcp-config",
+            &config,
+            "--allowedTools",
+            "mcp__noisy",
+            "mcp__quiet",
+        ],
+        &[("MCP_TIMEOUT", "20000")],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let results = tool_results(&sb);
+    assert_eq!(result_text(&results[1]), "Echo: unbothered");
+    // The SDK drops the lines that are not JSON-RPC and the line over its cap; the server's
+    // own answers then get through.
+    assert_eq!(result_text(&results[0]), "Echo: through the noise");
+}
