@@ -416,7 +416,7 @@ async fn connect(
                 }
             }
         }
-        Transport::Http { url, headers, .. } => {
+        Transport::Http { url, headers, sse } => {
             let _already = rustls::crypto::ring::default_provider().install_default();
             let mut map = HashMap::new();
             let mut bad = None;
@@ -434,6 +434,25 @@ async fn connect(
             match (bad, reqwest::Client::builder().build()) {
                 (Some(b), _) => Err(b),
                 (None, Err(e)) => Err(format!("no http client: {e}")),
+                (None, Ok(client)) if *sse => {
+                    let started = tokio::time::Instant::now();
+                    match tokio::time::timeout(
+                        limits.startup,
+                        crate::mcp::sse::LegacySse::connect(client, url, map),
+                    )
+                    .await
+                    {
+                        Err(_) => Err(format!(
+                            "connection timed out after {} ms (MCP_TIMEOUT)",
+                            limits.startup.as_millis()
+                        )),
+                        Ok(Err(e)) => Err(e),
+                        Ok(Ok(transport)) => {
+                            let left = limits.startup.saturating_sub(started.elapsed());
+                            handshake(().serve(transport), left).await
+                        }
+                    }
+                }
                 (None, Ok(client)) => {
                     let cfg = StreamableHttpClientTransportConfig::with_uri(url.clone())
                         .custom_headers(map);

@@ -58,8 +58,7 @@ pub enum Transport {
         args: Vec<String>,
         env: Vec<(String, String)>,
     },
-    /// Streamable HTTP (`type: "http"`); also used for `type: "sse"` servers, which current
-    /// servers answer on the same endpoint.
+    /// Streamable HTTP (`type: "http"`), or the legacy HTTP+SSE transport (`type: "sse"`).
     Http {
         url: String,
         headers: Vec<(String, String)>,

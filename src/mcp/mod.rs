@@ -11,6 +11,7 @@
 
 pub mod client;
 pub mod config;
+pub mod sse;
 pub mod tool;
 
 use std::sync::Arc;

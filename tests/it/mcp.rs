@@ -774,15 +774,27 @@ fn an_mcp_tool_hook_reads_its_decision_from_a_real_server() {
     );
 }
 
-#[test]
-fn streamable_http_transport() {
+/// server-everything listening on a free port with `transport` (`streamableHttp` or `sse`).
+struct HttpServerChild {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Drop for HttpServerChild {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn http_everything(transport: &str) -> HttpServerChild {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
-    let mut server = Command::new(everything())
-        .arg("streamableHttp")
+    let child = Command::new(everything())
+        .arg(transport)
         .env("PORT", port.to_string())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -793,8 +805,14 @@ fn streamable_http_transport() {
         assert!(Instant::now() < deadline, "the http server did not start");
         std::thread::sleep(Duration::from_millis(100));
     }
+    HttpServerChild { child, port }
+}
+
+#[test]
+fn streamable_http_transport() {
+    let server = http_everything("streamableHttp");
     let sb = sandbox();
-    let config = json!({"mcpServers": {"remote": {"type": "http", "url": format!("http://127.0.0.1:{port}/mcp")}}})
+    let config = json!({"mcpServers": {"remote": {"type": "http", "url": format!("http://127.0.0.1:{}/mcp", server.port)}}})
         .to_string();
     let out = run(
         &sb,
@@ -805,13 +823,30 @@ fn streamable_http_transport() {
         &["--mcp-config", &config, "--allowedTools", "mcp__remote"],
         &[],
     );
-    let _ = server.kill();
-    let _ = server.wait();
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(
         result_text(&tool_results(&sb)[0]),
         "The sum of 2 and 3 is 5."
     );
+}
+
+#[test]
+fn legacy_sse_transport() {
+    let server = http_everything("sse");
+    let sb = sandbox();
+    let config = json!({"mcpServers": {"legacy": {"type": "sse", "url": format!("http://127.0.0.1:{}/sse", server.port)}}})
+        .to_string();
+    let out = run(
+        &sb,
+        json!([
+            call("mcp__legacy__echo", json!({"message": "over sse"})),
+            say("done")
+        ]),
+        &["--mcp-config", &config, "--allowedTools", "mcp__legacy"],
+        &[],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(result_text(&tool_results(&sb)[0]), "Echo: over sse");
 }
 
 #[test]
