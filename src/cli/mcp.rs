@@ -108,6 +108,9 @@ pub async fn start_for_session(
                 s.config.name
             );
         }
+        for note in s.notes() {
+            eprintln!("rein: {note}");
+        }
     }
     Arc::new(session)
 }

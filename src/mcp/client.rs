@@ -120,6 +120,8 @@ pub struct Server {
     pgid: Option<i32>,
     stderr_tail: Arc<Mutex<Vec<u8>>>,
     tool_timeout: Duration,
+    /// Problems worth telling the user that did not stop the server (a tool skipped).
+    notes: Vec<String>,
 }
 
 impl std::fmt::Debug for Server {
@@ -142,6 +144,11 @@ impl Server {
 
     pub fn is_connected(&self) -> bool {
         matches!(*lock(&self.status), Status::Connected)
+    }
+
+    /// Problems that did not stop it (a tool with an unusable schema, skipped).
+    pub fn notes(&self) -> &[String] {
+        &self.notes
     }
 
     /// The tools it listed at start (empty unless it connected).
@@ -299,6 +306,7 @@ impl Servers {
                         pgid: None,
                         stderr_tail: Arc::new(Mutex::new(Vec::new())),
                         tool_timeout: limits.tool_call,
+                        notes: Vec::new(),
                     }),
                     None => Arc::new(connect(plan.config, &limits, project_dir, extra_env).await),
                 }
@@ -359,6 +367,7 @@ async fn connect(
         pgid: None,
         stderr_tail: Arc::clone(&stderr_tail),
         tool_timeout: limits.tool_call,
+        notes: Vec::new(),
     };
     let started = match &server.config.transport {
         Transport::Stdio { command, args, env } => {
@@ -480,24 +489,37 @@ async fn connect(
             let peer = running.peer().clone();
             match tokio::time::timeout(limits.startup, peer.list_all_tools()).await {
                 Ok(Ok(tools)) => {
+                    let mut skipped = Vec::new();
                     server.tools = tools
                         .into_iter()
                         .filter_map(|t| {
-                            let value = serde_json::to_value(&t).ok()?;
+                            let name = t.name.to_string();
+                            let schema = serde_json::to_value(&t)
+                                .ok()
+                                .and_then(|v| v.get("inputSchema").cloned())
+                                .filter(|s| {
+                                    s.is_object()
+                                        && s.get("type").is_none_or(|ty| ty == "object")
+                                });
+                            let Some(input_schema) = schema else {
+                                skipped.push(format!(
+                                    "MCP server \"{}\": tool \"{name}\" skipped: its inputSchema is not a JSON Schema object",
+                                    server.config.name
+                                ));
+                                return None;
+                            };
                             Some(ToolDef {
-                                name: t.name.to_string(),
+                                name,
                                 description: t
                                     .description
                                     .as_deref()
                                     .unwrap_or_default()
                                     .to_string(),
-                                input_schema: value
-                                    .get("inputSchema")
-                                    .cloned()
-                                    .filter(Value::is_object)?,
+                                input_schema,
                             })
                         })
                         .collect();
+                    server.notes = skipped;
                     server.peer = Some(peer);
                     *lock(&server.running) = Some(running);
                 }

@@ -989,3 +989,65 @@ fn malformed_and_oversized_lines_from_a_server_cost_nothing_else() {
     // own answers then get through.
     assert_eq!(result_text(&results[0]), "Echo: through the noise");
 }
+
+#[test]
+fn a_tool_with_an_unusable_schema_is_named_and_skipped() {
+    let sb = sandbox();
+    // A minimal hand-written stdio server (fault injection: no registry server sends a bad
+    // schema): one tool whose inputSchema is not an object schema, one that is fine.
+    let server = sb.raw_script(
+        "bad-schema.py",
+        br#"#!/usr/bin/env python3
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    method = msg.get("method")
+    if method == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "bad-schema", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": [
+            {"name": "broken", "inputSchema": {"type": "string"}},
+            {"name": "fine", "inputSchema": {"type": "object", "properties": {}}},
+        ]}
+    elif method == "tools/call":
+        result = {"content": [{"type": "text", "text": "fine was called"}]}
+    else:
+        result = {}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}) + "\n")
+    sys.stdout.flush()
+"#,
+    );
+    let config = json!({"mcpServers": {"odd": {"command": server}}}).to_string();
+    let out = run(
+        &sb,
+        json!([call("mcp__odd__fine", json!({})), say("done")]),
+        &[
+            "--mcp-config",
+            &config,
+            "--allowedTools",
+            "mcp__odd",
+            "--output-format",
+            "stream-json",
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("MCP server \"odd\": tool \"broken\" skipped: its inputSchema is not a JSON Schema object"),
+        "{}",
+        out.stderr
+    );
+    let tools = init_line(&out.stdout)["tools"].clone();
+    assert!(tools.as_array().unwrap().contains(&json!("mcp__odd__fine")));
+    assert!(
+        !tools
+            .as_array()
+            .unwrap()
+            .contains(&json!("mcp__odd__broken"))
+    );
+    assert_eq!(result_text(&tool_results(&sb)[0]), "fine was called");
+}
