@@ -63,6 +63,7 @@ mod model;
 mod origin;
 mod permissions;
 mod pipeline;
+mod private_fs;
 mod process;
 mod progress;
 mod settings;

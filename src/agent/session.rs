@@ -22,7 +22,9 @@ use crate::hooks::events::{
 use crate::hooks::host::{HookHost, fire_observed};
 use crate::hooks::spec::HookEvent;
 use crate::id::uuid_v4;
-use crate::model::{ContentBlock, Message, Model, ModelError, ModelResponse, Role, ToolSpec};
+use crate::model::{
+    ContentBlock, Message, Model, ModelError, ModelResponse, Role, StopReason, ToolSpec,
+};
 use crate::pipeline::{CallStatus, PermissionGate, ToolCall, ToolPipeline};
 use crate::progress::{Observer, Progress};
 use crate::tools::{Tool, ToolContext};
@@ -109,6 +111,10 @@ pub struct TurnOutcome {
     pub result: String,
     /// Model requests made for this prompt.
     pub num_turns: u32,
+    /// The last model reply's stop reason (`None`: no request was made).
+    pub model_stop_reason: Option<StopReason>,
+    /// The turn ended because Stop hooks reached the block cap.
+    pub stop_capped: bool,
     /// The tool calls that were refused, in order.
     pub denials: Vec<Denial>,
 }
@@ -408,6 +414,8 @@ impl Session {
             end: TurnEnd::Completed,
             result: String::new(),
             num_turns: 0,
+            model_stop_reason: None,
+            stop_capped: false,
             denials: Vec::new(),
         };
 
@@ -517,6 +525,7 @@ impl Session {
                 }
             };
             outcome.num_turns += 1;
+            outcome.model_stop_reason = Some(response.stop_reason);
             self.sink.observe(Progress::Assistant {
                 response: &response,
             });
@@ -594,6 +603,7 @@ impl Session {
                     self.config.stop_block_cap
                 ));
                 outcome.end = TurnEnd::Completed;
+                outcome.stop_capped = true;
                 return;
             }
             stop_blocks += 1;

@@ -29,3 +29,4 @@ mod interactive_tmux;
 mod mcp;
 mod mcp_servers;
 mod readme;
+mod security;

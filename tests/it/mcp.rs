@@ -257,10 +257,15 @@ fn permission_rules_on_mcp_tools_apply() {
     let sb = sandbox();
     let victim = sb.path("data/victim.txt");
     std::fs::write(&victim, "original").unwrap();
-    sb.settings(json!({"permissions": {
-        "allow": ["mcp__filesystem"],
-        "deny": ["mcp__filesystem__write_file"],
-    }}));
+    // User settings: a repository's own allow rules wait for folder trust.
+    crate::harness::write(
+        &sb.home.join(".claude/settings.json"),
+        &json!({"permissions": {
+            "allow": ["mcp__filesystem"],
+            "deny": ["mcp__filesystem__write_file"],
+        }})
+        .to_string(),
+    );
     let out = run(
         &sb,
         json!([
