@@ -300,6 +300,7 @@ impl Engine {
             debug: false,
             output_dir: Some(transcript.with_extension("").join("tool-results")),
             attended: false,
+            http_policy: self.settings.http_policy.clone(),
             home: Some(self.home.clone()),
         };
         let dispatcher =

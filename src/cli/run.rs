@@ -121,8 +121,21 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
         debug: matches!(args.debug.as_deref(), Some("hooks") | Some("all")),
         output_dir: Some(transcript.with_extension("").join("tool-results")),
         attended: interactive,
+        http_policy: setup.settings.http_policy.clone(),
         home: None,
     };
+    let mcp = crate::cli::mcp::start_for_session(
+        &setup.project_dir,
+        &setup.settings,
+        &crate::cli::mcp::McpFlags {
+            configs: args.mcp_config.clone(),
+            strict: args.strict_mcp_config,
+        },
+        interactive,
+    )
+    .await;
+    let mut setup = setup;
+    setup.tools.extend(mcp.tools());
     let mut ctx = ToolContext::new(setup.project_dir.clone());
     ctx.env = bash_env(
         &setup.settings.env,
@@ -153,12 +166,14 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
                 &setup.project_dir.to_string_lossy(),
                 &setup.permission_mode,
                 setup.tools.iter().map(|t| t.name().to_string()).collect(),
-            );
+            )
+            .with_mcp_servers(mcp.init_entries());
             stream.include_hook_events = args.include_hook_events;
             observers.push(Box::new(stream));
         }
     }
     let dispatcher = Dispatcher::new(setup.settings.handlers, env);
+    dispatcher.set_mcp_caller(Arc::clone(&mcp) as Arc<dyn crate::hooks::mcp_tool::McpCaller>);
     let config = SessionConfig {
         session_id: session_id.clone(),
         project_dir: setup.project_dir.clone(),
@@ -248,6 +263,7 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
         }
     };
     session.end_unless(reason, cancel).await;
+    mcp.shutdown().await;
     let late = bg_signal.or(late);
     let code = match result {
         Err(caught) => caught.code,

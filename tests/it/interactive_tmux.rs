@@ -344,3 +344,68 @@ fn trust_question_on_a_real_terminal_and_a_changed_script_asks_again() {
     tmux.type_line("/exit");
     assert_eq!(exit_code(&tmux, &code_file), "0");
 }
+
+/// A cloned repository's `.mcp.json` starts nothing until a person says yes at the terminal;
+/// the answers are remembered in `.claude/settings.local.json`.
+#[test]
+fn project_mcp_servers_wait_for_a_yes_on_the_terminal() {
+    let sandbox = Sandbox::new("proj", &["proj/.claude"]);
+    let project = sandbox.project.clone();
+    let wrapper = |name: &str| {
+        let path = project.join(format!("{name}.sh"));
+        write_executable(
+            &path,
+            format!(
+                "#!/bin/sh\necho $$ > '{}'\nexec '{}' stdio\n",
+                project.join(format!("{name}.pid")).display(),
+                crate::mcp_servers::everything()
+            ),
+        );
+        path.display().to_string()
+    };
+    let config = json!({"mcpServers": {
+        "refused": {"command": wrapper("refused")},
+        "accepted": {"command": wrapper("accepted")},
+    }});
+    std::fs::write(project.join(".mcp.json"), config.to_string()).unwrap();
+    let (tmux, code_file) = launch(&sandbox);
+    tmux.wait_for("the question about \"refused\"", |s| {
+        s.contains("MCP server \"refused\"") && s.contains("Start it? [y/N]")
+    });
+    assert!(
+        !project.join("refused.pid").exists(),
+        "started before the answer"
+    );
+    tmux.type_line("n");
+    tmux.wait_for("the question about \"accepted\"", |s| {
+        s.contains("MCP server \"accepted\"")
+    });
+    tmux.type_line("y");
+    tmux.wait_for("the first `> ` prompt", at_input_prompt);
+    assert!(
+        project.join("accepted.pid").exists(),
+        "the approved server did not start"
+    );
+    assert!(
+        !project.join("refused.pid").exists(),
+        "the refused server started"
+    );
+    let local: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(project.join(".claude/settings.local.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(local["enabledMcpjsonServers"], json!(["accepted"]));
+    assert_eq!(local["disabledMcpjsonServers"], json!(["refused"]));
+    tmux.type_line("/exit");
+    assert_eq!(exit_code(&tmux, &code_file), "0", "rein exit code");
+    let pid: i32 = std::fs::read_to_string(project.join("accepted.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: signal 0 only probes for the process.
+    assert!(
+        unsafe { libc::kill(pid, 0) } != 0,
+        "the server outlived rein"
+    );
+}
