@@ -38,7 +38,9 @@ use crate::hooks::config::{
 };
 use crate::hooks::environment::{hook_cwd, hook_env, removed_env, substitute_project_dir};
 use crate::hooks::events::{Answer, Event, merge, stdin_bytes};
+use crate::hooks::http::{self as http_hook, HttpHookClient, HttpRun};
 use crate::hooks::in_process::run_in_process;
+use crate::hooks::mcp_tool::{self, McpCaller, McpToolRun};
 use crate::hooks::preflight;
 use crate::hooks::prompt_hook::{self, ModelHooks};
 use crate::hooks::registry::Registry;
@@ -51,7 +53,7 @@ use crate::hooks::timeout;
 use crate::permissions::rule::RuleContext;
 
 pub use crate::hooks::environment::HookEnvironment;
-pub use crate::hooks::select::{SelectedHandler, Target, dedup, dedup_key, tool_names};
+pub use crate::hooks::select::{SelectedHandler, Target, dedup, tool_names};
 
 /// State shared with background (`async`) hook tasks.
 #[derive(Debug)]
@@ -62,6 +64,16 @@ struct Shared {
     background: Mutex<Vec<JoinHandle<()>>>,
     cancel: tokio::sync::watch::Sender<bool>,
     spill_counter: AtomicU64,
+    /// One connection pool for every http hook of the session.
+    http: HttpHookClient,
+    /// The session's MCP servers, for mcp_tool hooks (set once they have started).
+    mcp: std::sync::OnceLock<Arc<dyn McpCaller>>,
+}
+
+impl std::fmt::Debug for dyn McpCaller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("McpCaller")
+    }
 }
 
 /// Locks a mutex even if poisoned: every value guarded here is a plain list that a panic
@@ -116,6 +128,8 @@ impl Dispatcher {
                 background: Mutex::new(Vec::new()),
                 cancel,
                 spill_counter: AtomicU64::new(0),
+                http: HttpHookClient::new(),
+                mcp: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -123,6 +137,11 @@ impl Dispatcher {
     /// Lets prompt and agent hooks run, judged by `models`.
     pub fn set_model_hooks(&mut self, models: Arc<dyn ModelHooks>) {
         self.models = Some(models);
+    }
+
+    /// Gives mcp_tool hooks the session's MCP servers (once; later calls are ignored).
+    pub fn set_mcp_caller(&self, caller: Arc<dyn McpCaller>) {
+        let _ = self.shared.mcp.set(caller);
     }
 
     /// The configured handlers, in configuration order.
@@ -157,24 +176,23 @@ impl Dispatcher {
             if handler.event != Some(event) || handler.inactive.is_some() {
                 continue;
             }
-            let picked = match &handler.kind {
-                HandlerKind::Command(command) => SelectedHandler::Command { handler, command },
-                HandlerKind::Prompt(prompt) if self.models.is_some() && !model_hooks_off => {
+            let chosen = match &handler.kind {
+                HandlerKind::Prompt(prompt) | HandlerKind::Agent(prompt) => {
+                    if self.models.is_none() || model_hooks_off {
+                        continue;
+                    }
                     SelectedHandler::Model {
                         handler,
                         prompt,
-                        agent: false,
+                        agent: matches!(handler.kind, HandlerKind::Agent(_)),
                     }
                 }
-                HandlerKind::Agent(prompt) if self.models.is_some() && !model_hooks_off => {
-                    SelectedHandler::Model {
-                        handler,
-                        prompt,
-                        agent: true,
-                    }
-                }
-                // Other types are marked inactive by the loader; this is the backstop.
-                _ => continue,
+                // Types rein does not run are marked inactive by the loader; this is the
+                // backstop.
+                _ => match SelectedHandler::configured(handler) {
+                    Some(chosen) => chosen,
+                    None => continue,
+                },
             };
             if !matcher_accepts(&handler.matcher, target) {
                 continue;
@@ -189,7 +207,7 @@ impl Dispatcher {
                     continue;
                 }
             }
-            selected.push(picked);
+            selected.push(chosen);
         }
         for hook in self.registry.for_event(event) {
             if matcher_accepts(&hook.matcher, target) {
@@ -234,8 +252,10 @@ impl Dispatcher {
                     Some(path)
                 }
                 SelectedHandler::Command { .. }
-                | SelectedHandler::InProcess(_)
-                | SelectedHandler::Model { .. } => None,
+                | SelectedHandler::Http { .. }
+                | SelectedHandler::McpTool { .. }
+                | SelectedHandler::Model { .. }
+                | SelectedHandler::InProcess(_) => None,
             };
             let span = tracing::info_span!(
                 "hook",
@@ -326,11 +346,9 @@ impl Dispatcher {
     /// rein's environment.
     fn session_end_budget(&self, selected: &[SelectedHandler<'_>]) -> Duration {
         timeout::session_end_budget(
-            selected.iter().map(|sel| match sel {
-                SelectedHandler::Command { handler, .. } => handler.timeout,
-                SelectedHandler::Model { handler, .. } => handler.timeout,
-                SelectedHandler::InProcess(_) => None,
-            }),
+            selected
+                .iter()
+                .map(|sel| sel.handler().and_then(|h| h.timeout)),
             self.session_end_override().as_deref(),
         )
     }
@@ -343,10 +361,10 @@ impl Dispatcher {
                 .iter()
                 .filter(|h| h.event == Some(HookEvent::SessionEnd) && h.inactive.is_none())
                 .filter(|h| match h.kind {
-                    HandlerKind::Command(_) | HandlerKind::Http(_) => true,
-                    HandlerKind::Prompt(_) | HandlerKind::Agent(_) | HandlerKind::McpTool(_) => {
-                        false
+                    HandlerKind::Command(_) | HandlerKind::Http(_) | HandlerKind::McpTool(_) => {
+                        true
                     }
+                    HandlerKind::Prompt(_) | HandlerKind::Agent(_) => false,
                 })
                 .map(|h| h.timeout),
             self.session_end_override().as_deref(),
@@ -495,6 +513,32 @@ impl Dispatcher {
                     Duration::ZERO,
                 )),
             },
+            SelectedHandler::Http { handler, http } => {
+                let env = &self.shared.env;
+                let request = HttpRun {
+                    event: target.event,
+                    origin: handler.origin.clone(),
+                    handler: http,
+                    on_failure: handler.on_failure,
+                    timeout: timeout::effective(target.event, handler.timeout, session_end),
+                    policy: &env.http_policy,
+                    extra_env: &env.extra_env,
+                };
+                // The POST body is the hook input without stdin's trailing newline.
+                let body = stdin.strip_suffix(b"\n").unwrap_or(&stdin);
+                http_hook::run(&self.shared.http, request, body).await
+            }
+            SelectedHandler::McpTool { handler, mcp } => {
+                let request = McpToolRun {
+                    event: target.event,
+                    origin: handler.origin.clone(),
+                    handler: mcp,
+                    on_failure: handler.on_failure,
+                    timeout: timeout::effective(target.event, handler.timeout, session_end),
+                };
+                let caller = self.shared.mcp.get().map(|c| c.as_ref());
+                mcp_tool::run(caller, request, &stdin).await
+            }
             SelectedHandler::InProcess(hook) => {
                 let timeout = timeout::effective(target.event, None, session_end);
                 run_in_process(
