@@ -1,5 +1,7 @@
 //! The session, the turn loop, models and the transcript.
 
+pub mod cost;
+pub mod instructions;
 pub mod providers;
 pub mod session;
 pub mod transcript;

@@ -10,7 +10,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::agent::instructions::MemoryFile;
 use crate::agent::transcript::{LineContext, Transcript, TranscriptFault};
+use crate::hooks::events::InstructionsLoaded;
+use crate::hooks::events::instructions_loaded::InstructionsLoadedInput;
 use crate::hooks::events::session_end::SessionEndInput;
 use crate::hooks::events::session_start::SessionStartInput;
 use crate::hooks::events::stop::StopInput;
@@ -22,7 +25,9 @@ use crate::hooks::events::{
 use crate::hooks::host::{HookHost, fire_observed};
 use crate::hooks::spec::HookEvent;
 use crate::id::uuid_v4;
-use crate::model::{ContentBlock, Message, Model, ModelError, ModelResponse, Role, ToolSpec};
+use crate::model::{
+    ContentBlock, Message, Model, ModelError, ModelResponse, Request, Role, ToolSpec, Usage,
+};
 use crate::pipeline::{CallStatus, PermissionGate, ToolCall, ToolPipeline};
 use crate::progress::{Observer, Progress};
 use crate::tools::{Tool, ToolContext};
@@ -111,6 +116,46 @@ pub struct TurnOutcome {
     pub num_turns: u32,
     /// The tool calls that were refused, in order.
     pub denials: Vec<Denial>,
+    /// Tokens this prompt's model requests took, summed (zero when the provider reported none).
+    pub usage: Usage,
+    /// The same, per model that answered, in the order they first answered.
+    pub model_usage: Vec<(String, Usage)>,
+}
+
+/// Tokens a whole session took, and how full the context was at the last request.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionUsage {
+    /// Every request's tokens, summed.
+    pub total: Usage,
+    /// Per model, in the order they first answered.
+    pub by_model: Vec<(String, Usage)>,
+    /// Model requests made.
+    pub requests: u64,
+    /// Prompt plus reply tokens of the last request that reported usage: the size of the
+    /// context the next request starts from.
+    pub context_tokens: Option<u64>,
+    /// Requests whose provider reported no usage.
+    pub unreported: u64,
+}
+
+impl SessionUsage {
+    fn record(&mut self, model: &str, usage: Option<&Usage>) {
+        self.requests += 1;
+        let Some(usage) = usage else {
+            self.unreported += 1;
+            return;
+        };
+        self.total.add(usage);
+        add_model_usage(&mut self.by_model, model, usage);
+        self.context_tokens = Some(usage.prompt_tokens() + usage.output_tokens);
+    }
+}
+
+fn add_model_usage(list: &mut Vec<(String, Usage)>, model: &str, usage: &Usage) {
+    match list.iter_mut().find(|(m, _)| m == model) {
+        Some((_, u)) => u.add(usage),
+        None => list.push((model.to_string(), *usage)),
+    }
 }
 
 /// Writes progress to the transcript, then passes it on.
@@ -139,6 +184,7 @@ impl Observer for Sink {
         match progress {
             Progress::SessionStarted { .. }
             | Progress::ToolStart { .. }
+            | Progress::TextDelta { .. }
             | Progress::Notice { .. } => {}
             Progress::Prompt { text, .. } => self.transcript.user_prompt(&ctx, text),
             Progress::Assistant { response } => {
@@ -213,6 +259,11 @@ pub struct Session {
     pending: Vec<String>,
     prompt_id: Option<String>,
     ended: bool,
+    /// The system prompt sent with every request.
+    system: Option<String>,
+    /// Memory files in the system prompt, announced with InstructionsLoaded at start.
+    memory: Vec<MemoryFile>,
+    usage: SessionUsage,
 }
 
 /// Wraps a model-facing hook text for the Messages API.
@@ -278,7 +329,32 @@ impl Session {
             pending: Vec::new(),
             prompt_id: None,
             ended: false,
+            system: None,
+            memory: Vec::new(),
+            usage: SessionUsage::default(),
         }
+    }
+
+    /// Sets the system prompt, and the memory files it holds (InstructionsLoaded fires for
+    /// each at [`Session::start`]).
+    pub(crate) fn set_instructions(&mut self, system: Option<String>, memory: Vec<MemoryFile>) {
+        self.system = system;
+        self.memory = memory;
+    }
+
+    /// The system prompt, if any.
+    pub fn system_prompt(&self) -> Option<&str> {
+        self.system.as_deref()
+    }
+
+    /// The conversation so far, as the next request would send it.
+    pub fn history(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// Tokens the session took so far.
+    pub fn usage(&self) -> &SessionUsage {
+        &self.usage
     }
 
     /// Lines the transcript is missing (a full disk, an I/O error), if any: the caller reports
@@ -331,10 +407,35 @@ impl Session {
         if let Ok(mut files) = self.ctx.env_files.lock() {
             *files = self.hooks.env_files();
         }
+        self.announce_memory("session_start").await;
         self.sink.observe(Progress::SessionStarted {
             session_id: &self.config.session_id,
             model: self.model.name(),
         });
+    }
+
+    /// Fires InstructionsLoaded for each memory file (`reason` replaces `session_start` for
+    /// top-level files, e.g. `compact`; imports keep `include`).
+    async fn announce_memory(&self, reason: &str) {
+        for file in &self.memory {
+            let load_reason = if file.load_reason == "include" {
+                "include"
+            } else {
+                reason
+            };
+            self.fire::<InstructionsLoaded>(InstructionsLoadedInput {
+                base: self.base(HookEvent::InstructionsLoaded),
+                hook_event_name: HookEvent::InstructionsLoaded,
+                file_path: file.path.to_string_lossy().into_owned(),
+                memory_type: file.memory_type.to_string(),
+                load_reason: load_reason.to_string(),
+                parent_file_path: file
+                    .parent
+                    .as_ref()
+                    .map(|p| p.to_string_lossy().into_owned()),
+            })
+            .await;
+        }
     }
 
     fn set_line_context(&self) {
@@ -354,6 +455,8 @@ impl Session {
             result: String::new(),
             num_turns: 0,
             denials: Vec::new(),
+            usage: Usage::default(),
+            model_usage: Vec::new(),
         };
 
         let ups = self
@@ -431,7 +534,15 @@ impl Session {
                 return;
             }
             self.deliver_pending();
-            let response = match self.model.complete(&self.messages, &self.specs).await {
+            let sink = &self.sink;
+            let on_text = move |text: &str| sink.observe(Progress::TextDelta { text });
+            let request = Request {
+                system: self.system.as_deref(),
+                messages: &self.messages,
+                tools: &self.specs,
+                on_text: Some(&on_text),
+            };
+            let response = match self.model.respond(request).await {
                 Ok(r) => r,
                 Err(err) => {
                     self.fire::<StopFailure>(StopFailureInput {
@@ -451,6 +562,11 @@ impl Session {
                 }
             };
             outcome.num_turns += 1;
+            self.usage.record(&response.model, response.usage.as_ref());
+            if let Some(usage) = &response.usage {
+                outcome.usage.add(usage);
+                add_model_usage(&mut outcome.model_usage, &response.model, usage);
+            }
             self.sink.observe(Progress::Assistant {
                 response: &response,
             });

@@ -363,7 +363,7 @@ impl Transcript {
             .clone()
             .unwrap_or_else(|| format!("msg_rein_{}", uuid_v4().replace('-', "")));
         let content: Vec<Value> = response.content.iter().map(block_json).collect();
-        let message = json!({
+        let mut message = json!({
             "id": id,
             "type": "message",
             "role": "assistant",
@@ -372,6 +372,12 @@ impl Transcript {
             "stop_reason": stop_reason,
             "stop_sequence": null,
         });
+        // Claude Code's key order: input, cache creation, cache read, output.
+        if let Some(usage) = &response.usage
+            && let Ok(value) = serde_json::to_value(usage)
+        {
+            message["usage"] = value;
+        }
         let mut line = self.head(ctx, "assistant");
         line.insert("message".into(), message);
         self.finish_and_write(ctx, line);

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use crate::agent::session::{Denial, TurnEnd, TurnOutcome};
 use crate::agent::transcript::bounded_stream;
 use crate::hooks::run::{OutcomeKind, RunStatus};
-use crate::model::{ContentBlock, ModelResponse, StopReason};
+use crate::model::{ContentBlock, ModelResponse, StopReason, Usage};
 use crate::pipeline::CallStatus;
 use crate::progress::{Observer, Progress};
 
@@ -110,6 +110,7 @@ impl Observer for TextRenderer {
                 }
             }
             Progress::Assistant { .. }
+            | Progress::TextDelta { .. }
             | Progress::SessionStarted { .. }
             | Progress::Prompt { .. }
             | Progress::Hook { .. }
@@ -175,14 +176,54 @@ pub fn assistant_message_json(response: &ModelResponse) -> Value {
         StopReason::MaxTokens => "max_tokens",
         StopReason::Other => "stop_sequence",
     };
-    json!({
+    let mut message = json!({
         "id": response.id,
         "type": "message",
         "role": "assistant",
         "model": response.model,
         "content": response.content,
         "stop_reason": stop,
+    });
+    if let Some(usage) = &response.usage {
+        message["usage"] = usage_json(usage);
+    }
+    message
+}
+
+/// A `usage` object in Claude Code's key order.
+pub fn usage_json(usage: &Usage) -> Value {
+    json!({
+        "input_tokens": usage.input_tokens,
+        "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+        "cache_read_input_tokens": usage.cache_read_input_tokens,
+        "output_tokens": usage.output_tokens,
     })
+}
+
+/// `modelUsage`: per model, Claude Code's camelCase counts. `costUSD` is only what the user's
+/// configured prices give (`REIN_PRICES`); rein invents no prices.
+pub fn model_usage_json(by_model: &[(String, Usage)]) -> Value {
+    let mut map = Map::new();
+    for (model, usage) in by_model {
+        let mut entry = Map::new();
+        entry.insert("inputTokens".into(), json!(usage.input_tokens));
+        entry.insert("outputTokens".into(), json!(usage.output_tokens));
+        entry.insert(
+            "cacheReadInputTokens".into(),
+            json!(usage.cache_read_input_tokens),
+        );
+        entry.insert(
+            "cacheCreationInputTokens".into(),
+            json!(usage.cache_creation_input_tokens),
+        );
+        entry.insert("webSearchRequests".into(), json!(0));
+        entry.insert(
+            "costUSD".into(),
+            json!(crate::agent::cost::cost_usd(model, usage).unwrap_or(0.0)),
+        );
+        map.insert(model.clone(), Value::Object(entry));
+    }
+    Value::Object(map)
 }
 
 impl Observer for StreamJson {
@@ -273,7 +314,7 @@ impl Observer for StreamJson {
                 "text": text,
                 "session_id": sid,
             })),
-            Progress::Prompt { .. } | Progress::ToolStart { .. } => {}
+            Progress::Prompt { .. } | Progress::ToolStart { .. } | Progress::TextDelta { .. } => {}
         }
     }
 }
@@ -309,7 +350,14 @@ pub fn result_json(
         obj.insert("error".into(), json!(e));
     }
     obj.insert("session_id".into(), json!(session_id));
-    obj.insert("total_cost_usd".into(), json!(0));
+    let cost: f64 = outcome
+        .model_usage
+        .iter()
+        .filter_map(|(model, usage)| crate::agent::cost::cost_usd(model, usage))
+        .sum();
+    obj.insert("total_cost_usd".into(), json!(cost));
+    obj.insert("usage".into(), usage_json(&outcome.usage));
+    obj.insert("modelUsage".into(), model_usage_json(&outcome.model_usage));
     obj.insert("permission_denials".into(), json!(denials));
     Value::Object(obj)
 }

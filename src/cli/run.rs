@@ -8,6 +8,9 @@ use std::time::{Duration, Instant};
 
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
+use crate::agent::instructions::{
+    Environment, Memory, MemoryPaths, PromptOptions, load_memory, system_prompt,
+};
 use crate::agent::providers::{ProviderConfig, from_config};
 use crate::agent::session::{
     Session, SessionConfig, TurnEnd, TurnOutcome, stop_block_cap_from_env,
@@ -32,6 +35,8 @@ use crate::tools::{Tool, ToolContext, builtin_tools};
 /// Everything the flags resolve to before a session is built.
 struct Setup {
     project_dir: PathBuf,
+    /// `--add-dir` directories, resolved.
+    add_dirs: Vec<PathBuf>,
     permission_mode: String,
     settings: Settings,
     model: Arc<dyn Model>,
@@ -84,6 +89,19 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
             return err.code;
         }
     };
+    let (system, memory) = match instructions(&args, &setup, setup.model.name()) {
+        Ok(i) => i,
+        Err(err) => {
+            eprintln!("rein: {err}");
+            return err.code;
+        }
+    };
+    for notice in &memory.notices {
+        eprintln!("{notice}");
+    }
+    if let Some(err) = crate::agent::cost::prices_error() {
+        eprintln!("rein: warning: {err}; costs are not shown");
+    }
     let session_id = uuid_v4();
     let home = rein_home();
     let transcript = transcript_path(&home, &setup.project_dir, &session_id);
@@ -141,6 +159,7 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
         ctx,
         Box::new(observers),
     );
+    session.set_instructions(Some(system), memory.files);
 
     let (mut sigint, mut sigterm) = match (
         signal(SignalKind::interrupt()),
@@ -479,6 +498,7 @@ fn setup_error(message: impl Into<String>, code: i32) -> SetupError {
 
 fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
     let project_dir = resolve_project_dir(args.cwd.as_deref())?;
+    let add_dirs = resolve_add_dirs(&args.add_dir, &project_dir)?;
     let settings = load_settings(args, &project_dir)?;
     for diagnostic in &settings.diagnostics {
         eprintln!("{diagnostic}");
@@ -507,7 +527,7 @@ fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
         home: std::env::var_os("HOME")
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("/")),
-        additional_dirs: Vec::new(),
+        additional_dirs: add_dirs.clone(),
     };
     let (policy, warnings) = PermissionPolicy::from_settings(
         &settings.permissions,
@@ -528,12 +548,88 @@ fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
     let permission_mode = mode.as_str().to_string();
     Ok(Setup {
         project_dir,
+        add_dirs,
         permission_mode,
         settings,
         model,
         tools,
         gate,
     })
+}
+
+/// `--add-dir` directories, absolute (relative ones from the project directory); each must be
+/// an existing directory.
+fn resolve_add_dirs(dirs: &[PathBuf], project_dir: &Path) -> Result<Vec<PathBuf>, SetupError> {
+    dirs.iter()
+        .map(|dir| {
+            let full = project_dir.join(dir);
+            match std::fs::canonicalize(&full) {
+                Ok(path) if path.is_dir() => Ok(path),
+                Ok(_) => Err(setup_error(
+                    format!("--add-dir {}: not a directory", dir.display()),
+                    EXIT_USAGE,
+                )),
+                Err(e) => Err(setup_error(
+                    format!("--add-dir {}: {e}", dir.display()),
+                    EXIT_USAGE,
+                )),
+            }
+        })
+        .collect()
+}
+
+/// The system prompt and memory files the flags and files give; a prompt file that cannot be
+/// read is an error naming it.
+fn instructions(
+    args: &RunArgs,
+    setup: &Setup,
+    model: &str,
+) -> Result<(String, Memory), SetupError> {
+    let read = |flag: &str, path: &Path| {
+        std::fs::read_to_string(path)
+            .map_err(|e| setup_error(format!("{flag} {}: {e}", path.display()), EXIT_USAGE))
+    };
+    let mut options = PromptOptions {
+        replace: match (&args.system_prompt, &args.system_prompt_file) {
+            (Some(text), _) => Some(text.clone()),
+            (None, Some(path)) => Some(read("--system-prompt-file", path)?),
+            (None, None) => None,
+        },
+        append: Vec::new(),
+    };
+    if let Some(text) = &args.append_system_prompt {
+        options.append.push(text.clone());
+    }
+    if let Some(path) = &args.append_system_prompt_file {
+        options
+            .append
+            .push(read("--append-system-prompt-file", path)?);
+    }
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    let memory_dirs = if std::env::var("CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD")
+        .is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"))
+    {
+        setup.add_dirs.clone()
+    } else {
+        Vec::new()
+    };
+    let memory = if std::env::var("CLAUDE_CODE_DISABLE_CLAUDE_MDS")
+        .is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"))
+    {
+        Memory::default()
+    } else {
+        load_memory(&MemoryPaths {
+            cwd: setup.project_dir.clone(),
+            home,
+            additional_dirs: memory_dirs,
+        })
+    };
+    let environment = Environment::detect(&setup.project_dir, &setup.add_dirs, model);
+    let tools: Vec<String> = setup.tools.iter().map(|t| t.name().to_string()).collect();
+    let system = system_prompt(&options, &environment, &tools, &memory);
+    Ok((system, memory))
 }
 
 fn resolve_project_dir(cwd: Option<&Path>) -> Result<PathBuf, SetupError> {

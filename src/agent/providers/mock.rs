@@ -97,6 +97,7 @@ fn response(turn: usize, content: Vec<ContentBlock>, stop_reason: StopReason) ->
         model: "mock".to_string(),
         content,
         stop_reason,
+        usage: None,
     }
 }
 

@@ -1,0 +1,5 @@
+//! The agent around the hooks (issue 16): the system prompt and memory files, sessions that
+//! resume, compaction, token usage — each against a loopback provider of both kinds.
+
+mod instructions;
+pub mod loopback;
