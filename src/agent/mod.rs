@@ -3,5 +3,6 @@
 pub mod cost;
 pub mod instructions;
 pub mod providers;
+pub mod resume;
 pub mod session;
 pub mod transcript;

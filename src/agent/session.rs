@@ -342,6 +342,20 @@ impl Session {
         self.memory = memory;
     }
 
+    /// Continues a conversation rebuilt from a transcript: its messages become the history,
+    /// its undelivered context is pending, and new transcript lines chain after its last one.
+    /// Call before [`Session::start_as`]`("resume")`.
+    pub(crate) fn resume_from(&mut self, rebuilt: crate::agent::resume::Rebuilt) {
+        self.messages = rebuilt.messages;
+        self.pending = rebuilt.pending;
+        self.sink.transcript.continue_after(rebuilt.last_uuid);
+    }
+
+    /// Writes no transcript (`--no-session-persistence`).
+    pub(crate) fn without_transcript(&mut self) {
+        self.sink.transcript.disable();
+    }
+
     /// The system prompt, if any.
     pub fn system_prompt(&self) -> Option<&str> {
         self.system.as_deref()
@@ -395,11 +409,17 @@ impl Session {
     /// Fires SessionStart (`source: startup`); its context goes in front of the first prompt,
     /// and the env files its hooks wrote are handed to the Bash tool.
     pub async fn start(&mut self) {
+        self.start_as("startup").await;
+    }
+
+    /// [`Session::start`] with another `source`: `resume` after [`Session::resume_from`],
+    /// `clear`, `compact`.
+    pub(crate) async fn start_as(&mut self, source: &str) {
         let outcome = self
             .fire::<SessionStart>(SessionStartInput {
                 base: self.base(HookEvent::SessionStart),
                 hook_event_name: HookEvent::SessionStart,
-                source: "startup".to_string(),
+                source: source.to_string(),
                 model: None,
             })
             .await;

@@ -238,6 +238,8 @@ struct Inner {
     unreported: bool,
     /// The uuid of the last line that is in the file: a lost line is never anyone's parent.
     last_uuid: Option<String>,
+    /// Nothing is written (`--no-session-persistence`).
+    off: bool,
 }
 
 impl std::fmt::Debug for Inner {
@@ -271,7 +273,22 @@ impl Transcript {
                 health: Health::Whole,
                 unreported: false,
                 last_uuid: None,
+                off: false,
             }),
+        }
+    }
+
+    /// Appends after an existing file whose last line has `last_uuid` (a resumed session).
+    pub fn continue_after(&self, last_uuid: Option<String>) {
+        if let Ok(mut inner) = self.inner.lock() {
+            inner.last_uuid = last_uuid;
+        }
+    }
+
+    /// Writes nothing from now on.
+    pub fn disable(&self) {
+        if let Ok(mut inner) = self.inner.lock() {
+            inner.off = true;
         }
     }
 
@@ -473,6 +490,9 @@ impl Transcript {
         let Ok(mut inner) = self.inner.lock() else {
             return;
         };
+        if inner.off {
+            return;
+        }
         match self.append(&mut inner, &bytes) {
             Ok(()) => inner.last_uuid = Some(uuid),
             Err(lost) => lose_line(&mut inner, lost),

@@ -4,6 +4,7 @@
 pub mod hooks;
 pub mod render;
 pub mod run;
+pub mod terminal;
 
 use std::path::PathBuf;
 

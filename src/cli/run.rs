@@ -102,8 +102,15 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
     if let Some(err) = crate::agent::cost::prices_error() {
         eprintln!("rein: warning: {err}; costs are not shown");
     }
-    let session_id = uuid_v4();
     let home = rein_home();
+    let plan = match plan_session(&args, &home, &setup.project_dir, interactive) {
+        Ok(p) => p,
+        Err(err) => {
+            eprintln!("rein: {err}");
+            return err.code;
+        }
+    };
+    let session_id = plan.id.clone();
     let transcript = transcript_path(&home, &setup.project_dir, &session_id);
     let env = HookEnvironment {
         project_dir: setup.project_dir.clone(),
@@ -160,6 +167,16 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
         Box::new(observers),
     );
     session.set_instructions(Some(system), memory.files);
+    if args.no_session_persistence {
+        session.without_transcript();
+    }
+    let start_source = match plan.resumed {
+        Some(rebuilt) => {
+            session.resume_from(rebuilt);
+            "resume"
+        }
+        None => "startup",
+    };
 
     let (mut sigint, mut sigterm) = match (
         signal(SignalKind::interrupt()),
@@ -175,7 +192,7 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
     let started = Instant::now();
     let result = {
         let work = async {
-            session.start().await;
+            session.start_as(start_source).await;
             match &prompt {
                 Some(p) => Some(session.run_prompt(p).await),
                 None => {
@@ -555,6 +572,191 @@ fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
         tools,
         gate,
     })
+}
+
+/// Which session runs: a new one, or an earlier one resumed (under its own id, or forked
+/// under a new one).
+struct SessionPlan {
+    id: String,
+    resumed: Option<crate::agent::resume::Rebuilt>,
+}
+
+/// Resolves `--continue`, `--resume [ID]`, `--session-id`, `--fork-session`. A resumed session
+/// keeps its transcript (a torn last line is cut off first, with a notice); a fork copies the
+/// complete lines into the new session's transcript.
+fn plan_session(
+    args: &RunArgs,
+    home: &Path,
+    project_dir: &Path,
+    interactive: bool,
+) -> Result<SessionPlan, SetupError> {
+    use crate::agent::resume;
+    if let Some(id) = &args.session_id
+        && !resume::is_uuid(id)
+    {
+        return Err(setup_error(
+            format!("--session-id {id:?}: not a valid UUID"),
+            EXIT_USAGE,
+        ));
+    }
+    let wants_resume = args.continue_session || args.resume.is_some();
+    if wants_resume && args.session_id.is_some() && !args.fork_session {
+        return Err(setup_error(
+            "--session-id with --continue or --resume also needs --fork-session",
+            EXIT_USAGE,
+        ));
+    }
+    let found = if args.continue_session {
+        Some(
+            resume::latest(home, project_dir)
+                .map_err(|e| setup_error(e.to_string(), EXIT_ERROR))?,
+        )
+    } else {
+        match args.resume.as_deref() {
+            None => None,
+            Some("") if interactive => Some(pick_session(home, project_dir)?),
+            Some("") => {
+                return Err(setup_error(
+                    "--resume without a session id needs a terminal to pick one from; give                      the id (`rein -r <ID>`) or use --continue",
+                    EXIT_USAGE,
+                ));
+            }
+            Some(id) => Some(
+                resume::find(home, project_dir, id)
+                    .map_err(|e| setup_error(e.to_string(), EXIT_ERROR))?,
+            ),
+        }
+    };
+    let new_id = args.session_id.clone().unwrap_or_else(uuid_v4);
+    let Some(found) = found else {
+        if args.no_session_persistence {
+            return Ok(SessionPlan {
+                id: new_id,
+                resumed: None,
+            });
+        }
+        if transcript_path(home, project_dir, &new_id).exists() {
+            return Err(setup_error(
+                format!(
+                    "Session ID {new_id} is already in use (use --resume {new_id} to continue it)"
+                ),
+                EXIT_USAGE,
+            ));
+        }
+        return Ok(SessionPlan {
+            id: new_id,
+            resumed: None,
+        });
+    };
+    let bytes = std::fs::read(&found.path).map_err(|e| {
+        setup_error(
+            format!("cannot read the transcript {}: {e}", found.path.display()),
+            EXIT_ERROR,
+        )
+    })?;
+    let rebuilt = resume::rebuild_bytes(&found.path, &bytes);
+    for notice in &rebuilt.notices {
+        eprintln!("{notice}");
+    }
+    let complete = bytes.get(..rebuilt.complete_len as usize).unwrap_or(&bytes);
+    if args.fork_session {
+        let target = transcript_path(home, project_dir, &new_id);
+        if target.exists() {
+            return Err(setup_error(
+                format!("Session ID {new_id} is already in use"),
+                EXIT_USAGE,
+            ));
+        }
+        if !args.no_session_persistence {
+            let written = target
+                .parent()
+                .map_or(Ok(()), std::fs::create_dir_all)
+                .and_then(|()| std::fs::write(&target, complete));
+            written.map_err(|e| {
+                setup_error(
+                    format!(
+                        "cannot write the forked transcript {}: {e}",
+                        target.display()
+                    ),
+                    EXIT_ERROR,
+                )
+            })?;
+        }
+        return Ok(SessionPlan {
+            id: new_id,
+            resumed: Some(rebuilt),
+        });
+    }
+    if complete.len() < bytes.len() && !args.no_session_persistence {
+        // Why: new lines are appended to this file; glued onto the torn tail they would be
+        // unreadable too.
+        let cut = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&found.path)
+            .and_then(|f| f.set_len(rebuilt.complete_len));
+        if let Err(e) = cut {
+            return Err(setup_error(
+                format!(
+                    "cannot cut the partial last line off {}: {e}",
+                    found.path.display()
+                ),
+                EXIT_ERROR,
+            ));
+        }
+    }
+    Ok(SessionPlan {
+        id: found.id,
+        resumed: Some(rebuilt),
+    })
+}
+
+/// `rein --resume` on a terminal: lists the project's latest sessions and reads a number.
+fn pick_session(
+    home: &Path,
+    project_dir: &Path,
+) -> Result<crate::agent::resume::SessionFile, SetupError> {
+    use crate::agent::resume;
+    let sessions = resume::sessions(home, project_dir);
+    if sessions.is_empty() {
+        return Err(setup_error(
+            format!("no sessions to resume in {}", project_dir.display()),
+            EXIT_ERROR,
+        ));
+    }
+    let shown: Vec<_> = sessions.into_iter().take(20).collect();
+    eprintln!("Sessions of {} (newest first):", project_dir.display());
+    for (i, s) in shown.iter().enumerate() {
+        let ago = s
+            .modified
+            .elapsed()
+            .map(crate::cli::terminal::ago)
+            .unwrap_or_default();
+        let prompt = resume::first_prompt(&s.path, 60).unwrap_or_else(|| "(no prompt)".into());
+        eprintln!("  {:>2}. {ago:>8}  {prompt}  [{}]", i + 1, s.id);
+    }
+    eprint!("Resume which session? [1-{}, Enter = 1] ", shown.len());
+    let mut line = String::new();
+    std::io::stdin()
+        .read_line(&mut line)
+        .map_err(|e| setup_error(format!("cannot read the choice: {e}"), EXIT_ERROR))?;
+    let choice = line.trim();
+    let index = if choice.is_empty() {
+        0
+    } else {
+        match choice.parse::<usize>() {
+            Ok(n) if (1..=shown.len()).contains(&n) => n - 1,
+            _ => {
+                return Err(setup_error(
+                    format!("{choice:?} is not one of 1-{}", shown.len()),
+                    EXIT_USAGE,
+                ));
+            }
+        }
+    };
+    shown
+        .into_iter()
+        .nth(index)
+        .ok_or_else(|| setup_error("no such session", EXIT_USAGE))
 }
 
 /// `--add-dir` directories, absolute (relative ones from the project directory); each must be

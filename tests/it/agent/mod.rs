@@ -3,3 +3,4 @@
 
 mod instructions;
 pub mod loopback;
+mod resume;
