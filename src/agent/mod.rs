@@ -1,5 +1,6 @@
 //! The session, the turn loop, models and the transcript.
 
+pub mod compact;
 pub mod cost;
 pub mod instructions;
 pub mod providers;

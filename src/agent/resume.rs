@@ -230,6 +230,13 @@ impl Replay {
             Some("user") => self.user(v),
             Some("assistant") => self.assistant(v),
             Some("attachment") => self.attachment(&v["attachment"]),
+            Some("system") if v["subtype"] == "compact_boundary" => {
+                // The conversation starts over from the summary line that follows.
+                self.messages.clear();
+                self.pending.clear();
+                self.prompt_context.clear();
+                self.gathering_results = false;
+            }
             _ => {}
         }
     }

@@ -10,10 +10,13 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::agent::compact::{self, CompactPolicy};
 use crate::agent::instructions::MemoryFile;
 use crate::agent::transcript::{LineContext, Transcript, TranscriptFault};
 use crate::hooks::events::InstructionsLoaded;
 use crate::hooks::events::instructions_loaded::InstructionsLoadedInput;
+use crate::hooks::events::post_compact::PostCompactInput;
+use crate::hooks::events::pre_compact::PreCompactInput;
 use crate::hooks::events::session_end::SessionEndInput;
 use crate::hooks::events::session_start::SessionStartInput;
 use crate::hooks::events::stop::StopInput;
@@ -22,6 +25,7 @@ use crate::hooks::events::user_prompt_submit::UserPromptSubmitInput;
 use crate::hooks::events::{
     BaseInput, Event, SessionEnd, SessionStart, Stop, StopFailure, UserPromptSubmit,
 };
+use crate::hooks::events::{PostCompact, PreCompact};
 use crate::hooks::host::{HookHost, fire_observed};
 use crate::hooks::spec::HookEvent;
 use crate::id::uuid_v4;
@@ -264,6 +268,25 @@ pub struct Session {
     /// Memory files in the system prompt, announced with InstructionsLoaded at start.
     memory: Vec<MemoryFile>,
     usage: SessionUsage,
+    compaction: CompactPolicy,
+    /// The notice that the provider reports no usage was given.
+    blind_noticed: bool,
+}
+
+/// How a compaction went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Compacted {
+    /// The history was replaced by a summary.
+    Done {
+        /// The summary.
+        summary: String,
+    },
+    /// A PreCompact hook refused.
+    Blocked(String),
+    /// Nothing to summarise.
+    TooShort,
+    /// The summary request failed or came back empty.
+    Failed(String),
 }
 
 /// Wraps a model-facing hook text for the Messages API.
@@ -306,6 +329,7 @@ impl Session {
                 input_schema: t.input_schema(),
             })
             .collect();
+        let compaction = CompactPolicy::from_env(model.name());
         let transcript = Transcript::new(
             config.transcript_path.clone(),
             &config.session_id,
@@ -332,7 +356,115 @@ impl Session {
             system: None,
             memory: Vec::new(),
             usage: SessionUsage::default(),
+            compaction,
+            blind_noticed: false,
         }
+    }
+
+    /// Replaces the auto-compaction policy.
+    #[allow(dead_code)] // for embedders and tests that set a window of their own
+    pub(crate) fn set_compaction(&mut self, policy: CompactPolicy) {
+        self.compaction = policy;
+    }
+
+    /// Summarises the conversation and continues from the summary (see
+    /// [`crate::agent::compact`]): PreCompact (which may block), the summary request,
+    /// PostCompact, SessionStart `compact`.
+    pub async fn compact(&mut self, trigger: &str, custom: Option<&str>) -> Compacted {
+        let pre = self
+            .fire::<PreCompact>(PreCompactInput {
+                base: self.base(HookEvent::PreCompact),
+                hook_event_name: HookEvent::PreCompact,
+                trigger: trigger.to_string(),
+                custom_instructions: custom.map(str::to_string),
+            })
+            .await;
+        if let Some(reason) = pre.block {
+            self.notice(&format!(
+                "Compaction blocked by a PreCompact hook: {reason}"
+            ));
+            return Compacted::Blocked(reason);
+        }
+        let (older, kept) = compact::split(&self.messages);
+        if older.len() < 2 {
+            self.notice("Not enough messages to compact.");
+            return Compacted::TooShort;
+        }
+        let kept = kept.cloned();
+        let mid_turn = kept.is_none() && self.messages.last().is_some_and(|m| m.role == Role::User);
+        let mut request_messages = older.to_vec();
+        let ask = ContentBlock::Text {
+            text: compact::summary_request(custom, &pre.instructions),
+        };
+        match request_messages.last_mut() {
+            Some(last) if last.role == Role::User => last.content.push(ask),
+            Some(_) | None => request_messages.push(Message {
+                role: Role::User,
+                content: vec![ask],
+            }),
+        }
+        let pre_tokens = self.usage.context_tokens;
+        self.notice("Compacting the conversation…");
+        let response = self
+            .model
+            .respond(Request {
+                system: self.system.as_deref(),
+                messages: &request_messages,
+                tools: &self.specs,
+                on_text: None,
+            })
+            .await;
+        let response = match response {
+            Ok(r) => r,
+            Err(err) => {
+                let text = format!("Compaction failed: {err}");
+                self.notice(&text);
+                return Compacted::Failed(text);
+            }
+        };
+        self.usage.record(&response.model, response.usage.as_ref());
+        let summary = response_text(&response);
+        if summary.trim().is_empty() {
+            let text = "Compaction failed: the model returned no summary".to_string();
+            self.notice(&text);
+            return Compacted::Failed(text);
+        }
+        let mut content = vec![ContentBlock::Text {
+            text: compact::summary_message(&summary, mid_turn),
+        }];
+        if let Some(kept) = kept {
+            content.extend(kept.content);
+        }
+        let first = Message {
+            role: Role::User,
+            content,
+        };
+        self.sink.transcript.compact_boundary(
+            &self.sink.line(),
+            trigger,
+            pre_tokens,
+            &first.content,
+        );
+        self.messages = vec![first];
+        self.usage.context_tokens = None;
+        self.fire::<PostCompact>(PostCompactInput {
+            base: self.base(HookEvent::PostCompact),
+            hook_event_name: HookEvent::PostCompact,
+            trigger: trigger.to_string(),
+            compact_summary: summary.clone(),
+        })
+        .await;
+        self.start_as("compact").await;
+        Compacted::Done { summary }
+    }
+
+    /// Whether the context reached the auto-compaction threshold.
+    fn context_full(&self) -> bool {
+        self.compaction.auto
+            && self
+                .usage
+                .context_tokens
+                .is_some_and(|t| t >= self.compaction.threshold())
     }
 
     /// Sets the system prompt, and the memory files it holds (InstructionsLoaded fires for
@@ -427,7 +559,12 @@ impl Session {
         if let Ok(mut files) = self.ctx.env_files.lock() {
             *files = self.hooks.env_files();
         }
-        self.announce_memory("session_start").await;
+        let reason = if source == "compact" {
+            "compact"
+        } else {
+            "session_start"
+        };
+        self.announce_memory(reason).await;
         self.sink.observe(Progress::SessionStarted {
             session_id: &self.config.session_id,
             model: self.model.name(),
@@ -553,6 +690,9 @@ impl Session {
                 outcome.end = TurnEnd::MaxTurns;
                 return;
             }
+            if self.context_full() {
+                self.compact("auto", None).await;
+            }
             self.deliver_pending();
             let sink = &self.sink;
             let on_text = move |text: &str| sink.observe(Progress::TextDelta { text });
@@ -583,6 +723,15 @@ impl Session {
             };
             outcome.num_turns += 1;
             self.usage.record(&response.model, response.usage.as_ref());
+            if response.usage.is_none() && self.compaction.auto && !self.blind_noticed {
+                self.blind_noticed = true;
+                self.notice(&format!(
+                    "The model provider reported no token usage, so rein cannot tell how full \
+                     the context of {} is: automatic compaction is off for this session \
+                     (/compact still works).",
+                    response.model
+                ));
+            }
             if let Some(usage) = &response.usage {
                 outcome.usage.add(usage);
                 add_model_usage(&mut outcome.model_usage, &response.model, usage);

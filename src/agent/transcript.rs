@@ -400,6 +400,34 @@ impl Transcript {
         self.finish_and_write(ctx, line);
     }
 
+    /// A compaction: a `system` line (`subtype: compact_boundary`) after which the
+    /// conversation starts over, then the user line the compacted conversation starts with
+    /// (`isCompactSummary: true`).
+    pub fn compact_boundary(
+        &self,
+        ctx: &LineContext,
+        trigger: &str,
+        pre_tokens: Option<u64>,
+        first: &[ContentBlock],
+    ) {
+        let mut line = self.head(ctx, "system");
+        line.insert("subtype".into(), json!("compact_boundary"));
+        line.insert("content".into(), json!("Conversation compacted"));
+        line.insert(
+            "compactMetadata".into(),
+            json!({"trigger": trigger, "preTokens": pre_tokens}),
+        );
+        self.finish_and_write(ctx, line);
+        let content: Vec<Value> = first.iter().map(block_json).collect();
+        let mut line = self.head(ctx, "user");
+        line.insert(
+            "message".into(),
+            json!({"role": "user", "content": content}),
+        );
+        line.insert("isCompactSummary".into(), json!(true));
+        self.finish_and_write(ctx, line);
+    }
+
     /// Hook `attachment` lines for one event firing: one per handler run, then one for the
     /// merged additional context and one per user-facing message.
     /// `hook_name` is [`crate::hooks::events::hook_name`] of the firing.

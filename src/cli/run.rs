@@ -194,7 +194,10 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
         let work = async {
             session.start_as(start_source).await;
             match &prompt {
-                Some(p) => Some(session.run_prompt(p).await),
+                Some(p) => Some(match slash_compact(p) {
+                    Some(instructions) => compact_outcome(&mut session, instructions).await,
+                    None => session.run_prompt(p).await,
+                }),
                 None => {
                     interactive_loop(&mut session).await;
                     None
@@ -572,6 +575,45 @@ fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
         tools,
         gate,
     })
+}
+
+/// `Some(instructions)` when `prompt` is `/compact [instructions]`.
+fn slash_compact(prompt: &str) -> Option<Option<&str>> {
+    let rest = prompt.trim().strip_prefix("/compact")?;
+    if !rest.is_empty() && !rest.starts_with(char::is_whitespace) {
+        return None;
+    }
+    let rest = rest.trim();
+    Some((!rest.is_empty()).then_some(rest))
+}
+
+/// `/compact` as a headless prompt (with `--continue`/`--resume`): the outcome says how it went.
+async fn compact_outcome(session: &mut Session, instructions: Option<&str>) -> TurnOutcome {
+    use crate::agent::session::Compacted;
+    let (end, result) = match session.compact("manual", instructions).await {
+        Compacted::Done { .. } => (TurnEnd::Completed, "Conversation compacted.".to_string()),
+        Compacted::Blocked(reason) => (
+            TurnEnd::Completed,
+            format!("Compaction blocked by a PreCompact hook: {reason}"),
+        ),
+        Compacted::TooShort => (TurnEnd::Completed, "Not enough messages to compact.".into()),
+        Compacted::Failed(text) => (
+            TurnEnd::ModelFailed(crate::model::ModelError {
+                provider: "compact".to_string(),
+                kind: crate::model::ModelErrorKind::Unknown,
+                message: text.clone(),
+            }),
+            text,
+        ),
+    };
+    TurnOutcome {
+        end,
+        result,
+        num_turns: 0,
+        denials: Vec::new(),
+        usage: Default::default(),
+        model_usage: Vec::new(),
+    }
 }
 
 /// Which session runs: a new one, or an earlier one resumed (under its own id, or forked

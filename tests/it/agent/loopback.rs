@@ -90,7 +90,6 @@ impl Turn {
         }
     }
 
-    #[allow(dead_code)] // used by the tests that land next
     pub fn call(id: &str, name: &str, input: Value) -> Turn {
         Turn {
             text: Vec::new(),
@@ -100,7 +99,6 @@ impl Turn {
         }
     }
 
-    #[allow(dead_code)] // used by the tests that land next
     pub fn usage(mut self, usage: Option<(u64, u64)>) -> Turn {
         self.usage = usage;
         self
