@@ -264,13 +264,27 @@ pub const USER_REJECTED_TEXT: &str =
     "The user doesn't want to proceed with this tool use. The tool use was rejected.";
 
 impl<'a> ToolPipeline<'a> {
-    /// The tool offered under `name`, if any.
+    /// The tool offered under `name` or one of its former names, if any.
     pub fn find(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.tools.iter().find(|t| t.name() == name)
+        self.tools
+            .iter()
+            .find(|t| t.name() == name || t.aliases().contains(&name))
     }
 
     async fn fire<E: Event>(&self, input: E::Input, tool_use_id: Option<&str>) -> E::Outcome {
         fire_observed::<E>(self.hooks, input, self.observer, tool_use_id).await
+    }
+
+    /// [`Tool::prepare`] on a blocking thread, over a snapshot of the context: validation may
+    /// stat or read a file, and a hung file system must not hold the session (and the signals
+    /// it waits for beside its work) on a syscall.
+    async fn prepare(&self, tool: &Arc<dyn Tool>, input: Value) -> Result<Value, String> {
+        let tool = Arc::clone(tool);
+        let ctx = self.ctx.snapshot();
+        let name = tool.name().to_string();
+        tokio::task::spawn_blocking(move || tool.prepare(input, &ctx))
+            .await
+            .unwrap_or_else(|_| Err(format!("{name} tool crashed while checking its input")))
     }
 
     /// Runs one call to its end. Never fails: every problem becomes an error result.
@@ -310,7 +324,20 @@ impl<'a> ToolPipeline<'a> {
             report.content = format!("No such tool available: {}", call.name);
             return report;
         };
-        let mut input = match tool.prepare(call.input.clone(), self.ctx) {
+        // A call by a former name (`KillShell`) is the tool's call: hooks, rules and the
+        // transcript's result see its current name (`TaskStop`).
+        let renamed;
+        let call = if tool.name() == call.name {
+            call
+        } else {
+            renamed = ToolCall {
+                name: tool.name().to_string(),
+                ..call.clone()
+            };
+            report.tool_name = renamed.name.clone();
+            &renamed
+        };
+        let mut input = match self.prepare(&tool, call.input.clone()).await {
             Ok(v) => v,
             Err(message) => {
                 report.content = message;
@@ -351,7 +378,7 @@ impl<'a> ToolPipeline<'a> {
             | None => {}
         }
         if let Some(updated) = &pre.updated_input {
-            match tool.prepare(updated.clone(), self.ctx) {
+            match self.prepare(&tool, updated.clone()).await {
                 Ok(v) => {
                     input = v;
                     report.input = input.clone();
@@ -416,7 +443,7 @@ impl<'a> ToolPipeline<'a> {
         match outcome.decision {
             Some(PermissionRequestDecision::Allow { updated_input, .. }) => {
                 if let Some(updated) = updated_input {
-                    match tool.prepare(updated, self.ctx) {
+                    match self.prepare(tool, updated).await {
                         Ok(v) => *input = v,
                         Err(message) => {
                             return Approval::Refused {
@@ -523,8 +550,8 @@ impl<'a> ToolPipeline<'a> {
     ) -> CallReport {
         let started = Instant::now();
         // Why catch_unwind: a panicking tool must become a failed call, not a dead session.
-        let outcome = AssertUnwindSafe(tool.execute(input.clone(), self.ctx))
-            .catch_unwind()
+        let run = AssertUnwindSafe(tool.execute(input.clone(), self.ctx)).catch_unwind();
+        let outcome = crate::tools::as_call(call.id.clone(), run)
             .await
             .unwrap_or_else(|_| ToolOutcome::Failure {
                 error: format!("{} tool crashed", call.name),

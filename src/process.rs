@@ -29,7 +29,7 @@
 
 use std::ffi::OsStr;
 use std::future::Future;
-use std::io;
+use std::io::{self, Write as _};
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
@@ -104,9 +104,22 @@ pub enum Stdin<'a> {
     Bytes(&'a [u8]),
 }
 
+/// A file that receives a copy of a [`Output::MergedTee`] stream, up to `limit` bytes: what
+/// a program prints can be kept whole on disk while memory holds only the start.
+///
+/// Why blocking writes: they go to a local file the caller just created, in chunks of at most
+/// 64 KiB, between reads of the pipe.
+#[derive(Debug)]
+pub struct Tee {
+    /// The file, open for writing.
+    pub file: std::fs::File,
+    /// Bytes written at most; the rest is counted, not written.
+    pub limit: u64,
+}
+
 /// Where stdout and stderr go and how much of them is kept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Output {
+#[derive(Debug, Clone, Copy)]
+pub enum Output<'a> {
     /// Each stream on its own pipe, keeping at most this many bytes of each.
     Separate {
         /// Bytes of stdout kept.
@@ -119,6 +132,14 @@ pub enum Output {
     Merged {
         /// Bytes kept of the combined stream.
         cap: usize,
+    },
+    /// [`Output::Merged`], and every byte up to the tee's limit also written to its file
+    /// ([`Captured::teed`], [`Captured::tee_error`]).
+    MergedTee {
+        /// Bytes kept in memory of the combined stream.
+        cap: usize,
+        /// Where the copy goes.
+        tee: &'a Tee,
     },
 }
 
@@ -158,7 +179,7 @@ pub struct Job<'a> {
     /// Its stdin.
     pub stdin: Stdin<'a>,
     /// Its stdout and stderr.
-    pub output: Output,
+    pub output: Output<'a>,
     /// Its timeout and kill policy.
     pub limits: Limits,
 }
@@ -200,6 +221,10 @@ pub struct Captured {
     pub total: u64,
     /// Newlines among the discarded bytes (beyond the cap).
     pub dropped_newlines: u64,
+    /// Bytes written to the [`Tee`], if there was one.
+    pub teed: u64,
+    /// Why writing to the [`Tee`] stopped before the stream or the limit ended (a full disk).
+    pub tee_error: Option<String>,
 }
 
 impl Captured {
@@ -331,9 +356,12 @@ pub async fn run(
             stdout_cap,
             stderr_cap,
         } => (stdout_cap, stderr_cap),
-        Output::Merged { cap } => (cap, 0),
+        Output::Merged { cap } | Output::MergedTee { cap, .. } => (cap, 0),
     };
     let mut out = Capture::new(stdout_cap);
+    if let Output::MergedTee { tee, .. } = output {
+        out.tee = Some(tee);
+    }
     let mut err = Capture::new(stderr_cap);
 
     // Why a slot and a notify: the watch runs inside the stdout drain, the deadline lives in
@@ -523,7 +551,7 @@ impl AsyncRead for OutputPipe {
     }
 }
 
-fn spawn(program: &Program<'_>, stdin: Stdin<'_>, output: Output) -> Result<Spawned, Ending> {
+fn spawn(program: &Program<'_>, stdin: Stdin<'_>, output: Output<'_>) -> Result<Spawned, Ending> {
     let mut command = program.command();
     command.kill_on_drop(true).stdin(match stdin {
         Stdin::Null => Stdio::null(),
@@ -534,7 +562,7 @@ fn spawn(program: &Program<'_>, stdin: Stdin<'_>, output: Output) -> Result<Spaw
         Output::Separate { .. } => {
             command.stdout(Stdio::piped()).stderr(Stdio::piped());
         }
-        Output::Merged { .. } => {
+        Output::Merged { .. } | Output::MergedTee { .. } => {
             let (reader, writer) =
                 merged_pipe().map_err(|e| Ending::OutputPipeFailed(e.to_string()))?;
             command.stdout(writer.0).stderr(writer.1);
@@ -651,20 +679,26 @@ impl DeadlineMove {
 }
 
 /// A bounded capture of one output stream.
-struct Capture {
+struct Capture<'a> {
     buf: Vec<u8>,
     cap: usize,
     total: u64,
     dropped_newlines: u64,
+    tee: Option<&'a Tee>,
+    teed: u64,
+    tee_error: Option<String>,
 }
 
-impl Capture {
-    fn new(cap: usize) -> Capture {
+impl<'a> Capture<'a> {
+    fn new(cap: usize) -> Capture<'a> {
         Capture {
             buf: Vec::new(),
             cap,
             total: 0,
             dropped_newlines: 0,
+            tee: None,
+            teed: 0,
+            tee_error: None,
         }
     }
 
@@ -673,6 +707,27 @@ impl Capture {
             bytes: self.buf,
             total: self.total,
             dropped_newlines: self.dropped_newlines,
+            teed: self.teed,
+            tee_error: self.tee_error,
+        }
+    }
+
+    /// Copies `bytes` to the tee while it has room and has not failed.
+    fn tee(&mut self, bytes: &[u8]) {
+        let Some(tee) = self.tee else {
+            return;
+        };
+        if self.tee_error.is_some() {
+            return;
+        }
+        let room = usize::try_from(tee.limit.saturating_sub(self.teed)).unwrap_or(usize::MAX);
+        let part = &bytes[..bytes.len().min(room)];
+        if part.is_empty() {
+            return;
+        }
+        match (&tee.file).write_all(part) {
+            Ok(()) => self.teed += part.len() as u64,
+            Err(err) => self.tee_error = Some(err.to_string()),
         }
     }
 
@@ -687,6 +742,7 @@ impl Capture {
             match stream.read(&mut chunk).await {
                 Ok(0) => return,
                 Ok(n) => {
+                    self.tee(&chunk[..n]);
                     self.total += n as u64;
                     let room = self.cap.saturating_sub(self.buf.len());
                     let take = n.min(room);

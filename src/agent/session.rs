@@ -289,6 +289,13 @@ pub enum Compacted {
     Failed(String),
 }
 
+/// The first lines of the system reminder that carries a background command's
+/// `<task-notification>`: rein's words for the fact Claude Code also states, that the message
+/// comes from the harness and no person approved anything in it.
+pub const BACKGROUND_NOTICE: &str = "Notice from rein, not from the user: a background command \
+you started has ended. Nobody has written since the user's last message, so this is not an \
+answer, an approval or a confirmation of anything.";
+
 /// Wraps a model-facing hook text for the Messages API.
 pub fn system_reminder(text: &str) -> ContentBlock {
     ContentBlock::Text {
@@ -503,6 +510,12 @@ impl Session {
         &self.usage
     }
 
+    /// The session's background commands.
+    #[cfg(test)]
+    pub(crate) fn background_tasks(&self) -> &Arc<crate::tools::background::BackgroundTasks> {
+        &self.ctx.background
+    }
+
     /// Lines the transcript is missing (a full disk, an I/O error), if any: the caller reports
     /// it and exits non-zero.
     pub fn transcript_fault(&self) -> Option<TranscriptFault> {
@@ -604,6 +617,26 @@ impl Session {
 
     /// Runs one prompt to the end of its turn.
     pub async fn run_prompt(&mut self, prompt: &str) -> TurnOutcome {
+        self.run_turn(prompt, None).await
+    }
+
+    /// Runs a turn that tells the model how background commands ended (the `-p` session's
+    /// follow-up, as Claude Code runs one per finished command): `UserPromptSubmit` sees the
+    /// `<task-notification>` blocks as the prompt, the model sees them in a system reminder
+    /// that says no person wrote them. `None` when no command has ended unannounced.
+    pub async fn run_background_notification(&mut self) -> Option<TurnOutcome> {
+        let task = self.ctx.background.take_unannounced().into_iter().next()?;
+        let notification = task.notification()?;
+        let text = format!("{BACKGROUND_NOTICE}\n\n{notification}");
+        Some(
+            self.run_turn(&notification, Some(system_reminder(&text)))
+                .await,
+        )
+    }
+
+    /// One turn: `prompt` is what UserPromptSubmit and the transcript see; `for_model`, when
+    /// given, replaces it in the request.
+    async fn run_turn(&mut self, prompt: &str, for_model: Option<ContentBlock>) -> TurnOutcome {
         let prompt_id = uuid_v4();
         self.prompt_id = Some(prompt_id.clone());
         self.set_line_context();
@@ -650,9 +683,9 @@ impl Session {
             .drain(..)
             .map(|t| system_reminder(&t))
             .collect();
-        content.push(ContentBlock::Text {
+        content.push(for_model.unwrap_or_else(|| ContentBlock::Text {
             text: prompt.to_string(),
-        });
+        }));
         content.extend(ups.common.context.iter().map(|t| system_reminder(t)));
         self.messages.push(Message {
             role: Role::User,
@@ -667,6 +700,16 @@ impl Session {
     fn deliver_pending(&mut self) {
         let mut entries: Vec<String> = self.pending.drain(..).collect();
         entries.extend(self.hooks.take_async_context());
+        // Background commands that ended while the model was working (or, interactively,
+        // while the person was typing): told at the next request.
+        entries.extend(
+            self.ctx
+                .background
+                .take_unannounced()
+                .iter()
+                .filter_map(|t| t.notification())
+                .map(|n| format!("{BACKGROUND_NOTICE}\n\n{n}")),
+        );
         if entries.is_empty() {
             return;
         }
@@ -781,7 +824,13 @@ impl Session {
                     hook_event_name: HookEvent::Stop,
                     stop_hook_active,
                     last_assistant_message: Some(text),
-                    background_tasks: Vec::new(),
+                    background_tasks: self
+                        .ctx
+                        .background
+                        .running()
+                        .iter()
+                        .map(|t| t.stop_entry())
+                        .collect(),
                     session_crons: Vec::new(),
                 })
                 .await;
@@ -983,6 +1032,9 @@ impl Session {
         if let Some(notice) = cut_short {
             self.notice(&notice);
         }
+        // Background commands end with their session (the CLI has already waited for them
+        // where Claude Code does); a library caller gets the same.
+        self.ctx.background.stop_all().await;
         self.hooks.shutdown().await;
     }
 }

@@ -222,10 +222,18 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
     }
     // Background commands: a signal or the end of an interactive session stops them; a `-p`
     // session waits for them first, as Claude Code does (up to its ceiling).
-    let bg_signal = match &result {
-        Ok(Some(_)) => {
-            let waited = wait_for_background(&background, format, &mut sigint, &mut sigterm);
-            waited.await
+    let mut result = result;
+    let bg_signal = match &mut result {
+        Ok(Some(outcome)) => {
+            let follow = follow_background(
+                &mut session,
+                outcome,
+                &background,
+                format,
+                &mut sigint,
+                &mut sigterm,
+            );
+            follow.await
         }
         Err(_) | Ok(None) => {
             background.stop_all().await;
@@ -319,52 +327,80 @@ fn short_duration(d: Duration) -> String {
     parts.join(" ")
 }
 
-/// The end of a `-p` session with background commands still running: wait for them (Claude
-/// Code does, then tells the model; rein only waits), at most [`background_wait_ceiling`], then
-/// stop the rest with Claude Code's notice. A SIGINT/SIGTERM meanwhile stops them at once and
-/// is returned. On a terminal, after 5 s, Claude Code's `Waiting for background work` notice.
-async fn wait_for_background(
+/// The end of a `-p` session with background commands still running, as Claude Code ends it:
+/// each command that ends gets a turn of its own that tells the model (see
+/// [`Session::run_background_notification`]), whose answer becomes the session's result; in
+/// between, rein waits at most [`background_wait_ceiling`] after the latest turn, then stops
+/// the rest with Claude Code's notice. A SIGINT/SIGTERM meanwhile stops them at once and is
+/// returned. On a terminal, after 5 s of waiting, Claude Code's `Waiting for background work`
+/// notice. After a turn that did not complete (a hook's `continue: false`, max turns, a model
+/// error) rein only waits: no more turns run.
+async fn follow_background(
+    session: &mut Session,
+    outcome: &mut TurnOutcome,
     background: &BackgroundTasks,
     format: OutputFormat,
     sigint: &mut Signal,
     sigterm: &mut Signal,
 ) -> Option<Caught> {
-    let running = background.running();
-    if running.is_empty() {
-        return None;
-    }
-    let ceiling = background_wait_ceiling();
-    let stderr_tty = std::io::stderr().is_terminal();
-    let stdout_tty = std::io::stdout().is_terminal();
-    // Claude Code's rule: the notice goes to a terminal stderr unless JSON goes to a terminal
-    // stdout.
-    let notice = stderr_tty && !(format != OutputFormat::Text && stdout_tty);
-    let list = background_list(&running);
-    let announce = async {
-        tokio::time::sleep(BACKGROUND_WAIT_NOTICE_AFTER).await;
-        if notice {
-            eprintln!("Waiting for background work to finish ({list}). Press Ctrl+C to exit now.");
+    loop {
+        if matches!(outcome.end, TurnEnd::Completed) {
+            let turn = tokio::select! {
+                next = session.run_background_notification() => Ok(next),
+                caught = next_signal(sigint, sigterm) => Err(caught),
+            };
+            match turn {
+                Ok(Some(next)) => {
+                    *outcome = next;
+                    continue;
+                }
+                Ok(None) => {}
+                Err(caught) => {
+                    session.interrupted();
+                    background.stop_all().await;
+                    return Some(caught);
+                }
+            }
         }
-        std::future::pending::<()>().await;
-    };
-    let left = tokio::select! {
-        left = background.wait_all(ceiling) => left,
-        caught = next_signal(sigint, sigterm) => {
+        let running = background.running();
+        if running.is_empty() {
+            return None;
+        }
+        let ceiling = background_wait_ceiling();
+        let stderr_tty = std::io::stderr().is_terminal();
+        let stdout_tty = std::io::stdout().is_terminal();
+        // Claude Code's rule: the notice goes to a terminal stderr unless JSON goes to a
+        // terminal stdout.
+        let notice = stderr_tty && !(format != OutputFormat::Text && stdout_tty);
+        let list = background_list(&running);
+        let announce = async {
+            tokio::time::sleep(BACKGROUND_WAIT_NOTICE_AFTER).await;
+            if notice {
+                eprintln!(
+                    "Waiting for background work to finish ({list}). Press Ctrl+C to exit now."
+                );
+            }
+            std::future::pending::<()>().await;
+        };
+        let ended = tokio::select! {
+            ended = background.wait_any(ceiling) => ended,
+            caught = next_signal(sigint, sigterm) => {
+                background.stop_all().await;
+                return Some(caught);
+            }
+            () = announce => true,
+        };
+        if !ended {
+            eprintln!(
+                "Background tasks still running {} after the last turn ({}); stopping them. \
+                 Set CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS=0 to wait indefinitely.",
+                short_duration(ceiling.unwrap_or_default()),
+                background_list(&background.running())
+            );
             background.stop_all().await;
-            return Some(caught);
+            return None;
         }
-        () = announce => Vec::new(),
-    };
-    if !left.is_empty() {
-        eprintln!(
-            "Background tasks still running {} after the last turn ({}); stopping them. \
-             Set CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS=0 to wait indefinitely.",
-            short_duration(ceiling.unwrap_or_default()),
-            background_list(&left)
-        );
-        background.stop_all().await;
     }
-    None
 }
 
 /// Prints the outcome of a headless run; returns the exit code.

@@ -2,7 +2,10 @@
 //! stderr under `--debug hooks`.
 
 use std::fs::OpenOptions;
-use std::io::Write;
+use std::io::{self, Write};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::{Mutex, PoisonError};
 
 use serde_json::{Value, json};
 
@@ -107,17 +110,42 @@ pub(crate) fn log_run(
     if env.debug {
         eprint!("[hook] {line}");
     }
-    if let Some(path) = &env.run_log {
-        let result = path
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| OpenOptions::new().create(true).append(true).open(path))
-            .and_then(|mut f| {
-                f.write_all(line.as_bytes())?;
-                f.flush()
-            });
-        if let Err(err) = result {
-            tracing::warn!(path = %path.display(), %err, "cannot write the hook run log");
-        }
+    if let Some(path) = &env.run_log
+        && let Err(err) = append_whole_line(path, line.as_bytes())
+    {
+        tracing::warn!(path = %path.display(), %err, "cannot write the hook run log");
     }
+}
+
+/// One writer at a time, so a failed append can be cut back before anyone appends after it.
+static APPENDING: Mutex<()> = Mutex::new(());
+
+/// Appends `line` whole or not at all: a write that fails part-way (a full disk) is cut back
+/// to where the file ended, and a file left ending inside a line (a crash, a cut that failed)
+/// gets a newline first, so the next line is never appended onto a torn one.
+fn append_whole_line(path: &Path, line: &[u8]) -> io::Result<()> {
+    let _one_at_a_time = APPENDING.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .read(true)
+        .open(path)?;
+    let before = file.metadata()?.len();
+    let mut last = [0u8; 1];
+    let torn = before > 0 && file.read_at(&mut last, before - 1)? == 1 && last[0] != b'\n';
+    let mut bytes = Vec::with_capacity(line.len() + 1);
+    if torn {
+        bytes.push(b'\n');
+    }
+    bytes.extend_from_slice(line);
+    // One write call for the whole line when it fits: with O_APPEND a reader never sees half
+    // a line from us.
+    if let Err(err) = file.write_all(&bytes).and_then(|()| file.flush()) {
+        let _ = file.set_len(before);
+        return Err(err);
+    }
+    Ok(())
 }

@@ -23,7 +23,7 @@ fn limits(timeout: Duration) -> Limits {
     }
 }
 
-fn separate() -> Output {
+fn separate() -> Output<'static> {
     Output::Separate {
         stdout_cap: 1024,
         stderr_cap: 1024,
@@ -72,6 +72,35 @@ async fn merged_output_interleaves_and_counts_what_it_drops() {
     assert_eq!(got.stdout.dropped_newlines, 5);
     assert!(got.stdout.capped());
     assert_eq!(got.stderr, process::Captured::default());
+}
+
+#[tokio::test]
+async fn a_tee_gets_the_stream_up_to_its_limit_while_memory_keeps_the_cap() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let program = sh(
+        dir.path(),
+        "for i in $(seq 1 100); do echo 123456789; done >&2",
+    );
+    let path = dir.path().join("whole.txt");
+    let tee = process::Tee {
+        file: std::fs::File::create(&path).expect("create"),
+        limit: 250,
+    };
+    let got = run(Job {
+        program,
+        stdin: Stdin::Null,
+        output: Output::MergedTee { cap: 20, tee: &tee },
+        limits: limits(Duration::from_secs(20)),
+    })
+    .await;
+    assert_eq!(got.ending, Ending::Exited(0));
+    assert_eq!(got.stdout.bytes, b"123456789\n123456789\n");
+    assert_eq!(got.stdout.total, 1000);
+    assert_eq!(got.stdout.teed, 250);
+    assert_eq!(got.stdout.tee_error, None);
+    let on_disk = std::fs::read(&path).expect("read");
+    assert_eq!(on_disk.len(), 250);
+    assert!(on_disk.starts_with(b"123456789\n"));
 }
 
 #[tokio::test]

@@ -235,6 +235,20 @@ fn harness_with(
     setup: impl FnOnce(&Hooks),
     config: impl FnOnce(&mut SessionConfig),
 ) -> Harness {
+    harness_tools(
+        replies,
+        setup,
+        config,
+        vec![Arc::new(Touch), Arc::new(EnvFiles)],
+    )
+}
+
+fn harness_tools(
+    replies: Vec<Result<ModelResponse, ModelError>>,
+    setup: impl FnOnce(&Hooks),
+    config: impl FnOnce(&mut SessionConfig),
+    tools: Vec<Arc<dyn Tool>>,
+) -> Harness {
     let dir = tempfile::tempdir().unwrap();
     let mut hooks = Hooks {
         env_files: vec![dir.path().join("env.sh")],
@@ -262,7 +276,7 @@ fn harness_with(
         cfg,
         Box::new(Host(hooks.clone())),
         Arc::new(model),
-        vec![Arc::new(Touch), Arc::new(EnvFiles)],
+        tools,
         Box::new(AllowAllGate),
         ToolContext::new(dir.path().to_path_buf()),
         Box::new(notices.clone()),
@@ -860,4 +874,170 @@ async fn transcript_records_prompt_assistant_and_tool_result() {
     assert_eq!(lines[2]["toolUseResult"], json!({"created": "a"}));
     assert_eq!(lines[2]["message"]["content"][0]["tool_use_id"], "t1");
     assert_eq!(lines[1]["parentUuid"], lines[0]["uuid"]);
+}
+
+// ---------- background commands ----------
+
+fn background_harness(replies: Vec<Result<ModelResponse, ModelError>>) -> Harness {
+    harness_tools(
+        replies,
+        |_| {},
+        |_| {},
+        vec![Arc::new(crate::tools::bash::BashTool)],
+    )
+}
+
+/// A `run_in_background` Bash call that writes its process group id to `pgid` first.
+fn background_call(command: &str) -> ModelResponse {
+    calls(&[(
+        "t1",
+        "Bash",
+        json!({"command": format!("ps -o pgid= $$ > pgid; {command}"),
+               "run_in_background": true, "description": "job"}),
+    )])
+}
+
+fn group_alive(pgid: i32) -> bool {
+    // SAFETY: kill(2) with signal 0 only checks for existence.
+    unsafe { libc::kill(-pgid, 0) == 0 }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ending_a_library_session_stops_its_background_commands() {
+    let mut h = background_harness(vec![Ok(background_call("sleep 60")), Ok(text("started"))]);
+    h.session.start().await;
+    h.session.run_prompt("go").await;
+    let pgid_file = h.path().join("pgid");
+    for _ in 0..500 {
+        if std::fs::read_to_string(&pgid_file).is_ok_and(|t| t.ends_with('\n')) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let pgid: i32 = std::fs::read_to_string(&pgid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(group_alive(pgid));
+    // Still running: nothing to tell the model yet.
+    assert!(h.session.run_background_notification().await.is_none());
+    h.session.end("other").await;
+    // Zombies still count for kill(2) until their new parent reaps them: give that a moment
+    // (the command itself would live 60 s).
+    for _ in 0..300 {
+        if !group_alive(pgid) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(!group_alive(pgid), "group {pgid} outlived the session");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ended_background_command_gets_a_turn_that_says_no_person_wrote_it() {
+    let mut h = background_harness(vec![
+        Ok(background_call("exit 4")),
+        Ok(text("started")),
+        Ok(text("noted")),
+    ]);
+    h.session.start().await;
+    h.session.run_prompt("go").await;
+    let background = Arc::clone(h.session.background_tasks());
+    for _ in 0..500 {
+        if background.running().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let outcome = h.session.run_background_notification().await.unwrap();
+    assert_eq!(outcome.result, "noted");
+    // Told once.
+    assert!(h.session.run_background_notification().await.is_none());
+    let request = h.request(2);
+    let last = request.last().unwrap();
+    assert_eq!(last.role, Role::User);
+    let ContentBlock::Text { text } = &last.content[0] else {
+        panic!("{last:?}")
+    };
+    assert!(
+        text.starts_with("<system-reminder>\nNotice from rein, not from the user"),
+        "{text}"
+    );
+    assert!(text.contains("<tool-use-id>t1</tool-use-id>"), "{text}");
+    assert!(text.contains("<status>failed</status>"), "{text}");
+    assert!(
+        text.contains("<summary>Background command \"job\" failed with exit code 4</summary>"),
+        "{text}"
+    );
+    // UserPromptSubmit saw the bare block.
+    let prompts: Vec<String> = h
+        .fired()
+        .iter()
+        .filter_map(|f| match f {
+            HookInput::UserPromptSubmit(i) => Some(i.prompt.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(prompts.len(), 2);
+    assert!(
+        prompts[1].starts_with("<task-notification>\n<task-id>"),
+        "{}",
+        prompts[1]
+    );
+    h.session.end("other").await;
+}
+
+// ---------- a tool whose input check blocks ----------
+
+/// A tool whose `prepare` blocks its thread for [`STUCK_FOR`], like a `stat` on a hung file
+/// system.
+struct StuckCheck;
+
+const STUCK_FOR: Duration = Duration::from_secs(4);
+
+impl Tool for StuckCheck {
+    fn name(&self) -> &str {
+        "Stuck"
+    }
+    fn description(&self) -> &str {
+        "blocks in prepare"
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+    fn prepare(&self, input: Value, _ctx: &ToolContext) -> Result<Value, String> {
+        std::thread::sleep(STUCK_FOR);
+        Ok(input)
+    }
+    fn execute<'a>(&'a self, _input: Value, _ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutcome> {
+        Box::pin(async {
+            ToolOutcome::Success {
+                response: json!({}),
+                content: String::new(),
+            }
+        })
+    }
+    fn render(&self, _response: &Value) -> Option<String> {
+        None
+    }
+}
+
+/// On a one-thread runtime, as a signal beside the session's work would be: a blocked input
+/// check must not hold the task that also waits for the signal.
+#[tokio::test(flavor = "current_thread")]
+async fn a_blocking_input_check_does_not_hold_the_session_task() {
+    let mut h = harness_tools(
+        vec![Ok(calls(&[("t1", "Stuck", json!({}))])), Ok(text("done"))],
+        |_| {},
+        |_| {},
+        vec![Arc::new(StuckCheck)],
+    );
+    h.session.start().await;
+    let started = std::time::Instant::now();
+    let cut = tokio::time::timeout(Duration::from_millis(200), h.session.run_prompt("go")).await;
+    let took = started.elapsed();
+    assert!(cut.is_err(), "the turn finished: {cut:?}");
+    // Held, it could only be cut after the check's 4 s.
+    assert!(took < STUCK_FOR / 2, "cut after {took:?}");
 }

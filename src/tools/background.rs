@@ -17,6 +17,7 @@
 
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -38,14 +39,14 @@ pub struct BackgroundTask {
     /// The model's `description`, if any.
     pub description: Option<String>,
     /// Where its stdout and stderr go.
-    #[expect(
-        dead_code,
-        reason = "recorded for the task list; the model reads the log through the Bash tool's answer"
-    )]
     pub log: PathBuf,
+    /// The id of the tool call that started it, when known.
+    pub tool_use_id: Option<String>,
     /// Its process group (= the shell's pid).
     pub pgid: Option<u32>,
     ended: watch::Receiver<Option<Ending>>,
+    /// Whether the model has been told how it ended (or needs no telling: it asked for the stop).
+    announced: AtomicBool,
 }
 
 impl BackgroundTask {
@@ -59,6 +60,70 @@ impl BackgroundTask {
         let mut ended = self.ended.clone();
         // An error means the reaping task is gone, which only happens after it sent.
         let _ = ended.wait_for(Option::is_some).await;
+    }
+
+    /// The text the model and the hooks (`description`, else the command) know it by.
+    pub fn label(&self) -> &str {
+        self.description.as_deref().unwrap_or(&self.command)
+    }
+
+    /// Marks it as one the model needs no notification about (it stopped the task itself).
+    pub fn mark_announced(&self) {
+        self.announced.store(true, Ordering::SeqCst);
+    }
+
+    /// The `<task-notification>` block that tells the model how it ended (Claude Code's
+    /// element names and order; the status words `completed`, `failed`, `killed`), or `None`
+    /// while it runs.
+    pub fn notification(&self) -> Option<String> {
+        let ending = self.ending()?;
+        let label = self.label();
+        let (status, summary) = match ending {
+            Ending::Exited(0) => (
+                "completed",
+                format!("Background command \"{label}\" completed (exit code 0)"),
+            ),
+            Ending::Exited(code) => (
+                "failed",
+                format!("Background command \"{label}\" failed with exit code {code}"),
+            ),
+            Ending::Signaled(signal) => (
+                "failed",
+                format!("Background command \"{label}\" was killed by signal {signal}"),
+            ),
+            Ending::TimedOut | Ending::Cancelled => (
+                "killed",
+                format!("Background command \"{label}\" was stopped"),
+            ),
+            Ending::SpawnFailed(err, _)
+            | Ending::OutputPipeFailed(err)
+            | Ending::WaitFailed(err) => (
+                "failed",
+                format!("Background command \"{label}\" failed: {err}"),
+            ),
+        };
+        let tool_use = self
+            .tool_use_id
+            .as_deref()
+            .map(|id| format!("<tool-use-id>{id}</tool-use-id>\n"))
+            .unwrap_or_default();
+        Some(format!(
+            "<task-notification>\n<task-id>{}</task-id>\n{tool_use}<output-file>{}</output-file>\n\
+             <status>{status}</status>\n<summary>{summary}</summary>\n</task-notification>",
+            self.id,
+            self.log.display()
+        ))
+    }
+
+    /// Its entry in the `background_tasks` list of Stop's stdin (Claude Code's shape).
+    pub fn stop_entry(&self) -> serde_json::Value {
+        serde_json::json!({
+            "id": self.id,
+            "type": "shell",
+            "status": if self.ending().is_some() { "completed" } else { "running" },
+            "description": self.label(),
+            "command": self.command,
+        })
     }
 
     /// Stops it: TERM → [`STOP_GRACE`] → KILL to its group, then waits (≤ the grace) for the
@@ -113,12 +178,17 @@ impl BackgroundTasks {
     }
 
     /// Tracks a started command; a task of its own reaps it.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one call site, each argument named there"
+    )]
     pub fn register(
         &self,
         id: String,
         command: String,
         description: Option<String>,
         log: PathBuf,
+        tool_use_id: Option<String>,
         detached: Detached,
         on_end: impl FnOnce() + Send + 'static,
     ) -> Arc<BackgroundTask> {
@@ -128,8 +198,10 @@ impl BackgroundTasks {
             command,
             description,
             log,
+            tool_use_id,
             pgid: detached.pid(),
             ended: rx,
+            announced: AtomicBool::new(false),
         });
         tokio::spawn(async move {
             let ending = detached.wait().await;
@@ -162,25 +234,39 @@ impl BackgroundTasks {
         }
     }
 
+    /// The commands that have ended since the last call and that the model has not been told
+    /// about, in start order; each is returned once.
+    pub fn take_unannounced(&self) -> Vec<Arc<BackgroundTask>> {
+        match self.tasks.lock() {
+            Ok(tasks) => tasks
+                .iter()
+                .filter(|t| t.ending().is_some() && !t.announced.swap(true, Ordering::SeqCst))
+                .cloned()
+                .collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// Waits until one of the running commands ends, at most `ceiling` (`None`: no limit).
+    /// Returns `false` when the ceiling passed first; `true` at once when none is running.
+    pub async fn wait_any(&self, ceiling: Option<Duration>) -> bool {
+        let running = self.running();
+        if running.is_empty() {
+            return true;
+        }
+        let any = futures_util::future::select_all(running.iter().map(|t| Box::pin(t.ended())));
+        match ceiling {
+            Some(ceiling) => tokio::time::timeout(ceiling, any).await.is_ok(),
+            None => {
+                any.await;
+                true
+            }
+        }
+    }
+
     /// Stops every running command, all at once.
     pub async fn stop_all(&self) {
         let running = self.running();
         futures_util::future::join_all(running.iter().map(|t| t.stop())).await;
-    }
-
-    /// Waits until every running command has ended, at most `ceiling` (`None`: no limit).
-    /// Returns the commands still running when it gave up.
-    pub async fn wait_all(&self, ceiling: Option<Duration>) -> Vec<Arc<BackgroundTask>> {
-        let running = self.running();
-        let all = futures_util::future::join_all(running.iter().map(|t| t.ended()));
-        match ceiling {
-            Some(ceiling) => {
-                let _ = tokio::time::timeout(ceiling, all).await;
-            }
-            None => {
-                all.await;
-            }
-        }
-        self.running()
     }
 }

@@ -25,6 +25,7 @@
 
 #![deny(missing_docs)]
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -33,7 +34,9 @@ use serde_json::{Map, Value, json};
 
 use super::input::{self, Field, FieldKind};
 use super::{BoxFuture, Tool, ToolContext, ToolOutcome};
-use crate::process::{self, AfterLinger, Captured, Ending, Job, Limits, Output, Program, Stdin};
+use crate::process::{
+    self, AfterLinger, Captured, Ending, Job, Limits, Output, Program, Stdin, Tee,
+};
 use crate::tools::bounded_read::format_size;
 
 /// Timeout when the model gives none (ms).
@@ -51,12 +54,14 @@ pub const KILL_GRACE: Duration = Duration::from_secs(2);
 /// (`server &`) keeps it open; its later output is not part of this call, and it is left
 /// running.
 pub const DRAIN_GRACE: Duration = Duration::from_millis(200);
-/// Bytes of output kept in memory and saved to a file when a successful command prints more
-/// than [`MAX_OUTPUT_CHARS`].
-///
-/// Why not Claude Code's 64 MB: the runner keeps output in memory, and rein's memory is paid
-/// by the request; past this the saved file says it holds only the start, in Claude Code's words.
-pub const PERSIST_LIMIT_BYTES: usize = 8 * 1024 * 1024;
+/// Bytes of a successful command's output saved to a file when it prints more than
+/// [`MAX_OUTPUT_CHARS`] (Claude Code's 64 MB); past it the saved file says it holds only the
+/// start, in Claude Code's words. The output goes to the file as it is printed: memory holds
+/// only [`MEMORY_CAP_BYTES`].
+pub const PERSIST_LIMIT_BYTES: usize = 64 * 1024 * 1024;
+/// Bytes of output kept in memory: room for [`MAX_OUTPUT_CHARS`] characters of four bytes
+/// each, all the model ever sees of it.
+pub const MEMORY_CAP_BYTES: usize = 128 * 1024;
 /// Bytes of a saved output shown in the model's preview (Claude Code's 2000).
 pub const PREVIEW_BYTES: usize = 2000;
 /// The text the model sees for a command that printed nothing.
@@ -260,14 +265,50 @@ fn finish_output(c: &Captured) -> String {
     }
 }
 
+/// A new file for a command's whole output, private to the user (`O_EXCL`, mode 0600), in
+/// the session's `tool-results` folder (else the temp folder); `None` if it cannot be made.
+fn new_output_file(ctx: &ToolContext) -> Option<(PathBuf, Tee)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let n = CALLS.fetch_add(1, Ordering::Relaxed);
+    let dir = ctx.output_dir.clone().unwrap_or_else(std::env::temp_dir);
+    let path = dir.join(format!("bash-{}-{n}.txt", std::process::id()));
+    let opened = std::fs::create_dir_all(&dir).and_then(|()| {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+    });
+    match opened {
+        Ok(file) => Some((
+            path,
+            Tee {
+                file,
+                limit: PERSIST_LIMIT_BYTES as u64,
+            },
+        )),
+        Err(err) => {
+            tracing::warn!(path = %path.display(), %err, "cannot make a file for a Bash output");
+            None
+        }
+    }
+}
+
 async fn run_foreground(command: &str, timeout: Duration, ctx: &ToolContext) -> ToolOutcome {
     let cwd_file = unique_name("cwd");
     let (script, dir) = (script(ctx), start_dir(ctx));
+    let output_file = new_output_file(ctx);
     let job = Job {
         program: bash_program(&script, &dir, &cwd_file, command, ctx),
         stdin: Stdin::Null,
-        output: Output::Merged {
-            cap: PERSIST_LIMIT_BYTES,
+        output: match &output_file {
+            Some((_, tee)) => Output::MergedTee {
+                cap: MEMORY_CAP_BYTES,
+                tee,
+            },
+            None => Output::Merged {
+                cap: MEMORY_CAP_BYTES,
+            },
         },
         limits: Limits {
             timeout,
@@ -293,10 +334,17 @@ async fn run_foreground(command: &str, timeout: Duration, ctx: &ToolContext) -> 
         Ending::WaitFailed(e) => Some(format!("Failed to wait for bash: {e}")),
     };
     update_cwd(&cwd_file, ctx);
+    let saved = output_file.map(|(path, tee)| {
+        drop(tee);
+        path
+    });
     if failed.is_none()
-        && let Some(persisted) = persist_output(&run.stdout, ctx)
+        && let Some(persisted) = persist_output(&run.stdout, saved.as_deref(), ctx)
     {
         return persisted;
+    }
+    if let Some(path) = saved {
+        let _ = std::fs::remove_file(path);
     }
     let output = finish_output(&run.stdout);
 
@@ -325,23 +373,35 @@ fn human_duration(d: Duration) -> String {
 
 /// A successful command's output over [`MAX_OUTPUT_CHARS`]: saved to a file, and the model
 /// gets Claude Code's `<persisted-output>` notice with a 2 KB preview; the response carries
-/// `persistedOutputPath` and `persistedOutputSize`. `None` when the output fits, or when it
-/// cannot be saved (the caller then truncates it with a note).
-fn persist_output(c: &Captured, ctx: &ToolContext) -> Option<ToolOutcome> {
+/// `persistedOutputPath` and `persistedOutputSize`. `None` when the output fits (`teed`, the
+/// file that received it as it was printed, is then removed), or when it cannot be saved (the
+/// caller then truncates it with a note).
+fn persist_output(c: &Captured, teed: Option<&Path>, ctx: &ToolContext) -> Option<ToolOutcome> {
     let text = String::from_utf8_lossy(&c.bytes);
     if !c.capped() && text.chars().nth(MAX_OUTPUT_CHARS).is_none() {
+        if let Some(path) = teed {
+            let _ = std::fs::remove_file(path);
+        }
         return None;
     }
-    let n = CALLS.fetch_add(1, Ordering::Relaxed);
-    let dir = ctx.output_dir.clone().unwrap_or_else(std::env::temp_dir);
-    let path = dir.join(format!("bash-{}-{n}.txt", std::process::id()));
-    let written = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, &c.bytes));
-    if let Err(err) = written {
-        tracing::warn!(path = %path.display(), %err, "cannot save a long Bash output");
-        return None;
-    }
-    let saved = if c.capped() {
-        let limit = format_size(PERSIST_LIMIT_BYTES as u64);
+    let (path, kept) = match teed {
+        Some(path) if c.tee_error.is_none() => (path.to_path_buf(), c.teed),
+        // No file took the output as it came (or the disk filled): save what memory holds.
+        _ => {
+            if let Some(path) = teed {
+                let _ = std::fs::remove_file(path);
+            }
+            let (path, tee) = new_output_file(ctx)?;
+            if let Err(err) = (&tee.file).write_all(&c.bytes) {
+                tracing::warn!(path = %path.display(), %err, "cannot save a long Bash output");
+                let _ = std::fs::remove_file(&path);
+                return None;
+            }
+            (path, c.bytes.len() as u64)
+        }
+    };
+    let saved = if kept < c.total {
+        let limit = format_size(kept);
         format!(
             "Output exceeded the {limit} persist limit; only the first {limit} were saved to: {}",
             path.display()
@@ -366,7 +426,7 @@ fn persist_output(c: &Captured, ctx: &ToolContext) -> Option<ToolOutcome> {
     }
     let more = if end < text.len() { "\n...\n" } else { "\n" };
     let content = format!(
-        "<persisted-output>\n{saved}\nPreview (first {}):\n{}{more}</persisted-output>",
+        "<persisted-output>\n{saved}\n\nPreview (first {}):\n{}{more}</persisted-output>",
         format_size(PREVIEW_BYTES as u64),
         &text[..end]
     );
@@ -440,6 +500,7 @@ async fn run_background(
                 command.to_string(),
                 description.map(str::to_string),
                 log.clone(),
+                super::current_call_id(),
                 detached,
                 move || {
                     let _ = std::fs::remove_file(cwd_file);
@@ -453,7 +514,8 @@ async fn run_background(
         map.insert("backgroundTaskId".into(), Value::from(id.as_str()));
     }
     let content = format!(
-        "Command running in background with ID: {id}. Output is being written to: {}",
+        "Command running in background with ID: {id}. Output is being written to: {}. \
+         rein tells you when it ends; Read that file for its output so far.",
         log.display()
     );
     ToolOutcome::Success { response, content }

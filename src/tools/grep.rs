@@ -31,6 +31,7 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use serde_json::{Map, Value, json};
 
+use super::bounded_read::format_size;
 use super::device_guard::{self, SpecialKind};
 use super::input::{self, Field, FieldKind};
 use super::newest::Newest;
@@ -44,6 +45,9 @@ pub const MAX_COLUMNS: usize = 500;
 pub const VCS_DIRS: &[&str] = &[".git", ".svn", ".hg", ".bzr", ".jj", ".sl"];
 /// Lines/files/entries returned when the model gives no `head_limit`.
 pub const DEFAULT_HEAD_LIMIT: usize = 250;
+/// Bytes of one file a `multiline` search reads at most: such a search holds the whole file
+/// in memory, so larger files are skipped and named in the answer.
+pub const MULTILINE_FILE_LIMIT: u64 = 64 * 1024 * 1024;
 
 const MODES: &[&str] = &["content", "files_with_matches", "count"];
 
@@ -147,62 +151,81 @@ impl Tool for GrepTool {
     }
 
     fn render(&self, response: &Value) -> Option<String> {
-        let mode = response.get("mode")?.as_str()?;
-        let num_files = response.get("numFiles")?.as_u64()?;
-        let pagination = pagination_note(response);
-        match mode {
-            "files_with_matches" => {
-                let names: Vec<&str> = response
-                    .get("filenames")?
-                    .as_array()?
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .collect();
-                if names.is_empty() {
-                    return Some("No files found".to_string());
-                }
-                let noun = if num_files == 1 { "file" } else { "files" };
-                let head = match pagination {
-                    Some(note) => format!("Found {num_files} {noun} {note}"),
-                    None => format!("Found {num_files} {noun}"),
-                };
-                Some(format!("{head}\n{}", names.join("\n")))
-            }
-            "content" => {
-                let content = response.get("content")?.as_str()?;
-                let mut text = if content.is_empty() {
-                    "No matches found".to_string()
-                } else {
-                    content.to_string()
-                };
-                if let Some(note) = pagination {
-                    text.push_str("\n\n");
-                    text.push_str(&note);
-                }
-                Some(text)
-            }
-            "count" => {
-                let content = response.get("content")?.as_str()?;
-                if content.is_empty() {
-                    return Some("No matches found".to_string());
-                }
-                let matches = response.get("numMatches")?.as_u64()?;
-                let occ = if matches == 1 {
-                    "occurrence"
-                } else {
-                    "occurrences"
-                };
-                let noun = if num_files == 1 { "file" } else { "files" };
-                let mut text =
-                    format!("{content}\n\nFound {matches} total {occ} across {num_files} {noun}.");
-                if let Some(note) = pagination {
-                    text.push(' ');
-                    text.push_str(&note);
-                }
-                Some(text)
-            }
-            _ => None,
+        let text = render_results(response)?;
+        let skipped: Vec<&str> = response
+            .get("multilineSkipped")
+            .and_then(Value::as_array)
+            .map(|names| names.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if skipped.is_empty() {
+            return Some(text);
         }
+        Some(format!(
+            "{text}\n\nNot searched, over {} for a multiline search (it reads a whole file into \
+             memory): {}. Search them without `multiline`, or narrow `path`.",
+            format_size(MULTILINE_FILE_LIMIT),
+            skipped.join(", ")
+        ))
+    }
+}
+
+/// The model-facing text of a Grep response, as Claude Code words it per mode.
+fn render_results(response: &Value) -> Option<String> {
+    let mode = response.get("mode")?.as_str()?;
+    let num_files = response.get("numFiles")?.as_u64()?;
+    let pagination = pagination_note(response);
+    match mode {
+        "files_with_matches" => {
+            let names: Vec<&str> = response
+                .get("filenames")?
+                .as_array()?
+                .iter()
+                .filter_map(Value::as_str)
+                .collect();
+            if names.is_empty() {
+                return Some("No files found".to_string());
+            }
+            let noun = if num_files == 1 { "file" } else { "files" };
+            let head = match pagination {
+                Some(note) => format!("Found {num_files} {noun} {note}"),
+                None => format!("Found {num_files} {noun}"),
+            };
+            Some(format!("{head}\n{}", names.join("\n")))
+        }
+        "content" => {
+            let content = response.get("content")?.as_str()?;
+            let mut text = if content.is_empty() {
+                "No matches found".to_string()
+            } else {
+                content.to_string()
+            };
+            if let Some(note) = pagination {
+                text.push_str("\n\n");
+                text.push_str(&note);
+            }
+            Some(text)
+        }
+        "count" => {
+            let content = response.get("content")?.as_str()?;
+            if content.is_empty() {
+                return Some("No matches found".to_string());
+            }
+            let matches = response.get("numMatches")?.as_u64()?;
+            let occ = if matches == 1 {
+                "occurrence"
+            } else {
+                "occurrences"
+            };
+            let noun = if num_files == 1 { "file" } else { "files" };
+            let mut text =
+                format!("{content}\n\nFound {matches} total {occ} across {num_files} {noun}.");
+            if let Some(note) = pagination {
+                text.push(' ');
+                text.push_str(&note);
+            }
+            Some(text)
+        }
+        _ => None,
     }
 }
 
@@ -504,6 +527,9 @@ fn grep(input: &Value, cwd: &Path) -> Result<Value, String> {
     let mut searcher = SearcherBuilder::new()
         .line_number(true)
         .multi_line(multiline)
+        // A multi-line search holds the whole file: bounded, and larger files are skipped
+        // (and named) below rather than read.
+        .heap_limit(multiline.then_some(MULTILINE_FILE_LIMIT as usize))
         .before_context(before)
         .after_context(after)
         .binary_detection(BinaryDetection::quit(0))
@@ -553,12 +579,17 @@ fn grep(input: &Value, cwd: &Path) -> Result<Value, String> {
     };
     let mut newest: Newest<String> = Newest::new(keep);
     let mut emitted_any = false;
+    let mut too_large: Vec<String> = Vec::new();
     for path in files(input, &base)? {
         // `/proc/kmsg` and its kind are regular files that block or never end.
         if device_guard::classify(&path).is_some() {
             continue;
         }
         let shown = input::display_path(&path, cwd);
+        if multiline && std::fs::metadata(&path).is_ok_and(|m| m.len() > MULTILINE_FILE_LIMIT) {
+            too_large.push(shown);
+            continue;
+        }
         let mut sink = CollectSink {
             matcher: &matcher,
             options: &options,
@@ -635,6 +666,12 @@ fn grep(input: &Value, cwd: &Path) -> Result<Value, String> {
     };
     if let Some(limit) = applied_limit {
         map.insert("appliedLimit".into(), Value::from(limit));
+    }
+    if !too_large.is_empty() {
+        map.insert(
+            "multilineSkipped".into(),
+            Value::Array(too_large.into_iter().map(Value::from).collect()),
+        );
     }
     if let Some(offset) = applied_offset {
         map.insert("appliedOffset".into(), Value::from(offset));

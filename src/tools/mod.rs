@@ -23,6 +23,23 @@ use serde_json::Value;
 /// A boxed future, so tools can live behind `dyn Tool`.
 pub use crate::BoxFuture;
 
+tokio::task_local! {
+    /// The id of the tool call being executed: the pipeline sets it around
+    /// [`Tool::execute`], so a tool can name the call that started something it keeps
+    /// (a background command's `<tool-use-id>`).
+    static CALL_ID: String;
+}
+
+/// Runs `work` (a tool's execution) as the call `id`; see [`current_call_id`].
+pub(crate) async fn as_call<F: std::future::Future>(id: String, work: F) -> F::Output {
+    CALL_ID.scope(id, work).await
+}
+
+/// The id of the tool call being executed, when running inside the pipeline.
+pub(crate) fn current_call_id() -> Option<String> {
+    CALL_ID.try_with(Clone::clone).ok()
+}
+
 /// Session state a tool may read or change.
 #[derive(Debug)]
 pub struct ToolContext {
@@ -54,6 +71,22 @@ impl ToolContext {
         }
     }
 
+    /// A copy for work that must own its context (a tool's `prepare` on a blocking thread):
+    /// the same values, the same background commands.
+    pub fn snapshot(&self) -> ToolContext {
+        ToolContext {
+            project_dir: self.project_dir.clone(),
+            cwd: Mutex::new(self.current_dir()),
+            env_files: Mutex::new(match self.env_files.lock() {
+                Ok(files) => files.clone(),
+                Err(_) => Vec::new(),
+            }),
+            env: self.env.clone(),
+            background: Arc::clone(&self.background),
+            output_dir: self.output_dir.clone(),
+        }
+    }
+
     /// The current working directory (the project dir if the lock was poisoned).
     pub fn current_dir(&self) -> PathBuf {
         match self.cwd.lock() {
@@ -76,6 +109,11 @@ pub enum ToolOutcome {
 pub trait Tool: Send + Sync {
     /// The name the model and matchers see (`Bash`, `Read`, …).
     fn name(&self) -> &str;
+    /// Former names a model may still call it by (`KillShell` for `TaskStop`); hooks and
+    /// rules see [`Tool::name`].
+    fn aliases(&self) -> &[&str] {
+        &[]
+    }
     /// The description sent to the model.
     fn description(&self) -> &str;
     /// JSON Schema of the input, sent to the model.

@@ -46,6 +46,10 @@ impl Tool for TaskStopTool {
         "TaskStop"
     }
 
+    fn aliases(&self) -> &[&str] {
+        &["KillShell", "KillBash"]
+    }
+
     fn description(&self) -> &str {
         DESCRIPTION
     }
@@ -87,6 +91,8 @@ impl Tool for TaskStopTool {
             if task.ending().is_some() {
                 return failure(format!("Task {id} is not running (status: completed)"));
             }
+            // Before the stop: the model asked for it, so it needs no notification.
+            task.mark_announced();
             task.stop().await;
             let mut response = Map::new();
             response.insert(

@@ -185,7 +185,7 @@ async fn long_output_is_saved_to_a_file_with_a_preview() {
     assert_eq!(
         out,
         format!(
-            "<persisted-output>\nOutput too large (48.8KB). Full output saved to: {path}\n\
+            "<persisted-output>\nOutput too large (48.8KB). Full output saved to: {path}\n\n\
              Preview (first 2KB):\n{}\n...\n</persisted-output>",
             preview.trim_end()
         )
@@ -272,7 +272,12 @@ async fn run_in_background_returns_at_once_with_a_log() {
         .expect("id")
         .to_string();
     assert!(content.starts_with(&format!("Command running in background with ID: {id}")));
-    let log = content.rsplit(": ").next().expect("log path").to_string();
+    let log = content
+        .split("Output is being written to: ")
+        .nth(1)
+        .and_then(|rest| rest.split(". rein tells you").next())
+        .expect("log path")
+        .to_string();
     let deadline = Instant::now() + Duration::from_secs(5);
     while std::fs::read_to_string(&log).unwrap_or_default() != "bg-out\n"
         && Instant::now() < deadline

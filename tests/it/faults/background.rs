@@ -84,9 +84,13 @@ fn sigint_to_rein_kills_background_commands() {
 fn print_mode_waits_for_a_background_command_before_ending() {
     let e = env();
     let command = format!("{}; sleep 2; echo finished > bg-done.txt", record_pgid(&e));
-    let run = e.run_mock(json!([background(&command), say("answer")]), &[]);
+    let run = e.run_mock(
+        json!([background(&command), say("answer"), say("it finished")]),
+        &[],
+    );
     assert_eq!(run.code, Some(0), "stderr: {}", run.stderr);
-    assert_eq!(run.stdout, "answer\n");
+    // The follow-up turn's answer is the session's result, as in Claude Code.
+    assert_eq!(run.stdout, "it finished\n");
     assert_eq!(
         e.read("bg-done.txt"),
         "finished\n",
@@ -189,4 +193,155 @@ fn bash_timeout_takes_fractional_milliseconds() {
     let results = super::tool_results(&lines);
     assert_eq!(results[0]["content"], "Command timed out after 1500.5ms");
     assert!(run.elapsed < Duration::from_secs(5), "{:?}", run.elapsed);
+}
+
+/// The `prompt`s of UserPromptSubmit and the `background_tasks` of Stop, in firing order, from
+/// the hook log `events.jsonl`, with the volatile parts of a `<task-notification>` (task id,
+/// tool-use id, output file) replaced by placeholders.
+fn logged_events(e: &Env) -> Vec<Value> {
+    let text = e.read("events.jsonl");
+    let mut out = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let v: Value = serde_json::from_str(line).unwrap();
+        out.push(event_digest(&v));
+    }
+    out
+}
+
+fn event_digest(v: &Value) -> Value {
+    let volatile = regex::Regex::new(
+        r"<task-id>.*?</task-id>|<tool-use-id>.*?</tool-use-id>|<output-file>.*?</output-file>",
+    )
+    .unwrap();
+    let placeholder = |m: &regex::Captures| {
+        let tag = &m[0][1..m[0].find('>').unwrap()];
+        format!("<{tag}>*</{tag}>")
+    };
+    match v["hook_event_name"].as_str().unwrap() {
+        "UserPromptSubmit" => {
+            let prompt = v["prompt"].as_str().unwrap();
+            json!({"event": "UserPromptSubmit",
+                   "prompt": volatile.replace_all(prompt, placeholder).into_owned()})
+        }
+        "Stop" => {
+            let tasks: Vec<Value> = v["background_tasks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| {
+                    let mut t = t.clone();
+                    t["id"] = json!("*");
+                    t
+                })
+                .collect();
+            json!({"event": "Stop", "background_tasks": tasks,
+                   "last_assistant_message": v["last_assistant_message"]})
+        }
+        other => json!({"event": other}),
+    }
+}
+
+#[test]
+fn print_mode_gives_each_ended_background_command_a_turn_as_claude_code_does() {
+    let e = env();
+    let log = e.script(
+        "log.sh",
+        "cat >> \"$CLAUDE_PROJECT_DIR/events.jsonl\"\necho >> \"$CLAUDE_PROJECT_DIR/events.jsonl\"",
+    );
+    let hook = json!([{"hooks": [{"type": "command", "command": log}]}]);
+    e.hooks(json!({"UserPromptSubmit": hook, "Stop": hook}));
+    // The turns of tests/fixtures/cc-2.1.328/background/scenario.json.
+    let run = e.run_mock(
+        json!([
+            {"tool_use": [
+                {"name": "Bash", "input": {"command": "sleep 1; echo one",
+                    "run_in_background": true, "description": "first job"}},
+                {"name": "Bash", "input": {"command": "sleep 2; echo two; exit 3",
+                    "run_in_background": true}}
+            ]},
+            say("started them"),
+            say("after first"),
+            say("after second"),
+        ]),
+        &[],
+    );
+    assert_eq!(run.code, Some(0), "stderr: {}", run.stderr);
+    assert_eq!(run.stdout, "after second\n");
+
+    let fixture: Value = serde_json::from_str(include_str!(
+        "../../fixtures/cc-2.1.328/background/summary.json"
+    ))
+    .unwrap();
+    let expected: Vec<Value> = fixture["hooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["event"] != "SessionEnd")
+        .map(|h| event_digest(&h["stdin"]))
+        .collect();
+    assert_eq!(expected.len(), 6, "fixture: {expected:#?}");
+    // The fixture's own prompt was "start background jobs"; this run's is "go".
+    let mut expected = expected;
+    expected[0]["prompt"] = json!("go");
+    assert_eq!(logged_events(&e), expected);
+
+    // The tool-use ids name the calls that started them.
+    let lines = e.transcript();
+    let ids = super::transcript_call_ids(&lines);
+    let text = e.read("events.jsonl");
+    assert!(
+        text.contains(&format!("<tool-use-id>{}</tool-use-id>", ids[0])),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("<tool-use-id>{}</tool-use-id>", ids[1])),
+        "{text}"
+    );
+    e.assert_no_leftovers();
+}
+
+#[test]
+fn a_background_command_that_ends_during_a_turn_is_told_at_the_next_request() {
+    let e = env();
+    let log = e.script(
+        "log.sh",
+        "cat >> \"$CLAUDE_PROJECT_DIR/events.jsonl\"\necho >> \"$CLAUDE_PROJECT_DIR/events.jsonl\"",
+    );
+    e.hooks(json!({"UserPromptSubmit": [{"hooks": [{"type": "command", "command": log}]}]}));
+    let run = e.run_mock(
+        json!([
+            {"tool_use": [{"name": "Bash", "input": {"command": "echo quick",
+                "run_in_background": true, "description": "quick job"}}]},
+            {"tool_use": [{"name": "Bash", "input": {"command": "sleep 1"}}]},
+            say("done"),
+        ]),
+        &[],
+    );
+    assert_eq!(run.code, Some(0), "stderr: {}", run.stderr);
+    // It ended while the second call ran: told in that turn, so no follow-up turn.
+    assert_eq!(run.stdout, "done\n");
+    let prompts: Vec<Value> = logged_events(&e);
+    assert_eq!(
+        prompts,
+        vec![json!({"event": "UserPromptSubmit", "prompt": "go"})]
+    );
+}
+
+#[test]
+fn task_stop_is_found_by_its_former_names() {
+    let e = env();
+    let run = e.run_mock(
+        json!([
+            {"tool_use": [{"name": "KillShell", "input": {"shell_id": "nope"}}]},
+            {"tool_use": [{"name": "KillBash", "input": {"shell_id": "nope"}}]},
+            say("done")
+        ]),
+        &["--allowedTools", "TaskStop"],
+    );
+    assert_eq!(run.code, Some(0), "stderr: {}", run.stderr);
+    let lines = e.transcript();
+    let results = super::tool_results(&lines);
+    // Claude Code's answer (tests/fixtures/cc-2.1.328/background/killshell-summary.json).
+    assert_eq!(results[0]["content"], "No task found with ID: nope");
+    assert_eq!(results[1]["content"], "No task found with ID: nope");
 }

@@ -572,3 +572,158 @@ fn enospc_in_the_middle_of_a_write_leaves_the_original_byte_identical() {
     println!("ENOSPC mid-write: original byte-identical, no temp file left");
     drop(mount);
 }
+
+/// The saved file named in a `<persisted-output>` notice.
+fn persisted_path(text: &str) -> PathBuf {
+    let after = text
+        .split(" saved to: ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no saved file in {text:.300}"));
+    PathBuf::from(after.lines().next().unwrap())
+}
+
+#[test]
+fn bash_output_is_saved_whole_up_to_claude_codes_64_mb_in_bounded_memory() {
+    use std::os::unix::fs::PermissionsExt;
+    let e = env();
+    let mut c = e.cmd();
+    c.args(["-p", "go", "--allowedTools", "Bash", "--mock-script"])
+        .arg(e.mock(json!([
+            {"tool_use": [{"name": "Bash", "input": {"command": "yes 0123456789abcdefghi | head -c 20000000"}}]},
+            {"tool_use": [{"name": "Bash", "input": {"command": "yes 0123456789abcdefghi | head -c 100000000"}}]},
+            super::say("done")
+        ])));
+    let run = run(c);
+    print_figures("Bash printing 20 MB, then 100 MB", &run);
+    assert_eq!(run.code, Some(0), "stderr: {}", run.stderr);
+    let texts = result_texts(&e);
+    assert!(
+        texts[0]
+            .starts_with("<persisted-output>\nOutput too large (19.1MB). Full output saved to: "),
+        "{:.300}",
+        texts[0]
+    );
+    let whole = persisted_path(&texts[0]);
+    let meta = std::fs::metadata(&whole).unwrap();
+    assert_eq!(meta.len(), 20_000_000, "the whole output");
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    assert!(
+        texts[1].starts_with(
+            "<persisted-output>\nOutput exceeded the 64MB persist limit; only the first 64MB \
+             were saved to: "
+        ),
+        "{:.300}",
+        texts[1]
+    );
+    let start = persisted_path(&texts[1]);
+    assert_eq!(std::fs::metadata(&start).unwrap().len(), 64 * 1024 * 1024);
+    let head = std::fs::read(&start).unwrap();
+    assert!(head.starts_with(b"0123456789abcdefghi\n0123456789abcdefghi\n"));
+    // Memory holds 128 KiB of each output, not the output.
+    assert!(
+        run.max_rss_kib < RSS_LIMIT_KIB,
+        "peak {} KiB",
+        run.max_rss_kib
+    );
+}
+
+#[test]
+fn multiline_grep_skips_and_names_files_it_would_have_to_hold_whole() {
+    let e = env();
+    std::fs::create_dir(e.path("logs")).unwrap();
+    e.write("logs/small.txt", "begin\nmiddle\nend\n");
+    // 100 MB, sparse: text first, then a hole.
+    let big = e.path("logs/big.log");
+    std::fs::write(&big, "begin\nmiddle\nend\n").unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&big)
+        .unwrap()
+        .set_len(100_000_000)
+        .unwrap();
+    let mut c = e.cmd();
+    c.args(["-p", "go", "--mock-script"]).arg(e.mock(json!([
+        {"tool_use": [{"name": "Grep", "input": {
+            "pattern": "begin.*end", "multiline": true, "path": "logs",
+            "output_mode": "files_with_matches"}}]},
+        super::say("done")
+    ])));
+    let run = run(c);
+    print_figures("multiline Grep beside a 100 MB file", &run);
+    assert_eq!(run.code, Some(0), "stderr: {}", run.stderr);
+    let texts = result_texts(&e);
+    assert_eq!(
+        texts[0],
+        "Found 1 file\nlogs/small.txt\n\nNot searched, over 64MB for a multiline search (it reads \
+         a whole file into memory): logs/big.log. Search them without `multiline`, or narrow `path`."
+    );
+    assert!(
+        run.max_rss_kib < RSS_LIMIT_KIB,
+        "peak {} KiB",
+        run.max_rss_kib
+    );
+}
+
+/// `saved to: <path>` with the path replaced, so Claude Code's and rein's texts compare.
+fn without_saved_path(text: &str) -> String {
+    let re = regex::Regex::new(r"saved to: \S+").unwrap();
+    re.replace_all(text, "saved to: <PATH>").into_owned()
+}
+
+#[test]
+fn read_and_bash_limits_answer_as_claude_code_did_on_the_same_session() {
+    let e = env();
+    let scenario: Value = serde_json::from_str(include_str!(
+        "../../fixtures/cc-2.1.328/tool-limits/scenario.json"
+    ))
+    .unwrap();
+    let recorded: Value = serde_json::from_str(include_str!(
+        "../../fixtures/cc-2.1.328/tool-limits/tool-results.json"
+    ))
+    .unwrap();
+    for (name, text) in scenario["files"].as_object().unwrap() {
+        e.write(name, text.as_str().unwrap());
+    }
+    let project = super::path_str(&e.project);
+    let turns = serde_json::to_string(&scenario["turns"])
+        .unwrap()
+        .replace("$PROJECT", &project);
+    let mut c = e.cmd();
+    c.args(["-p", "go", "--allowedTools", "Bash,Read", "--mock-script"])
+        .arg(e.mock(serde_json::from_str(&turns).unwrap()));
+    let run = run(c);
+    assert_eq!(run.code, Some(0), "stderr: {}", run.stderr);
+    let results = super::tool_results(&e.transcript());
+    let expected = recorded["tool_results"].as_array().unwrap();
+    assert_eq!(results.len(), expected.len());
+    for (i, (got, want)) in results.iter().zip(expected).enumerate() {
+        let text = got["content"].as_str().unwrap();
+        // rein's transcript leaves out `is_error: false`; the request carries it.
+        let is_error = got["is_error"].as_bool().unwrap_or(false);
+        assert_eq!(json!(is_error), want["is_error"], "result {i}: {text:.300}");
+        let want_head = want["head"].as_str().unwrap();
+        if i < 2 {
+            // Up to the sentence about `allow_large`, a parameter rein's Read does not have.
+            let cut = want_head.find(" To read it anyway").unwrap();
+            assert_eq!(text, &want_head[..cut], "result {i}");
+            continue;
+        }
+        let (got_text, want_start) = (without_saved_path(text), without_saved_path(want_head));
+        assert_eq!(
+            &got_text[..want_start.len().min(got_text.len())],
+            want_start,
+            "result {i}"
+        );
+        assert!(
+            text.ends_with(want["tail"].as_str().unwrap()),
+            "result {i} ends {:?}",
+            &text[text.len().saturating_sub(120)..]
+        );
+        let path_len = want_head.len() - without_saved_path(want_head).len();
+        assert_eq!(
+            without_saved_path(text).len(),
+            want["length"].as_u64().unwrap() as usize - path_len,
+            "result {i}: the preview's length"
+        );
+    }
+}

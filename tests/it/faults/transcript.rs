@@ -170,3 +170,46 @@ fn enospc_during_a_transcript_append_leaves_every_line_parseable() {
         run.stderr
     );
 }
+
+#[test]
+fn enospc_during_a_hook_run_log_append_leaves_no_torn_line() {
+    let e = env();
+    let Some(disk) = Tmpfs::mount(&e.home.join(".rein").join("logs"), "1m") else {
+        return;
+    };
+    // Each run-log line carries the command: about 1.3 KB a line, two per call, against one
+    // free page, so some append crosses into a page the disk does not have.
+    let hook = e.script("ok.sh", "exit 0");
+    let command = format!("{hook} # {}", "x".repeat(1200));
+    e.hooks(json!({
+        "PreToolUse": on("Bash", &command, 5),
+        "PostToolUse": on("Bash", &command, 5),
+    }));
+    disk.fill_leaving(1);
+    let calls: Vec<Value> = (0..4).map(|i| bash(&format!("echo {i}"))).collect();
+    let mut turns = calls;
+    turns.push(say("done"));
+    let run = e.run_mock(Value::Array(turns), &[]);
+    assert_eq!(run.code, Some(0), "stderr: {}", run.stderr);
+    assert_eq!(run.stdout, "done\n");
+
+    let logs: Vec<PathBuf> = std::fs::read_dir(e.home.join(".rein").join("logs"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    assert_eq!(logs.len(), 1, "{logs:?}");
+    let text = std::fs::read_to_string(&logs[0]).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    eprintln!("run log: {} bytes, {} lines", text.len(), lines.len());
+    assert!(!lines.is_empty(), "no line fitted at all");
+    assert!(
+        lines.len() < 8,
+        "the disk was not full: {} lines",
+        lines.len()
+    );
+    assert!(text.ends_with('\n'), "torn last line");
+    for line in lines {
+        serde_json::from_str::<Value>(line).unwrap_or_else(|err| panic!("{err}: {line:.200}"));
+    }
+}
