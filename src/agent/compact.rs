@@ -57,10 +57,13 @@ impl CompactPolicy {
 }
 
 /// The context window of well-known model families; 128 000 tokens otherwise (set
-/// `CLAUDE_CODE_AUTO_COMPACT_WINDOW` for a model with another).
+/// `CLAUDE_CODE_AUTO_COMPACT_WINDOW` for a model with another). The offline mock has no
+/// window: it compacts on its own only when a window is configured.
 pub fn context_window(model: &str) -> u64 {
     let m = model.to_ascii_lowercase();
-    if m.starts_with("claude") {
+    if m == "mock" {
+        u64::MAX / 200
+    } else if m.starts_with("claude") {
         200_000
     } else if m.starts_with("gpt-4.1") {
         1_000_000

@@ -230,7 +230,9 @@ impl Replay {
             Some("user") => self.user(v),
             Some("assistant") => self.assistant(v),
             Some("attachment") => self.attachment(&v["attachment"]),
-            Some("system") if v["subtype"] == "compact_boundary" => {
+            Some("system")
+                if v["subtype"] == "compact_boundary" || v["subtype"] == "conversation_cleared" =>
+            {
                 // The conversation starts over from the summary line that follows.
                 self.messages.clear();
                 self.pending.clear();

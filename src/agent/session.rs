@@ -465,6 +465,27 @@ impl Session {
         Compacted::Done { summary }
     }
 
+    /// The model's name.
+    pub fn model_name(&self) -> &str {
+        self.model.name()
+    }
+
+    /// `/clear`: SessionEnd (`reason: clear`), the conversation starts over (the transcript
+    /// marks where, so a resume starts there too), then SessionStart (`source: clear`).
+    pub(crate) async fn clear(&mut self) {
+        self.fire::<SessionEnd>(SessionEndInput {
+            base: self.base(HookEvent::SessionEnd),
+            hook_event_name: HookEvent::SessionEnd,
+            reason: "clear".to_string(),
+        })
+        .await;
+        self.messages.clear();
+        self.pending.clear();
+        self.usage.context_tokens = None;
+        self.sink.transcript.cleared(&self.sink.line());
+        self.start_as("clear").await;
+    }
+
     /// Whether the context reached the auto-compaction threshold.
     fn context_full(&self) -> bool {
         self.compaction.auto

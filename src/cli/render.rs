@@ -66,12 +66,28 @@ fn first_line(text: &str, max: usize) -> String {
     out
 }
 
-/// Human-readable progress on stderr; in interactive mode also the assistant's text on stdout.
+/// Human-readable progress on stderr; in interactive mode also the assistant's text on stdout,
+/// streamed as it arrives.
 #[derive(Debug)]
 pub struct TextRenderer {
     pub glyphs: Glyphs,
     /// Print assistant text as it arrives (interactive sessions).
     pub interactive: bool,
+    /// Colour (a terminal, no `NO_COLOR`).
+    pub color: bool,
+    /// Text of the current reply was streamed already.
+    pub streamed: AtomicBool,
+}
+
+impl TextRenderer {
+    pub fn new(glyphs: Glyphs, interactive: bool, color: bool) -> TextRenderer {
+        TextRenderer {
+            glyphs,
+            interactive,
+            color,
+            streamed: AtomicBool::new(false),
+        }
+    }
 }
 
 impl Observer for TextRenderer {
@@ -82,7 +98,12 @@ impl Observer for TextRenderer {
             Progress::ToolStart { name, input, .. } => {
                 // The name comes from the model: an unknown one may be any length.
                 let name = first_line(name, 120);
-                let _ = writeln!(err, "{} {name}({})", g.call, input_summary(input));
+                let line = format!("{} {name}({})", g.call, input_summary(input));
+                let _ = writeln!(
+                    err,
+                    "{}",
+                    crate::cli::terminal::paint(self.color, "36", &line)
+                );
             }
             Progress::ToolResult {
                 content, status, ..
@@ -99,15 +120,29 @@ impl Observer for TextRenderer {
                 let _ = writeln!(err, "{} {line}", g.result);
             }
             Progress::Notice { text } => {
-                let _ = writeln!(err, "{text}");
+                let _ = writeln!(
+                    err,
+                    "{}",
+                    crate::cli::terminal::paint(self.color, "33", text)
+                );
+            }
+            Progress::TextDelta { text } if self.interactive => {
+                self.streamed.store(true, Ordering::Relaxed);
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(text.as_bytes());
+                let _ = out.flush();
             }
             Progress::Assistant { response } if self.interactive => {
-                let text = crate::agent::session::response_text(response);
-                if !text.is_empty() {
-                    let mut out = std::io::stdout().lock();
-                    let _ = writeln!(out, "{text}");
-                    let _ = out.flush();
+                let mut out = std::io::stdout().lock();
+                if self.streamed.swap(false, Ordering::Relaxed) {
+                    let _ = writeln!(out);
+                } else {
+                    let text = crate::agent::session::response_text(response);
+                    if !text.is_empty() {
+                        let _ = writeln!(out, "{text}");
+                    }
                 }
+                let _ = out.flush();
             }
             Progress::Assistant { .. }
             | Progress::TextDelta { .. }

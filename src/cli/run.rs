@@ -1,7 +1,7 @@
 //! `rein run` / `rein -p` / the interactive session: builds the session from the flags, runs
 //! it under SIGINT/SIGTERM handling, and maps the outcome to output and an exit code.
 
-use std::io::{BufRead, IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,7 +17,10 @@ use crate::agent::session::{
 };
 use crate::agent::transcript::{rein_home, transcript_path};
 use crate::cli::render::{Glyphs, NoticesToStderr, StreamJson, TextRenderer, result_json};
+use crate::cli::terminal::TerminalContext;
+use crate::cli::terminal::spinner::SpinnerState;
 use crate::cli::{EXIT_ERROR, EXIT_OK, EXIT_USAGE, OutputFormat, RunArgs};
+use crate::hooks::dispatch::StatusSink;
 use crate::hooks::dispatch::{Dispatcher, HookEnvironment};
 use crate::hooks::environment::require_utf8_project_dir;
 use crate::id::uuid_v4;
@@ -129,16 +132,21 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
     let background = Arc::clone(&ctx.background);
 
     let mut observers = Observers::new();
+    let spinner = SpinnerState::new(interactive && std::io::stderr().is_terminal());
+    if interactive {
+        observers.push(Box::new(spinner.clone()));
+    }
     let format = if interactive {
         OutputFormat::Text
     } else {
         args.output_format
     };
     match format {
-        OutputFormat::Text => observers.push(Box::new(TextRenderer {
-            glyphs: Glyphs::detect(),
+        OutputFormat::Text => observers.push(Box::new(TextRenderer::new(
+            Glyphs::detect(),
             interactive,
-        })),
+            interactive && crate::cli::terminal::color_for(std::io::stderr().is_terminal()),
+        ))),
         OutputFormat::Json => observers.push(Box::new(NoticesToStderr)),
         OutputFormat::StreamJson => observers.push(Box::new(StreamJson::new(
             &session_id,
@@ -147,7 +155,12 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
             setup.tools.iter().map(|t| t.name().to_string()).collect(),
         ))),
     }
-    let dispatcher = Dispatcher::new(setup.settings.handlers, env);
+    let permissions_text = permissions_summary(&setup.permission_mode, &setup.settings);
+    let mut dispatcher = Dispatcher::new(setup.settings.handlers, env);
+    if interactive {
+        let status = spinner.clone();
+        dispatcher.set_status_sink(StatusSink(Arc::new(move |text| status.hook_status(text))));
+    }
     let config = SessionConfig {
         session_id: session_id.clone(),
         project_dir: setup.project_dir.clone(),
@@ -190,7 +203,40 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
     };
 
     let started = Instant::now();
-    let result = {
+    let result = if interactive {
+        let terminal = TerminalContext {
+            history: home.join("history"),
+            permissions: permissions_text,
+            hooks_args: hooks_args(&args, &setup.project_dir),
+            spinner: spinner.clone(),
+            rein_home: home.clone(),
+            project_dir: setup.project_dir.clone(),
+        };
+        spinner.spawn_drawing(
+            Glyphs::detect().call != "*",
+            crate::cli::terminal::color_for(std::io::stderr().is_terminal()),
+        );
+        let started = tokio::select! {
+            () = session.start_as(start_source) => true,
+            _ = sigterm.recv() => false,
+        };
+        if started {
+            match crate::cli::terminal::run(&mut session, &terminal, &mut sigint, &mut sigterm)
+                .await
+            {
+                None => Ok(None),
+                Some(_) => Err(Caught {
+                    code: 143,
+                    name: "SIGTERM",
+                }),
+            }
+        } else {
+            Err(Caught {
+                code: 143,
+                name: "SIGTERM",
+            })
+        }
+    } else {
         let work = async {
             session.start_as(start_source).await;
             match &prompt {
@@ -198,10 +244,8 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
                     Some(instructions) => compact_outcome(&mut session, instructions).await,
                     None => session.run_prompt(p).await,
                 }),
-                None => {
-                    interactive_loop(&mut session).await;
-                    None
-                }
+                // Interactive sessions take the branch above.
+                None => None,
             }
         };
         tokio::select! {
@@ -459,79 +503,6 @@ fn write_stdout(text: &str) -> std::io::Result<()> {
     out.flush()
 }
 
-/// Reads prompts from the terminal until `/exit` or EOF.
-async fn interactive_loop(session: &mut Session) {
-    let mut reader = LineReader::spawn();
-    loop {
-        {
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(b"> ");
-            let _ = out.flush();
-        }
-        let Some(line) = reader.next_line().await else {
-            return;
-        };
-        let prompt = line.trim();
-        if prompt.is_empty() {
-            continue;
-        }
-        if prompt == "/exit" || prompt == "/quit" {
-            return;
-        }
-        let outcome = session.run_prompt(prompt).await;
-        match &outcome.end {
-            TurnEnd::PromptBlocked { text } => eprintln!("{text}"),
-            TurnEnd::ModelFailed(e) => eprintln!("Error: model request failed: {e}"),
-            TurnEnd::MaxTurns => eprintln!("Error: reached max turns"),
-            TurnEnd::Stopped { reason } => {
-                if let Some(r) = reason {
-                    eprintln!("{r}");
-                }
-            }
-            TurnEnd::Completed | TurnEnd::Deferred => {}
-        }
-    }
-}
-
-/// Reads stdin one line at a time, only when asked.
-///
-/// Why on demand: while a turn runs, a permission prompt reads the same terminal through
-/// `/dev/tty`; a reader that is always waiting on stdin would steal the user's answer.
-/// Why a thread: tokio's stdin needs a feature rein does not build with, and a blocking read
-/// on a thread of its own never stalls the runtime.
-struct LineReader {
-    want: std::sync::mpsc::Sender<()>,
-    lines: tokio::sync::mpsc::Receiver<Option<String>>,
-}
-
-impl LineReader {
-    fn spawn() -> LineReader {
-        let (want, wanted) = std::sync::mpsc::channel::<()>();
-        let (tx, lines) = tokio::sync::mpsc::channel::<Option<String>>(1);
-        std::thread::spawn(move || {
-            let stdin = std::io::stdin();
-            while wanted.recv().is_ok() {
-                let mut line = String::new();
-                let got = match stdin.lock().read_line(&mut line) {
-                    Ok(0) | Err(_) => None,
-                    Ok(_) => Some(line),
-                };
-                let eof = got.is_none();
-                if tx.blocking_send(got).is_err() || eof {
-                    break;
-                }
-            }
-        });
-        LineReader { want, lines }
-    }
-
-    /// The next line, `None` at EOF.
-    async fn next_line(&mut self) -> Option<String> {
-        self.want.send(()).ok()?;
-        self.lines.recv().await.flatten()
-    }
-}
-
 /// A setup failure with its exit code.
 #[derive(Debug)]
 struct SetupError {
@@ -611,6 +582,46 @@ fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
         tools,
         gate,
     })
+}
+
+/// `/permissions`: the mode and the rules, one per line, with where each is written.
+fn permissions_summary(mode: &str, settings: &Settings) -> String {
+    let p = &settings.permissions;
+    let mut out = format!("Permission mode: {mode}");
+    for (name, rules) in [("deny", &p.deny), ("ask", &p.ask), ("allow", &p.allow)] {
+        if rules.is_empty() {
+            out.push_str(&format!("\n{name}: (none)"));
+            continue;
+        }
+        out.push_str(&format!("\n{name}:"));
+        for rule in rules {
+            out.push_str(&format!("\n  {}  ({})", rule.text, rule.location));
+        }
+    }
+    if !p.additional_directories.is_empty() {
+        out.push_str(&format!(
+            "\nadditional directories: {}",
+            p.additional_directories.join(", ")
+        ));
+    }
+    out
+}
+
+/// The flags `/hooks` passes to `rein hooks list` so it reads the same settings.
+fn hooks_args(args: &RunArgs, project_dir: &Path) -> Vec<String> {
+    let mut out = vec![
+        "--cwd".to_string(),
+        project_dir.to_string_lossy().into_owned(),
+    ];
+    for s in &args.settings {
+        out.push("--settings".to_string());
+        out.push(s.clone());
+    }
+    if let Some(sources) = &args.setting_sources {
+        out.push("--setting-sources".to_string());
+        out.push(sources.clone());
+    }
+    out
 }
 
 /// `Some(instructions)` when `prompt` is `/compact [instructions]`.

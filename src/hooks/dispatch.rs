@@ -75,6 +75,20 @@ pub struct Dispatcher {
     handlers: Vec<ConfiguredHandler>,
     registry: Registry,
     shared: Arc<Shared>,
+    status: Option<StatusSink>,
+}
+
+/// Receives the `statusMessage` of running hooks ([`Dispatcher::set_status_sink`]).
+#[derive(Clone)]
+pub struct StatusSink(pub Arc<StatusFn>);
+
+/// What a [`StatusSink`] calls.
+pub type StatusFn = dyn Fn(Option<&str>) + Send + Sync;
+
+impl std::fmt::Debug for StatusSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StatusSink")
+    }
 }
 
 /// Where a handler runs and with what (spec §5.3–5.4).
@@ -113,7 +127,26 @@ impl Dispatcher {
                 cancel,
                 spill_counter: AtomicU64::new(0),
             }),
+            status: None,
         }
+    }
+
+    /// Where the `statusMessage` of the handlers about to run goes (joined by ` · `), and
+    /// `None` once they finished: the interactive terminal shows it in its spinner.
+    pub fn set_status_sink(&mut self, sink: StatusSink) {
+        self.status = Some(sink);
+    }
+
+    fn status_of(&self, selected: &[SelectedHandler<'_>]) -> Option<String> {
+        self.status.as_ref()?;
+        let texts: Vec<&str> = selected
+            .iter()
+            .filter_map(|sel| match sel {
+                SelectedHandler::Command { handler, .. } => handler.status_message.as_deref(),
+                SelectedHandler::InProcess(_) => None,
+            })
+            .collect();
+        (!texts.is_empty()).then(|| texts.join(" · "))
     }
 
     /// The configured handlers, in configuration order.
@@ -184,7 +217,14 @@ impl Dispatcher {
             return E::Outcome::default();
         }
         let stdin = Arc::new(stdin_bytes(input));
+        let status = self.status_of(&selected);
+        if let (Some(sink), Some(text)) = (&self.status, &status) {
+            (sink.0)(Some(text.as_str()));
+        }
         let answers = self.run_all(&target, &selected, stdin, input).await;
+        if let (Some(sink), Some(_)) = (&self.status, &status) {
+            (sink.0)(None);
+        }
         merge::<E>(input, answers)
     }
 

@@ -25,8 +25,33 @@ pub trait Prompter: Send + Sync {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TtyPrompter;
 
+/// A permission prompt is on the terminal: whatever else draws there (the interactive
+/// spinner) waits.
+static PROMPTING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether a permission prompt is waiting for an answer on the terminal.
+pub fn prompting() -> bool {
+    PROMPTING.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+struct Prompting;
+
+impl Prompting {
+    fn begin() -> Prompting {
+        PROMPTING.store(true, std::sync::atomic::Ordering::Relaxed);
+        Prompting
+    }
+}
+
+impl Drop for Prompting {
+    fn drop(&mut self) {
+        PROMPTING.store(false, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 impl Prompter for TtyPrompter {
     fn ask(&self, tool_name: &str, input: &Value, reason: &str) -> PromptAnswer {
+        let _prompting = Prompting::begin();
         let Ok(tty) = OpenOptions::new().read(true).write(true).open("/dev/tty") else {
             return PromptAnswer::Deny;
         };

@@ -22,7 +22,7 @@ use serde_json::{Map, Value, json};
 
 use crate::model::{
     ContentBlock, Message, Model, ModelError, ModelErrorKind, ModelResponse, Role, StopReason,
-    ToolSpec,
+    ToolSpec, Usage,
 };
 use crate::tools::BoxFuture;
 
@@ -63,13 +63,15 @@ impl MockModel {
             .filter(|m| m.role == Role::Assistant)
             .count()
             + 1;
-        match &self.script {
+        let mut response = match &self.script {
             Some(script) => {
                 let index = self.calls.fetch_add(1, Ordering::Relaxed);
                 script.play(index, turn)
             }
             None => Ok(respond_to_prompt(messages, tools, turn)),
-        }
+        }?;
+        response.usage = Some(estimated_usage(messages, &response));
+        Ok(response)
     }
 }
 
@@ -84,6 +86,28 @@ impl Model for MockModel {
         tools: &'a [ToolSpec],
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         Box::pin(async move { self.respond(messages, tools) })
+    }
+}
+
+/// The mock's token counts: a quarter of the characters of the conversation and of the reply
+/// (an estimate, as there is no real tokenizer behind the mock), so `/cost`, the json outputs
+/// and auto-compaction work offline too.
+fn estimated_usage(messages: &[Message], response: &ModelResponse) -> Usage {
+    let chars = |blocks: &[ContentBlock]| -> u64 {
+        blocks
+            .iter()
+            .map(|b| match b {
+                ContentBlock::Text { text } => text.len(),
+                ContentBlock::ToolUse { name, input, .. } => name.len() + input.to_string().len(),
+                ContentBlock::ToolResult { content, .. } => content.len(),
+            } as u64)
+            .sum()
+    };
+    let prompt: u64 = messages.iter().map(|m| chars(&m.content)).sum();
+    Usage {
+        input_tokens: prompt.div_ceil(4),
+        output_tokens: chars(&response.content).div_ceil(4),
+        ..Usage::default()
     }
 }
 
