@@ -13,7 +13,9 @@ use crate::agent::providers::mock::MockModel;
 use crate::agent::session::{DEFAULT_STOP_BLOCK_CAP, Session, SessionConfig, TurnOutcome};
 use crate::agent::transcript::{rein_home, transcript_path};
 use crate::hooks::dispatch::{Dispatcher, HookEnvironment};
-use crate::hooks::environment::{ProjectDirNotUtf8, require_utf8_project_dir};
+use crate::hooks::environment::{
+    ProjectDirNotUtf8, bash_env, removed_env, require_utf8_project_dir,
+};
 use crate::hooks::events::Event;
 use crate::hooks::registry::{HookReply, MatcherError, Registry, Unregister};
 use crate::id::uuid_v4;
@@ -300,7 +302,8 @@ impl Engine {
             paths,
         );
         let mut ctx = ToolContext::new(self.project_dir.clone());
-        ctx.env = self.settings.env.clone();
+        ctx.env = bash_env(&self.settings.env, &session_id, false, self.model.effort());
+        ctx.env_remove = removed_env();
         let mut observers = Observers::new();
         if let Some(observer) = &self.observer {
             observers.push(Box::new(Forward(Arc::clone(observer))));

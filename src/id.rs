@@ -17,6 +17,24 @@ pub fn uuid_v4() -> String {
     format_uuid_v4(bytes)
 }
 
+/// A fresh random name of `len` characters from `[a-z0-9]` (Claude Code names a saved Bash
+/// output `<9 such characters>.txt`).
+pub fn short_id(len: usize) -> String {
+    let mut bytes = vec![0u8; len];
+    if !read_urandom(&mut bytes) {
+        let mut more = [0u8; 16];
+        for chunk in bytes.chunks_mut(16) {
+            fallback_bytes(&mut more);
+            chunk.copy_from_slice(&more[..chunk.len()]);
+        }
+    }
+    const ALPHABET: &[u8; 36] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    bytes
+        .iter()
+        .map(|b| char::from(ALPHABET[usize::from(*b) % ALPHABET.len()]))
+        .collect()
+}
+
 /// Formats 16 bytes as a UUID v4 (setting the version and variant bits).
 pub fn format_uuid_v4(mut bytes: [u8; 16]) -> String {
     bytes[6] = (bytes[6] & 0x0f) | 0x40;

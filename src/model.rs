@@ -219,6 +219,11 @@ pub struct ModelError {
 pub trait Model: Send + Sync {
     /// Provider/model name for transcripts (e.g. `mock`, `gpt-4o-mini`).
     fn name(&self) -> &str;
+    /// The effort level sent with each request (`output_config.effort`), if any; hooks of the
+    /// tool loop are told the same level (`effort` in their input, `CLAUDE_EFFORT`).
+    fn effort(&self) -> Option<&str> {
+        None
+    }
     /// The model's reply to the conversation so far, offered `tools`.
     fn complete<'a>(
         &'a self,

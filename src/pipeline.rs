@@ -2,8 +2,9 @@
 //! (spec §6.4), and PostToolBatch once per assistant message.
 //!
 //! The pipeline knows each event's typed outcome, never how hooks run. Its rules, in order, for one call:
-//! 1. Unknown tool → error result `No such tool available: <name>`; `Tool::prepare` failing →
-//!    its error as the result. No hook fires for either.
+//! 1. Unknown tool → error result `Error: No such tool available: <name>`; `Tool::prepare`
+//!    failing → its error as the result; both wrapped in `<tool_use_error>…</tool_use_error>`, as
+//!    Claude Code 2.1.328 does. No hook fires for either (PostToolBatch still lists the call).
 //! 2. PreToolUse. `deny` → the call never runs and the rendered hook text is the error result;
 //!    `defer` → the call does not run and the turn ends (`tool_deferred`); `updatedInput` replaces
 //!    the input after `prepare` validated it again (invalid → refused). `continue: false` does
@@ -321,7 +322,8 @@ impl<'a> ToolPipeline<'a> {
             denial: None,
         };
         let Some(tool) = self.find(&call.name).cloned() else {
-            report.content = format!("No such tool available: {}", call.name);
+            report.content =
+                tool_use_error(&format!("Error: No such tool available: {}", call.name));
             return report;
         };
         // A call by a former name (`KillShell`) is the tool's call: hooks, rules and the
@@ -340,7 +342,7 @@ impl<'a> ToolPipeline<'a> {
         let mut input = match self.prepare(&tool, call.input.clone()).await {
             Ok(v) => v,
             Err(message) => {
-                report.content = message;
+                report.content = tool_use_error(&message);
                 return report;
             }
         };
@@ -619,7 +621,7 @@ impl<'a> ToolPipeline<'a> {
             .iter()
             .map(|r| BatchToolCall {
                 tool_name: r.tool_name.clone(),
-                tool_input: r.input.clone(),
+                tool_input: batch_input(&r.tool_name, &r.input),
                 tool_use_id: r.tool_use_id.clone(),
                 tool_response: Some(Value::String(r.content.clone())),
             })
@@ -640,6 +642,38 @@ impl<'a> ToolPipeline<'a> {
             context: outcome.common.context,
         }
     }
+}
+
+/// A call's `tool_input` as PostToolBatch shows it. Claude Code 2.1.328 lists Edit's with its
+/// `replace_all` default first (`{"replace_all": false, "file_path": …}`), also for a call its
+/// input validation refused (fixture `tests/fixtures/cc-2.1.328/texts_files`); every other
+/// tool's input is the one the call ran with.
+fn batch_input(tool: &str, input: &Value) -> Value {
+    match input.as_object() {
+        Some(map) if tool == "Edit" => {
+            let mut out = serde_json::Map::new();
+            out.insert(
+                "replace_all".into(),
+                map.get("replace_all")
+                    .cloned()
+                    .unwrap_or(Value::Bool(false)),
+            );
+            for (k, v) in map {
+                if k != "replace_all" {
+                    out.insert(k.clone(), v.clone());
+                }
+            }
+            Value::Object(out)
+        }
+        _ => input.clone(),
+    }
+}
+
+/// A refusal during input validation (unknown tool, invalid input, a check the tool makes
+/// before any hook runs) as Claude Code 2.1.328 tells the model:
+/// `<tool_use_error>…</tool_use_error>`.
+pub fn tool_use_error(text: &str) -> String {
+    format!("<tool_use_error>{text}</tool_use_error>")
 }
 
 /// Notification carries no `permission_mode` or `effort` (Claude Code fires it outside the

@@ -57,11 +57,10 @@ pub fn is_uuid(id: &str) -> bool {
             .all(|(p, n)| p.len() == n && p.chars().all(|c| c.is_ascii_hexdigit()))
 }
 
-/// The project's sessions under rein's `home`, newest first.
-pub fn sessions(home: &Path, project_dir: &Path) -> Vec<SessionFile> {
-    let dir = home
-        .join("projects")
-        .join(encode_cwd(&project_dir.to_string_lossy()));
+/// The project's sessions under `projects` (`<rein home>/projects`, or the transcript
+/// directory configured), newest first.
+pub fn sessions(projects: &Path, project_dir: &Path) -> Vec<SessionFile> {
+    let dir = projects.join(encode_cwd(&project_dir.to_string_lossy()));
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return Vec::new();
     };
@@ -82,19 +81,19 @@ pub fn sessions(home: &Path, project_dir: &Path) -> Vec<SessionFile> {
 }
 
 /// The transcript of session `id` of this project.
-pub fn find(home: &Path, project_dir: &Path, id: &str) -> Result<SessionFile, ResumeError> {
+pub fn find(projects: &Path, project_dir: &Path, id: &str) -> Result<SessionFile, ResumeError> {
     if !is_uuid(id) {
         return Err(ResumeError::InvalidId(id.to_string()));
     }
-    sessions(home, project_dir)
+    sessions(projects, project_dir)
         .into_iter()
         .find(|s| s.id == id)
         .ok_or_else(|| ResumeError::NotFound(id.to_string()))
 }
 
 /// The newest session of this project.
-pub fn latest(home: &Path, project_dir: &Path) -> Result<SessionFile, ResumeError> {
-    sessions(home, project_dir)
+pub fn latest(projects: &Path, project_dir: &Path) -> Result<SessionFile, ResumeError> {
+    sessions(projects, project_dir)
         .into_iter()
         .next()
         .ok_or_else(|| ResumeError::NothingToContinue(project_dir.to_path_buf()))

@@ -23,7 +23,7 @@ use crate::hooks::events::stop::StopInput;
 use crate::hooks::events::stop_failure::StopFailureInput;
 use crate::hooks::events::user_prompt_submit::UserPromptSubmitInput;
 use crate::hooks::events::{
-    BaseInput, Event, SessionEnd, SessionStart, Stop, StopFailure, UserPromptSubmit,
+    BaseInput, Effort, Event, SessionEnd, SessionStart, Stop, StopFailure, UserPromptSubmit,
 };
 use crate::hooks::events::{PostCompact, PreCompact};
 use crate::hooks::host::{HookHost, fire_observed};
@@ -560,7 +560,13 @@ impl Session {
             permission_mode: spec
                 .permission_mode
                 .then(|| self.config.permission_mode.clone()),
-            effort: None,
+            effort: spec
+                .effort
+                .then(|| self.model.effort())
+                .flatten()
+                .map(|level| Effort {
+                    level: level.to_string(),
+                }),
         }
     }
 

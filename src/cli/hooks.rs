@@ -449,7 +449,7 @@ fn list_json(ctx: &Context, statuses: &[HandlerStatus<'_>]) -> Value {
 
 fn diagnostic_json(d: &Diagnostic) -> Value {
     json!({
-        "severity": match d.severity { Severity::Error => "error", Severity::Warning => "warning" },
+        "severity": match d.severity { Severity::Error => "error", Severity::Warning => "warning", Severity::Note => "note" },
         "file": d.location.file.to_string(),
         "line": d.location.line,
         "col": d.location.col,

@@ -133,6 +133,25 @@ pub struct RunArgs {
     /// Write no transcript (the session cannot be resumed later).
     #[arg(long = "no-session-persistence")]
     pub no_session_persistence: bool,
+    /// Effort level sent to models that take one (default: the settings' `effortLevel`,
+    /// `CLAUDE_CODE_EFFORT_LEVEL`, else `medium`).
+    #[arg(long = "effort", value_name = "LEVEL", value_parser = clap::builder::PossibleValuesParser::new(crate::agent::providers::EFFORT_LEVELS.iter().copied()))]
+    pub effort: Option<String>,
+    /// Accepted for Claude Code's `-p … --output-format stream-json --verbose` command line;
+    /// rein's stream-json always carries every message.
+    #[arg(long = "verbose")]
+    pub verbose: bool,
+    /// stream-json: also emit a `system` message for each hook run (`hook_started`,
+    /// `hook_response`).
+    #[arg(long = "include-hook-events")]
+    pub include_hook_events: bool,
+    /// Write session transcripts under this directory instead of `~/.rein/projects` (e.g.
+    /// `~/.claude/projects`, for tools that scan Claude Code's); settings key `transcriptDir`.
+    #[arg(long = "transcript-dir", value_name = "DIR")]
+    pub transcript_dir: Option<PathBuf>,
+    /// stream-json: accepted for Claude Code compatibility; rein emits whole messages only.
+    #[arg(long = "include-partial-messages")]
+    pub include_partial_messages: bool,
 }
 
 /// Runs the CLI and returns the process exit code (0 done, 1 error, 2 usage).

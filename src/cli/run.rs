@@ -15,14 +15,14 @@ use crate::agent::providers::{ProviderConfig, from_config};
 use crate::agent::session::{
     Session, SessionConfig, TurnEnd, TurnOutcome, stop_block_cap_from_env,
 };
-use crate::agent::transcript::{rein_home, transcript_path};
+use crate::agent::transcript::{encode_cwd, rein_home};
 use crate::cli::render::{Glyphs, NoticesToStderr, StreamJson, TextRenderer, result_json};
 use crate::cli::terminal::TerminalContext;
 use crate::cli::terminal::spinner::SpinnerState;
 use crate::cli::{EXIT_ERROR, EXIT_OK, EXIT_USAGE, OutputFormat, RunArgs};
 use crate::hooks::dispatch::StatusSink;
 use crate::hooks::dispatch::{Dispatcher, HookEnvironment};
-use crate::hooks::environment::require_utf8_project_dir;
+use crate::hooks::environment::{bash_env, removed_env, require_utf8_project_dir};
 use crate::id::uuid_v4;
 use crate::model::Model;
 use crate::permissions::mode::{PermissionMode, check_bypass_allowed, resolve_mode};
@@ -30,7 +30,7 @@ use crate::permissions::policy::{PermissionPolicy, PolicyPaths};
 use crate::permissions::prompt::{Prompter, TtyPrompter};
 use crate::pipeline::{PermissionGate, PolicyGate};
 use crate::progress::Observers;
-use crate::settings::schema::Settings;
+use crate::settings::schema::{Settings, Severity};
 use crate::settings::{LoadOptions, parse_setting_sources};
 use crate::tools::background::{BackgroundTask, BackgroundTasks};
 use crate::tools::{Tool, ToolContext, builtin_tools};
@@ -106,7 +106,13 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
         eprintln!("rein: warning: {err}; costs are not shown");
     }
     let home = rein_home();
-    let plan = match plan_session(&args, &home, &setup.project_dir, interactive) {
+    let projects_dir = transcripts_dir(
+        args.transcript_dir.as_deref(),
+        setup.settings.transcript_dir.as_deref(),
+        &setup.project_dir,
+    )
+    .unwrap_or_else(|| home.join("projects"));
+    let plan = match plan_session(&args, &projects_dir, &setup.project_dir, interactive) {
         Ok(p) => p,
         Err(err) => {
             eprintln!("rein: {err}");
@@ -114,7 +120,7 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
         }
     };
     let session_id = plan.id.clone();
-    let transcript = transcript_path(&home, &setup.project_dir, &session_id);
+    let transcript = session_transcript(&projects_dir, &setup.project_dir, &session_id);
     let env = HookEnvironment {
         project_dir: setup.project_dir.clone(),
         session_id: session_id.clone(),
@@ -127,7 +133,13 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
         home: None,
     };
     let mut ctx = ToolContext::new(setup.project_dir.clone());
-    ctx.env = setup.settings.env.clone();
+    ctx.env = bash_env(
+        &setup.settings.env,
+        &session_id,
+        interactive,
+        setup.model.effort(),
+    );
+    ctx.env_remove = removed_env();
     ctx.output_dir = Some(transcript.with_extension("").join("tool-results"));
     let background = Arc::clone(&ctx.background);
 
@@ -209,7 +221,7 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
             permissions: permissions_text,
             hooks_args: hooks_args(&args, &setup.project_dir),
             spinner: spinner.clone(),
-            rein_home: home.clone(),
+            projects_dir: projects_dir.clone(),
             project_dir: setup.project_dir.clone(),
         };
         spinner.spawn_drawing(
@@ -527,7 +539,13 @@ fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
     let project_dir = resolve_project_dir(args.cwd.as_deref())?;
     let add_dirs = resolve_add_dirs(&args.add_dir, &project_dir)?;
     let settings = load_settings(args, &project_dir)?;
-    for diagnostic in &settings.diagnostics {
+    // Why notes are left out: they list the Claude Code settings rein does not act on, which a
+    // settings file shared with Claude Code holds many of; `rein hooks validate` shows them.
+    for diagnostic in settings
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity != Severity::Note)
+    {
         eprintln!("{diagnostic}");
     }
     let (mode, warnings) = resolve_mode(
@@ -546,7 +564,7 @@ fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
     for warning in warnings {
         eprintln!("rein: warning: {warning}");
     }
-    let model = build_model(args)?;
+    let model = build_model(args, &settings)?;
     let tools = build_tools();
     let paths = PolicyPaths {
         cwd: project_dir.clone(),
@@ -663,6 +681,13 @@ async fn compact_outcome(session: &mut Session, instructions: Option<&str>) -> T
     }
 }
 
+/// Where session `id` of `project_dir` keeps its transcript under `projects`.
+fn session_transcript(projects: &Path, project_dir: &Path, id: &str) -> PathBuf {
+    projects
+        .join(encode_cwd(&project_dir.to_string_lossy()))
+        .join(format!("{id}.jsonl"))
+}
+
 /// Which session runs: a new one, or an earlier one resumed (under its own id, or forked
 /// under a new one).
 struct SessionPlan {
@@ -675,7 +700,7 @@ struct SessionPlan {
 /// complete lines into the new session's transcript.
 fn plan_session(
     args: &RunArgs,
-    home: &Path,
+    projects: &Path,
     project_dir: &Path,
     interactive: bool,
 ) -> Result<SessionPlan, SetupError> {
@@ -697,13 +722,13 @@ fn plan_session(
     }
     let found = if args.continue_session {
         Some(
-            resume::latest(home, project_dir)
+            resume::latest(projects, project_dir)
                 .map_err(|e| setup_error(e.to_string(), EXIT_ERROR))?,
         )
     } else {
         match args.resume.as_deref() {
             None => None,
-            Some("") if interactive => Some(pick_session(home, project_dir)?),
+            Some("") if interactive => Some(pick_session(projects, project_dir)?),
             Some("") => {
                 return Err(setup_error(
                     "--resume without a session id needs a terminal to pick one from; give                      the id (`rein -r <ID>`) or use --continue",
@@ -711,7 +736,7 @@ fn plan_session(
                 ));
             }
             Some(id) => Some(
-                resume::find(home, project_dir, id)
+                resume::find(projects, project_dir, id)
                     .map_err(|e| setup_error(e.to_string(), EXIT_ERROR))?,
             ),
         }
@@ -724,7 +749,7 @@ fn plan_session(
                 resumed: None,
             });
         }
-        if transcript_path(home, project_dir, &new_id).exists() {
+        if session_transcript(projects, project_dir, &new_id).exists() {
             return Err(setup_error(
                 format!(
                     "Session ID {new_id} is already in use (use --resume {new_id} to continue it)"
@@ -749,7 +774,7 @@ fn plan_session(
     }
     let complete = bytes.get(..rebuilt.complete_len as usize).unwrap_or(&bytes);
     if args.fork_session {
-        let target = transcript_path(home, project_dir, &new_id);
+        let target = session_transcript(projects, project_dir, &new_id);
         if target.exists() {
             return Err(setup_error(
                 format!("Session ID {new_id} is already in use"),
@@ -801,11 +826,11 @@ fn plan_session(
 
 /// `rein --resume` on a terminal: lists the project's latest sessions and reads a number.
 fn pick_session(
-    home: &Path,
+    projects: &Path,
     project_dir: &Path,
 ) -> Result<crate::agent::resume::SessionFile, SetupError> {
     use crate::agent::resume;
-    let sessions = resume::sessions(home, project_dir);
+    let sessions = resume::sessions(projects, project_dir);
     if sessions.is_empty() {
         return Err(setup_error(
             format!("no sessions to resume in {}", project_dir.display()),
@@ -956,14 +981,49 @@ fn load_settings(args: &RunArgs, project_dir: &Path) -> Result<Settings, SetupEr
     Ok(crate::settings::load(&opts))
 }
 
-/// The model behind `--provider`/`--model`/`--mock-script`.
-fn build_model(args: &RunArgs) -> Result<Arc<dyn Model>, SetupError> {
-    let cfg = ProviderConfig::from_env(
+/// The directory transcripts go under instead of `<rein home>/projects`: `--transcript-dir`,
+/// else the settings' `transcriptDir` (`~/` is the home directory; a relative path is taken
+/// from the project directory).
+fn transcripts_dir(
+    flag: Option<&Path>,
+    setting: Option<&str>,
+    project_dir: &Path,
+) -> Option<PathBuf> {
+    let raw = match (flag, setting) {
+        (Some(dir), _) => dir.to_path_buf(),
+        (None, Some(text)) => match text.strip_prefix("~/") {
+            Some(rest) => std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("/"))
+                .join(rest),
+            None => PathBuf::from(text),
+        },
+        (None, None) => return None,
+    };
+    Some(if raw.is_absolute() {
+        raw
+    } else {
+        project_dir.join(raw)
+    })
+}
+
+/// The model behind `--provider`/`--model`/`--mock-script`, then the settings' `model`; the
+/// effort level from `--effort`, `CLAUDE_CODE_EFFORT_LEVEL`, then the settings' `effortLevel`.
+fn build_model(args: &RunArgs, settings: &Settings) -> Result<Arc<dyn Model>, SetupError> {
+    let mut cfg = ProviderConfig::from_env(
         args.provider.as_deref(),
         args.model.as_deref(),
         args.mock_script.clone(),
     )
     .map_err(|e| setup_error(e.to_string(), EXIT_USAGE))?;
+    if cfg.model.is_none() {
+        cfg.model = settings.model.clone();
+    }
+    if let Some(level) = &args.effort {
+        cfg.effort = Some(level.clone());
+    } else if cfg.effort.is_none() {
+        cfg.effort = settings.effort_level.clone();
+    }
     let model = from_config(&cfg).map_err(|e| setup_error(e.to_string(), EXIT_ERROR))?;
     Ok(Arc::from(model))
 }

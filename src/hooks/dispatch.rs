@@ -425,7 +425,7 @@ impl Dispatcher {
         let cwd = hook_cwd(Path::new(target.cwd), &env.project_dir, &env.home_dir());
         let timeout = timeout::effective(target.event, handler.timeout, session_end);
         let mut spec = CommandSpec::new(form, cwd, timeout);
-        spec.env = hook_env(env, env_file);
+        spec.env = hook_env(env, env_file, target.effort);
         spec.env_remove = removed_env();
         // onFailure is ignored for async hooks (spec §1.6); `output::interpret` itself ignores
         // it on Stop and the other events where it has no meaning.

@@ -123,10 +123,72 @@ pub(crate) fn hook_cwd(cwd: &Path, project: &Path, home: &Path) -> PathBuf {
         .to_path_buf()
 }
 
-/// Variables set for every command hook on top of rein's environment and settings `env`.
-/// `CLAUDECODE` is deliberately not set: rein is not Claude Code, and scripts use it to detect
-/// Claude Code itself.
-pub(crate) fn hook_env(env: &HookEnvironment, env_file: Option<&Path>) -> Vec<(String, String)> {
+/// The variables that tell a child process an agent session runs it, set for command hooks and
+/// for the Bash tool's commands alike, with the values Claude Code 2.1.328 gives them (recorded
+/// in `tests/fixtures/cc-2.1.328/env_cwd/`). `attended`: a person is at the terminal (the
+/// interactive loop); `CLAUDE_CODE_ENTRYPOINT` is then `cli`, else `sdk-cli`, and an entry point
+/// inherited from the caller is kept (`cli` becomes `sdk-cli` when headless), as Claude Code does.
+///
+/// Why `CLAUDECODE=1` although rein is not Claude Code: published hooks and tools read it to
+/// learn that an agent runs them (and behave as they do under Claude Code); `AI_AGENT` still
+/// names rein.
+pub(crate) fn agent_env(attended: bool) -> Vec<(String, String)> {
+    let entrypoint = match std::env::var("CLAUDE_CODE_ENTRYPOINT") {
+        Ok(inherited) if inherited == "cli" && !attended => "sdk-cli".to_string(),
+        Ok(inherited) if !inherited.is_empty() => inherited,
+        _ => if attended { "cli" } else { "sdk-cli" }.to_string(),
+    };
+    vec![
+        ("CLAUDECODE".into(), "1".into()),
+        ("CLAUDE_CODE_ENTRYPOINT".into(), entrypoint),
+        ("CLAUDE_CODE_CHILD_SESSION".into(), "1".into()),
+        ("COREPACK_ENABLE_AUTO_PIN".into(), "0".into()),
+        ("NoDefaultCurrentDirectoryInExePath".into(), "1".into()),
+    ]
+}
+
+/// `AI_AGENT`: rein's own identity (`rein_<version>`).
+fn ai_agent() -> (String, String) {
+    (
+        "AI_AGENT".into(),
+        format!("rein_{}", env!("CARGO_PKG_VERSION")),
+    )
+}
+
+/// The environment of the Bash tool's commands on top of rein's own: settings `env`, then the
+/// session's variables as Claude Code 2.1.328 sets them for its Bash tool (no
+/// `CLAUDE_PROJECT_DIR` there, `GIT_EDITOR=true` so a `git commit` never opens an editor,
+/// `CLAUDE_EFFORT` when an effort level is sent to the model).
+pub fn bash_env(
+    settings_env: &[(String, String)],
+    session_id: &str,
+    attended: bool,
+    effort: Option<&str>,
+) -> Vec<(String, String)> {
+    let mut vars: Vec<(String, String)> = settings_env.to_vec();
+    vars.push(ai_agent());
+    vars.extend(agent_env(attended));
+    vars.push(("CLAUDE_CODE_SESSION_ID".into(), session_id.to_string()));
+    vars.push((
+        "CLAUDE_CODE_SESSION_ATTENDED".into(),
+        if attended { "1" } else { "0" }.into(),
+    ));
+    vars.push(("CLAUDE_PID".into(), std::process::id().to_string()));
+    vars.push(("GIT_EDITOR".into(), "true".into()));
+    if let Some(level) = effort {
+        vars.push(("CLAUDE_EFFORT".into(), level.to_string()));
+    }
+    vars
+}
+
+/// Variables set for every command hook on top of rein's environment and settings `env`:
+/// Claude Code's (see [`agent_env`]), `AI_AGENT=rein_<version>`, and `CLAUDE_EFFORT` when the
+/// event's input carries an effort level.
+pub(crate) fn hook_env(
+    env: &HookEnvironment,
+    env_file: Option<&Path>,
+    effort: Option<&str>,
+) -> Vec<(String, String)> {
     // Why OTEL_* from settings `env` is dropped too: Claude Code applies settings `env` to its
     // own process, whose OTEL_* its subprocesses then do not inherit.
     let mut vars: Vec<(String, String)> = env
@@ -135,20 +197,21 @@ pub(crate) fn hook_env(env: &HookEnvironment, env_file: Option<&Path>) -> Vec<(S
         .filter(|(k, _)| !k.starts_with("OTEL_"))
         .cloned()
         .collect();
+    vars.push(ai_agent());
+    vars.extend(agent_env(env.attended));
     vars.push((
         "CLAUDE_PROJECT_DIR".into(),
         env.project_dir.to_string_lossy().into_owned(),
     ));
     vars.push(("CLAUDE_CODE_SESSION_ID".into(), env.session_id.clone()));
     vars.push((
-        "AI_AGENT".into(),
-        format!("rein_{}", env!("CARGO_PKG_VERSION")),
-    ));
-    vars.push((
         "CLAUDE_CODE_SESSION_ATTENDED".into(),
         if env.attended { "1" } else { "0" }.into(),
     ));
     vars.push(("CLAUDE_PID".into(), std::process::id().to_string()));
+    if let Some(level) = effort {
+        vars.push(("CLAUDE_EFFORT".into(), level.to_string()));
+    }
     if let Some(file) = env_file {
         vars.push((
             "CLAUDE_ENV_FILE".into(),
@@ -159,13 +222,14 @@ pub(crate) fn hook_env(env: &HookEnvironment, env_file: Option<&Path>) -> Vec<(S
 }
 
 /// Variables removed from the inherited environment: every `OTEL_*` (spec §5.4), and a
-/// `CLAUDECODE`/`CLAUDE_ENV_FILE` inherited from an enclosing Claude Code session.
-pub(crate) fn removed_env() -> Vec<String> {
+/// `CLAUDE_ENV_FILE`/`CLAUDE_EFFORT` inherited from an enclosing session (rein sets its own
+/// when it has one, and a child must not see the caller's otherwise).
+pub fn removed_env() -> Vec<String> {
     let mut names: Vec<String> = std::env::vars_os()
         .filter_map(|(k, _)| k.into_string().ok())
         .filter(|k| k.starts_with("OTEL_"))
         .collect();
-    names.push("CLAUDECODE".into());
     names.push("CLAUDE_ENV_FILE".into());
+    names.push("CLAUDE_EFFORT".into());
     names
 }

@@ -215,8 +215,13 @@ pub fn interpret(
         OnFailure::Continue => false,
     };
     let stderr = String::from_utf8_lossy(&raw.stderr).into_owned();
+    // Claude Code 2.1.328 trims the detail (a hook's stderr ends in a newline; the model sees
+    // none; fixture `tests/fixtures/cc-2.1.328/texts_more`).
     let failed_blocking = |detail: &str| {
-        format!("[{command_text}]: failed; blocking because onFailure is \"block\"\n{detail}")
+        format!(
+            "[{command_text}]: failed; blocking because onFailure is \"block\"\n{}",
+            detail.trim()
+        )
     };
     let exit2_reason = || {
         if stderr.trim().is_empty() {
@@ -746,7 +751,14 @@ fn check_field(path: &str, ty: FieldType, value: &Value, issues: &mut Vec<Issue>
             message,
         })
     };
-    let expected = |what: &str| format!("expected {what}, got {}", json_type(value));
+    // Claude Code's wording (its schema library's): `Invalid input: expected boolean, received
+    // string`, `Invalid option: expected one of "approve"|"block"`.
+    let expected = |what: &str| {
+        format!(
+            "Invalid input: expected {what}, received {}",
+            json_type(value)
+        )
+    };
     match ty {
         FieldType::Bool => {
             if !value.is_boolean() {
@@ -771,12 +783,14 @@ fn check_field(path: &str, ty: FieldType, value: &Value, issues: &mut Vec<Issue>
         FieldType::Any => {}
         FieldType::Enum(options) => match value.as_str() {
             Some(text) if options.contains(&text) => {}
-            Some(text) => fail(format!(
-                "invalid value \"{}\"; expected one of {}",
-                preview(text, QUOTE_MAX_CHARS),
-                ty.describe()
+            _ => fail(format!(
+                "Invalid option: expected one of {}",
+                options
+                    .iter()
+                    .map(|o| format!("\"{o}\""))
+                    .collect::<Vec<_>>()
+                    .join("|")
             )),
-            None => fail(expected(&ty.describe())),
         },
         FieldType::StringArray => match value.as_array() {
             Some(items) => {

@@ -91,6 +91,9 @@ pub struct Target<'a> {
     pub tool: Option<(&'a str, &'a Value)>,
     /// The input's `cwd`.
     pub cwd: &'a str,
+    /// The input's effort level (`effort.level`), when it carries one: the hook then gets it
+    /// as `CLAUDE_EFFORT` too.
+    pub effort: Option<&'a str>,
 }
 
 impl<'a> Target<'a> {
@@ -101,6 +104,7 @@ impl<'a> Target<'a> {
             match_value: E::match_value(input),
             tool: E::tool(input),
             cwd: &E::base(input).cwd,
+            effort: E::base(input).effort.as_ref().map(|e| e.level.as_str()),
         }
     }
 

@@ -216,6 +216,9 @@ pub struct EventSpec {
     pub prompt_id: bool,
     /// Whether the stdin carries `permission_mode` (spec §2.4).
     pub permission_mode: bool,
+    /// Whether the stdin carries `effort` (when an effort level is sent to the model) and the
+    /// hook gets `CLAUDE_EFFORT`: the events of the tool loop (golden samples).
+    pub effort: bool,
 }
 
 const DEFAULT: Duration = Duration::from_secs(600);
@@ -290,6 +293,7 @@ const ROW: EventSpec = EventSpec {
     env_file: false,
     prompt_id: true,
     permission_mode: true,
+    effort: true,
 };
 
 const fn tool(
@@ -395,11 +399,13 @@ impl HookEvent {
                 fires: Some(Fires::<events::Notification>::REF),
                 match_field: Some("notification_type"),
                 permission_mode: false,
+                effort: false,
                 ..unfired("Notification", Extended, CONTEXT_ONLY)
             },
             HookEvent::UserPromptSubmit => EventSpec {
                 fires: Some(Fires::<events::UserPromptSubmit>::REF),
                 timeout: DefaultTimeout::Fixed(USER_PROMPT),
+                effort: false,
                 ..unfired("UserPromptSubmit", NoTarget, USER_PROMPT_SUBMIT)
             },
             HookEvent::UserPromptExpansion => {
@@ -412,6 +418,7 @@ impl HookEvent {
                 env_file: true,
                 prompt_id: false,
                 permission_mode: false,
+                effort: false,
                 ..unfired("SessionStart", Extended, SESSION_START)
             },
             HookEvent::SessionEnd => EventSpec {
@@ -419,6 +426,7 @@ impl HookEvent {
                 match_field: Some("reason"),
                 timeout: DefaultTimeout::SessionEndBudget,
                 permission_mode: false,
+                effort: false,
                 ..unfired("SessionEnd", Extended, NONE)
             },
             HookEvent::Stop => EventSpec {

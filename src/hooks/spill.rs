@@ -41,8 +41,8 @@ pub(crate) fn spill(
         end -= 1;
     }
     format!(
-        "<persisted-output>\nOutput too large ({:.1}KB). Full output saved to: {}\n\nPreview (first 2KB):\n{}\n...\n</persisted-output>",
-        text.len() as f64 / 1024.0,
+        "<persisted-output>\nOutput too large ({}). Full output saved to: {}\n\nPreview (first 2KB):\n{}\n...\n</persisted-output>",
+        crate::tools::bounded_read::format_size(text.len() as u64),
         path.display(),
         &text[..end]
     )

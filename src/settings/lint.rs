@@ -214,7 +214,7 @@ fn environment_faults(
         ctx.project_dir.to_path_buf(),
         Default::default(),
     );
-    spec.env = hook_env(&env, env_file);
+    spec.env = hook_env(&env, env_file, None);
     spec.env_remove = removed_env();
     empty_path_variables(text, |name| spec.variable(name))
         .into_iter()

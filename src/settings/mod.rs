@@ -26,6 +26,7 @@
 
 pub mod discover;
 pub mod explain;
+pub mod keys;
 pub mod lint;
 pub mod parse;
 pub mod schema;
@@ -222,6 +223,15 @@ fn merge(files: Vec<FileSettings>, settings: &mut Settings) {
                 Some(entry) => entry.1 = v,
                 None => settings.env.push((k, v)),
             }
+        }
+        if fs.model.is_some() {
+            settings.model = fs.model;
+        }
+        if fs.effort_level.is_some() {
+            settings.effort_level = fs.effort_level;
+        }
+        if fs.transcript_dir.is_some() {
+            settings.transcript_dir = fs.transcript_dir;
         }
         if let Some(d) = fs.disable_all_hooks {
             disable = Some((d, fs.source, fs.label.to_string()));

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use crate::hooks::matcher::{IfCondition, Matcher};
 use crate::hooks::spec::HookEvent;
 use crate::hooks::spec::MatcherClass;
+use crate::settings::keys;
 use crate::settings::schema::{
     CommandHandler, ConfiguredHandler, Diagnostic, HandlerKind, HandlerOrigin, HttpHandler,
     Inactive, Location, McpToolHandler, OnFailure, PromptHandler, Severity, SourceKind,
@@ -55,6 +56,9 @@ pub struct FileSettings {
     pub env: Vec<(String, String)>,
     pub disable_all_hooks: Option<Located<bool>>,
     pub allow_managed_hooks_only: Option<Located<bool>>,
+    pub model: Option<String>,
+    pub effort_level: Option<String>,
+    pub transcript_dir: Option<String>,
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -75,6 +79,9 @@ const HTTP_KEYS: &[&str] = &["url", "headers", "allowedEnvVars", "onFailure", "c
 const PROMPT_KEYS: &[&str] = &["prompt", "model", "continueOnBlock"];
 const MCP_KEYS: &[&str] = &["server", "tool", "input", "onFailure"];
 const GROUP_KEYS: &[&str] = &["matcher", "hooks"];
+/// The levels the `effortLevel` setting takes (Claude Code 2.1.328's schema; `max` is a
+/// session-only level, given by `--effort`).
+const EFFORT_SETTING_LEVELS: &[&str] = &["low", "medium", "high", "xhigh"];
 const MODES: &[&str] = &[
     "default",
     "manual",
@@ -107,6 +114,9 @@ pub fn parse_file(
         env: Vec::new(),
         disable_all_hooks: None,
         allow_managed_hooks_only: None,
+        model: None,
+        effort_level: None,
+        transcript_dir: None,
         diagnostics: Vec::new(),
     };
     let mut early = Vec::new();
@@ -257,6 +267,31 @@ impl FileCx<'_> {
     }
 
     fn top_level(&mut self, members: &[Member]) {
+        for m in members {
+            self.top_level_key(m);
+        }
+        if let Some(m) = spanned::get(members, "model") {
+            self.out.model = self.string_setting(m);
+        }
+        if let Some(m) = spanned::get(members, "effortLevel") {
+            self.out.effort_level = self.string_setting(m).and_then(|level| {
+                if EFFORT_SETTING_LEVELS.contains(&level.as_str()) {
+                    Some(level)
+                } else {
+                    self.warn(
+                        m.value.offset,
+                        format!(
+                            "\"effortLevel\" must be one of {}, found \"{level}\"; ignored",
+                            EFFORT_SETTING_LEVELS.join(", ")
+                        ),
+                    );
+                    None
+                }
+            });
+        }
+        if let Some(m) = spanned::get(members, "transcriptDir") {
+            self.out.transcript_dir = self.string_setting(m);
+        }
         if let Some(m) = spanned::get(members, "hooks") {
             self.hooks(&m.value);
         }
@@ -279,6 +314,54 @@ impl FileCx<'_> {
                         "\"allowManagedHooksOnly\" is only honoured in managed (policy) settings; ignored here",
                     );
                 }
+            }
+        }
+    }
+
+    /// A key rein does not act on: a Claude Code key is a note (`rein hooks validate` lists
+    /// it), anything else a warning with a did-you-mean.
+    fn top_level_key(&mut self, m: &Member) {
+        let key = m.key.as_str();
+        if keys::HONOURED_KEYS.contains(&key) {
+            return;
+        }
+        if keys::CLAUDE_CODE_KEYS.contains(&key) {
+            self.push(
+                Severity::Note,
+                m.key_offset,
+                format!("\"{key}\" is a Claude Code setting not supported by rein; ignored"),
+            );
+            return;
+        }
+        let hint = closest(
+            key,
+            keys::CLAUDE_CODE_KEYS
+                .iter()
+                .chain(keys::HONOURED_KEYS)
+                .copied(),
+        )
+        .map(|s| format!(" (did you mean \"{s}\"?)"))
+        .unwrap_or_default();
+        self.warn(
+            m.key_offset,
+            format!("unknown settings key \"{key}\"{hint}; ignored"),
+        );
+    }
+
+    /// A non-empty string value, else an error naming the key.
+    fn string_setting(&mut self, m: &Member) -> Option<String> {
+        match m.value.value.as_str() {
+            Some(text) if !text.trim().is_empty() => Some(text.trim().to_string()),
+            _ => {
+                self.error(
+                    m.value.offset,
+                    format!(
+                        "\"{}\" must be a non-empty string, found {}; ignored",
+                        m.key,
+                        m.value.value.type_name()
+                    ),
+                );
+                None
             }
         }
     }

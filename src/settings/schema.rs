@@ -20,6 +20,9 @@ pub enum Severity {
     Error,
     /// It applies, but probably not as meant.
     Warning,
+    /// A Claude Code setting rein does not act on: listed by `rein hooks validate`, not
+    /// printed when a session starts (a settings file shared with Claude Code holds many).
+    Note,
 }
 
 /// One problem found in the settings, printed compiler-style: `file:line:col: error: …`.
@@ -38,6 +41,7 @@ impl std::fmt::Display for Diagnostic {
         let sev = match self.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",
+            Severity::Note => "note",
         };
         write!(f, "{}: {}: {}", self.location, sev, self.message)
     }
@@ -63,6 +67,13 @@ pub struct Settings {
     pub env: Vec<(String, String)>,
     pub disable_all_hooks: bool,
     pub allow_managed_hooks_only: bool,
+    /// `model` (highest tier that sets it wins).
+    pub model: Option<String>,
+    /// `effortLevel` (highest tier that sets it wins).
+    pub effort_level: Option<String>,
+    /// `transcriptDir`: where session transcripts go instead of `~/.rein/projects` (rein's
+    /// own key; highest tier wins).
+    pub transcript_dir: Option<String>,
     pub files: Vec<LoadedFile>,
     pub diagnostics: Vec<Diagnostic>,
 }

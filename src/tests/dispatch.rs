@@ -582,7 +582,7 @@ async fn hooks_get_claude_code_environment_variables() {
         Some(std::process::id().to_string())
     );
     assert_eq!(pre.get("FROM_SETTINGS").map(String::as_str), Some("yes"));
-    assert!(!pre.contains_key("CLAUDECODE"));
+    assert_cc_hook_env(&pre);
     assert!(
         !pre.contains_key("CLAUDE_ENV_FILE"),
         "only SessionStart gets CLAUDE_ENV_FILE"
@@ -1271,4 +1271,48 @@ async fn permission_denied_retry_is_merged() {
         .await;
     assert_eq!(d.runs.len(), 2);
     assert!(d.retry);
+}
+
+/// Every variable Claude Code 2.1.328 added to a hook's environment (recorded in
+/// `tests/fixtures/cc-2.1.328/env_cwd/`) is set by rein with the same value, except the ones
+/// that name Claude Code's own machinery, which rein does not have, and `AI_AGENT`, rein's
+/// identity; the session-specific ones are checked by the caller.
+fn assert_cc_hook_env(env: &std::collections::HashMap<String, String>) {
+    let fixture = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/cc-2.1.328/env_cwd/summary.json"
+    ))
+    .unwrap();
+    let summary: serde_json::Value = serde_json::from_str(&fixture).unwrap();
+    let added = summary["hook_env_common"]["added"].as_object().unwrap();
+    // Claude Code's inter-session messaging and child-notes channel: rein has neither.
+    const NOT_IN_REIN: &[&str] = &[
+        "CLAUDE_CODE_CHILD_NOTES_DIR",
+        "CLAUDE_CODE_MESSAGING_SOCKET",
+        "CLAUDE_CODE_MESSAGING_TOKEN",
+    ];
+    // Values that are per session or per process (checked against this run by the caller).
+    const PER_RUN: &[&str] = &[
+        "AI_AGENT",
+        "CLAUDE_CODE_SESSION_ID",
+        "CLAUDE_PID",
+        "CLAUDE_PROJECT_DIR",
+    ];
+    assert!(added.len() > 8, "fixture lost its variables: {added:?}");
+    for (name, value) in added {
+        if NOT_IN_REIN.contains(&name.as_str()) {
+            assert!(
+                !env.contains_key(name),
+                "{name} is set, but rein has no such channel"
+            );
+        } else if PER_RUN.contains(&name.as_str()) {
+            assert!(env.contains_key(name), "{name} missing");
+        } else {
+            assert_eq!(
+                env.get(name),
+                value.as_str().map(str::to_string).as_ref(),
+                "{name}"
+            );
+        }
+    }
 }

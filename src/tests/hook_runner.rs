@@ -436,7 +436,7 @@ fn rows() -> Vec<Row> {
             ),
             C,
             NonBlockingPrefix(
-                "Hook JSON output validation failed — hookSpecificOutput.permissionDecision: invalid value \"maybe\"; expected one of \"allow\" | \"deny\" | \"ask\" | \"defer\"\n\nThe hook's output was: {\n  \"hookSpecificOutput\": {\n    \"hookEventName\": \"PreToolUse\",\n    \"permissionDecision\": \"maybe\"\n  }\n}\n\nExpected schema:\n{",
+                "Hook JSON output validation failed — hookSpecificOutput.permissionDecision: Invalid option: expected one of \"allow\"|\"deny\"|\"ask\"|\"defer\"\n\nThe hook's output was: {\n  \"hookSpecificOutput\": {\n    \"hookEventName\": \"PreToolUse\",\n    \"permissionDecision\": \"maybe\"\n  }\n}\n\nExpected schema:\n{",
             ),
             none,
             e0,
@@ -447,7 +447,7 @@ fn rows() -> Vec<Row> {
             sh(r#"echo '{"continue":"no"}'"#),
             C,
             NonBlockingPrefix(
-                "Hook JSON output validation failed — continue: expected boolean, got string",
+                "Hook JSON output validation failed — continue: Invalid input: expected boolean, received string",
             ),
             none,
             e0,
@@ -467,7 +467,7 @@ fn rows() -> Vec<Row> {
             sh(r#"echo '{"decision":"maybe"}'; exit 1"#),
             C,
             NonBlockingPrefix(
-                "Hook JSON output validation failed — decision: invalid value \"maybe\"",
+                "Hook JSON output validation failed — decision: Invalid option: expected one of \"approve\"|\"block\"",
             ),
             none,
             e1,
@@ -559,7 +559,7 @@ fn rows() -> Vec<Row> {
             sh("echo err >&2; exit 1"),
             B,
             Blocking(
-                "[echo err >&2; exit 1]: failed; blocking because onFailure is \"block\"\nerr\n",
+                "[echo err >&2; exit 1]: failed; blocking because onFailure is \"block\"\nerr",
             ),
             none,
             e1,
@@ -590,7 +590,7 @@ fn rows() -> Vec<Row> {
             sh("./missing.sh"),
             B,
             Blocking(
-                "[./missing.sh]: failed; blocking because onFailure is \"block\"\n/bin/sh: 1: ./missing.sh: not found\n",
+                "[./missing.sh]: failed; blocking because onFailure is \"block\"\n/bin/sh: 1: ./missing.sh: not found",
             ),
             none,
             e127,

@@ -351,7 +351,11 @@ async fn unknown_tool_is_an_error_result_and_fires_no_hook() {
     let last = h.request(1).last().cloned().unwrap();
     assert_eq!(
         tool_results(&last),
-        vec![("t1".into(), "No such tool available: Nope".into(), true)]
+        vec![(
+            "t1".into(),
+            "<tool_use_error>Error: No such tool available: Nope</tool_use_error>".into(),
+            true
+        )]
     );
     assert!(!h.events().contains(&HookEvent::PreToolUse));
     assert!(!h.events().contains(&HookEvent::PermissionDenied));
@@ -364,7 +368,7 @@ async fn invalid_input_is_an_error_result_and_fires_no_hook() {
     let last = h.request(1).last().cloned().unwrap();
     assert_eq!(
         tool_results(&last)[0].1,
-        "InputValidationError: path is required"
+        "<tool_use_error>InputValidationError: path is required</tool_use_error>"
     );
     let tool_events: Vec<_> = h
         .events()
@@ -571,7 +575,7 @@ async fn calls_run_in_order_then_one_post_tool_batch_with_model_facing_content()
         vec![
             json!("created a"),
             json!("Exit code 3"),
-            json!("No such tool available: Nope")
+            json!("<tool_use_error>Error: No such tool available: Nope</tool_use_error>")
         ]
     );
     let failure = h

@@ -234,6 +234,7 @@ fn bash_program<'a>(
         .arg(cwd_file)
         .arg(command);
     program.env = &ctx.env;
+    program.env_remove = &ctx.env_remove;
     program
 }
 
@@ -269,9 +270,9 @@ fn finish_output(c: &Captured) -> String {
 /// the session's `tool-results` folder (else the temp folder); `None` if it cannot be made.
 fn new_output_file(ctx: &ToolContext) -> Option<(PathBuf, Tee)> {
     use std::os::unix::fs::OpenOptionsExt;
-    let n = CALLS.fetch_add(1, Ordering::Relaxed);
     let dir = ctx.output_dir.clone().unwrap_or_else(std::env::temp_dir);
-    let path = dir.join(format!("bash-{}-{n}.txt", std::process::id()));
+    // Claude Code's name: a short random id.
+    let path = dir.join(format!("{}.txt", crate::id::short_id(9)));
     let opened = std::fs::create_dir_all(&dir).and_then(|()| {
         std::fs::OpenOptions::new()
             .write(true)

@@ -25,7 +25,7 @@ use super::device_guard::{self, SpecialKind};
 use super::input::{self, Field, FieldKind};
 use super::patch::{COARSE_PATCH_KEY, DIFF_DEADLINE, structured_patch_within};
 use super::read::stalled_text;
-use super::write::{updated_text, write_error_text};
+use super::write::{updated_text, updated_unseen_text, write_error_text};
 use super::{BoxFuture, Tool, ToolContext, ToolOutcome};
 
 /// Largest file Edit changes (Claude Code's 1 GB).
@@ -120,9 +120,20 @@ impl Tool for EditTool {
 
     fn render(&self, response: &Value) -> Option<String> {
         response.get("structuredPatch")?.as_array()?;
-        Some(updated_text(response.get("filePath")?.as_str()?))
+        let path = response.get("filePath")?.as_str()?;
+        Some(
+            if response.get(NOT_IN_CONTEXT_KEY) == Some(&Value::Bool(true)) {
+                updated_unseen_text(path)
+            } else {
+                updated_text(path)
+            },
+        )
     }
 }
+
+/// `tool_response` key Claude Code 2.1.328 adds (`true`) when the edited file's content was
+/// never shown to the model this session (fixture `tests/fixtures/cc-2.1.328/texts_files`).
+pub const NOT_IN_CONTEXT_KEY: &str = "contentNotInModelContext";
 
 struct EditArgs<'a> {
     path: &'a str,
@@ -178,14 +189,20 @@ async fn edit(input: Value, ctx: &ToolContext) -> Result<ToolOutcome, String> {
         Err(OffRuntimeError::Panicked(e)) => return Err(format!("Error editing {path}: {e}")),
     };
     // Why no deadline from here on: see the Write tool; the write is all or nothing.
-    let job = tokio::task::spawn_blocking(move || write_and_respond(&input, planned));
+    let seen = ctx.is_in_context(&path);
+    let job = tokio::task::spawn_blocking(move || write_and_respond(&input, planned, seen));
     match job.await {
         Ok(outcome) => outcome,
         Err(e) => Err(format!("Edit failed: {e}")),
     }
 }
 
-fn write_and_respond(input: &Value, planned: PlannedEdit) -> Result<ToolOutcome, String> {
+/// Writes the edit; `seen`: the model has been shown the file's content this session.
+fn write_and_respond(
+    input: &Value,
+    planned: PlannedEdit,
+    seen: bool,
+) -> Result<ToolOutcome, String> {
     let map = input.as_object().ok_or("The input is malformed")?;
     let args = EditArgs::from_map(map)
         .ok_or_else(|| input::validation_error("Edit", &["The input is malformed".to_string()]))?;
@@ -204,11 +221,18 @@ fn write_and_respond(input: &Value, planned: PlannedEdit) -> Result<ToolOutcome,
     response.insert("structuredPatch".into(), patch.hunks);
     response.insert("userModified".into(), Value::Bool(false));
     response.insert("replaceAll".into(), Value::Bool(args.replace_all));
+    if !seen {
+        response.insert(NOT_IN_CONTEXT_KEY.into(), Value::Bool(true));
+    }
     if patch.coarse {
         response.insert(COARSE_PATCH_KEY.into(), Value::Bool(true));
     }
     let response = Value::Object(response);
-    let content = updated_text(args.path);
+    let content = if seen {
+        updated_text(args.path)
+    } else {
+        updated_unseen_text(args.path)
+    };
     Ok(ToolOutcome::Success { response, content })
 }
 

@@ -89,12 +89,26 @@ pub fn normalise(tool: &str, input: Value, fields: &[Field]) -> Result<Map<Strin
             },
         }
     }
+    // Claude Code's schemas are strict: a parameter the tool does not take is an issue (listed
+    // after the missing ones, in input order), except the few Claude Code takes and rein
+    // ignores.
+    for name in given.keys() {
+        if !IGNORED_PARAMETERS.contains(&(tool, name.as_str())) {
+            issues.push(format!("An unexpected parameter `{name}` was provided"));
+        }
+    }
     if issues.is_empty() {
         Ok(out)
     } else {
         Err(validation_error(tool, &issues))
     }
 }
+
+/// Parameters Claude Code 2.1.328's tools take that rein's do not act on: accepted and ignored
+/// rather than refused (`dangerouslyDisableSandbox`: rein has no sandbox to leave; `pages`:
+/// rein's Read has no PDF support).
+const IGNORED_PARAMETERS: &[(&str, &str)] =
+    &[("Bash", "dangerouslyDisableSandbox"), ("Read", "pages")];
 
 /// The model-facing text for schema issues.
 pub fn validation_error(tool: &str, issues: &[String]) -> String {

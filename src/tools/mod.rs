@@ -49,8 +49,15 @@ pub struct ToolContext {
     pub cwd: Mutex<PathBuf>,
     /// Files written by SessionStart hooks through `CLAUDE_ENV_FILE`; Bash sources them first.
     pub env_files: Mutex<Vec<PathBuf>>,
-    /// Extra environment for commands (settings `env`).
+    /// Extra environment for commands (settings `env`, then the session's variables; see
+    /// [`crate::hooks::environment::bash_env`]).
     pub env: Vec<(String, String)>,
+    /// Variables removed from the inherited environment before `env` is applied.
+    pub env_remove: Vec<String>,
+    /// Files whose current content the model has been shown this session (read, or written
+    /// whole); an Edit of any other file reports `contentNotInModelContext`, as Claude Code
+    /// does.
+    pub in_context: Mutex<std::collections::HashSet<PathBuf>>,
     /// The session's background commands (Bash `run_in_background`), shared with `TaskStop`
     /// and with whoever ends the session.
     pub background: Arc<background::BackgroundTasks>,
@@ -66,6 +73,8 @@ impl ToolContext {
             project_dir,
             env_files: Mutex::new(Vec::new()),
             env: Vec::new(),
+            env_remove: Vec::new(),
+            in_context: Mutex::new(std::collections::HashSet::new()),
             background: Arc::new(background::BackgroundTasks::new()),
             output_dir: None,
         }
@@ -82,9 +91,29 @@ impl ToolContext {
                 Err(_) => Vec::new(),
             }),
             env: self.env.clone(),
+            env_remove: self.env_remove.clone(),
+            in_context: Mutex::new(match self.in_context.lock() {
+                Ok(set) => set.clone(),
+                Err(_) => std::collections::HashSet::new(),
+            }),
             background: Arc::clone(&self.background),
             output_dir: self.output_dir.clone(),
         }
+    }
+
+    /// Records that the model has seen the current content of `path`.
+    pub fn mark_in_context(&self, path: &str) {
+        if let Ok(mut set) = self.in_context.lock() {
+            set.insert(PathBuf::from(path));
+        }
+    }
+
+    /// Whether the model has seen the current content of `path` this session.
+    pub fn is_in_context(&self, path: &str) -> bool {
+        self.in_context
+            .lock()
+            .map(|set| set.contains(std::path::Path::new(path)))
+            .unwrap_or(false)
     }
 
     /// The current working directory (the project dir if the lock was poisoned).

@@ -3,7 +3,8 @@
 //! Line counting follows the golden samples: the text is split on `\n`, so a trailing newline
 //! yields a final empty line (`"a\nb\n"` has 3 lines) and `content` is the selected lines joined
 //! by `\n` — the whole file reads back byte for byte. The model sees the lines numbered as
-//! Claude Code shows them: the number right-aligned in 6 columns, `→`, the line.
+//! Claude Code 2.1.328 shows them: the number, a tab, the line (`1\tline one`; fixture
+//! `tests/fixtures/cc-2.1.328/texts_files`).
 //!
 //! Limits and refusals are Claude Code 2.1.328's, with its texts:
 //! - devices, pipes, sockets and the `/proc`/`/dev` names of its device guard are refused
@@ -140,6 +141,7 @@ async fn read(input: &Value, ctx: &ToolContext) -> ToolOutcome {
         Err(OffRuntimeError::Panicked(e)) => return failure(format!("Error reading {path}: {e}")),
     };
     let content = ReadTool.render(&response).unwrap_or_default();
+    ctx.mark_in_context(path);
     ToolOutcome::Success { response, content }
 }
 
@@ -343,7 +345,7 @@ pub fn render_text(content: &str, start: u64, total: u64) -> String {
             Some((cut, _)) => &line[..cut],
             None => line,
         };
-        out.push_str(&format!("{:>6}\u{2192}{shown}", start + i as u64));
+        out.push_str(&format!("{}\t{shown}", start + i as u64));
     }
     out
 }

@@ -72,8 +72,18 @@ impl Tool for WriteTool {
         Ok(Value::Object(map))
     }
 
-    fn execute<'a>(&'a self, input: Value, _ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutcome> {
-        Box::pin(write(input))
+    fn execute<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutcome> {
+        Box::pin(async move {
+            let path = input
+                .get("file_path")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            let outcome = write(input).await;
+            if let (ToolOutcome::Success { .. }, Some(path)) = (&outcome, path) {
+                ctx.mark_in_context(&path);
+            }
+            outcome
+        })
     }
 
     fn render(&self, response: &Value) -> Option<String> {
@@ -235,8 +245,17 @@ pub fn created_text(path: &str) -> String {
     )
 }
 
-/// The text for an overwritten or edited file.
+/// Claude Code 2.1.328's text for an overwritten file, or an edited one whose content the
+/// model had seen.
 pub fn updated_text(path: &str) -> String {
+    format!(
+        "The file {path} has been updated successfully. (file state is current in your context \u{2014} no need to Read it back)"
+    )
+}
+
+/// Claude Code 2.1.328's text for an edited file whose content the model had not seen
+/// (`contentNotInModelContext`).
+pub fn updated_unseen_text(path: &str) -> String {
     format!("The file {path} has been updated successfully.")
 }
 

@@ -525,7 +525,10 @@ fn unknown_tool_and_invalid_input_fire_no_hooks() {
     assert!(e.log("pre.log").is_empty());
     let results = tool_results(&e.transcript());
     assert_eq!(results.len(), 2);
-    assert_eq!(results[0]["content"], "No such tool available: Nope");
+    assert_eq!(
+        results[0]["content"],
+        "<tool_use_error>Error: No such tool available: Nope</tool_use_error>"
+    );
     assert_eq!(results[0]["is_error"], true);
     assert_eq!(results[1]["is_error"], true);
 }

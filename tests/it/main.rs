@@ -18,6 +18,7 @@
 
 mod agent;
 mod agent_e2e;
+mod cc_fidelity;
 mod engine;
 mod faults;
 mod harness;

@@ -25,6 +25,8 @@ pub struct AnthropicModel {
     model: String,
     system: Option<String>,
     max_tokens: u32,
+    /// `output_config.effort`, sent with every request when set.
+    effort: Option<String>,
     next_id: AtomicU64,
 }
 
@@ -41,8 +43,16 @@ impl AnthropicModel {
             model,
             system,
             max_tokens,
+            effort: None,
             next_id: AtomicU64::new(1),
         }
+    }
+
+    /// Sends `output_config: {"effort": level}` with every request (Claude Code does so for the
+    /// models that take an effort level; see [`super::effort_for`]).
+    pub fn with_effort(mut self, effort: Option<String>) -> AnthropicModel {
+        self.effort = effort;
+        self
     }
 
     fn generated_id(&self) -> String {
@@ -211,6 +221,10 @@ impl Model for AnthropicModel {
         &self.model
     }
 
+    fn effort(&self) -> Option<&str> {
+        self.effort.as_deref()
+    }
+
     fn complete<'a>(
         &'a self,
         messages: &'a [Message],
@@ -230,13 +244,21 @@ impl Model for AnthropicModel {
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         Box::pin(async move {
             let url = format!("{}/v1/messages", self.http.base_url);
-            let body = request_body(
+            let mut body = request_body(
                 &self.model,
                 request.system.or(self.system.as_deref()),
                 self.max_tokens,
                 request.messages,
                 request.tools,
             );
+            if let (Some(level), Some(map)) = (&self.effort, body.as_object_mut()) {
+                // Claude Code's position: right before `stream`.
+                let stream = map.remove("stream");
+                map.insert("output_config".into(), json!({"effort": level}));
+                if let Some(stream) = stream {
+                    map.insert("stream".into(), stream);
+                }
+            }
             http::with_retries(&self.http, || self.attempt(&url, &body, request.on_text)).await
         })
     }

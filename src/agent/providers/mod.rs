@@ -107,6 +107,10 @@ pub struct ProviderConfig {
     pub retry_max_delay: Duration,
     /// `max_tokens` for the response (Anthropic only; see [`openai::OpenAiModel::new`]).
     pub max_tokens: u32,
+    /// The effort level asked for (`--effort`, `CLAUDE_CODE_EFFORT_LEVEL`, settings
+    /// `effortLevel`); `None`: Claude Code's default, `medium`. Sent only to Anthropic models
+    /// that take one (see [`effort_for`]).
+    pub effort: Option<String>,
 }
 
 // Why by hand: the API key must never end up in a log line or a panic message.
@@ -124,6 +128,7 @@ impl fmt::Debug for ProviderConfig {
             .field("retry_base", &self.retry_base)
             .field("retry_max_delay", &self.retry_max_delay)
             .field("max_tokens", &self.max_tokens)
+            .field("effort", &self.effort)
             .finish()
     }
 }
@@ -143,6 +148,7 @@ impl ProviderConfig {
             retry_base: DEFAULT_RETRY_BASE,
             retry_max_delay: DEFAULT_RETRY_MAX_DELAY,
             max_tokens: DEFAULT_MAX_TOKENS,
+            effort: None,
         }
     }
 
@@ -211,6 +217,7 @@ impl ProviderConfig {
         cfg.model = model_flag
             .map(str::to_string)
             .or_else(|| model_var.and_then(var));
+        cfg.effort = var("CLAUDE_CODE_EFFORT_LEVEL").map(|v| v.trim().to_string());
         if let Some(ms) = parse_env_u64(&var, "REIN_REQUEST_TIMEOUT_MS")? {
             cfg.request_timeout = Duration::from_millis(ms.max(1));
         }
@@ -318,16 +325,46 @@ pub fn from_config(cfg: &ProviderConfig) -> Result<Box<dyn Model>, ModelConfigEr
                 "ANTHROPIC_API_KEY",
                 "ANTHROPIC_BASE_URL",
             )?;
-            Ok(Box::new(anthropic::AnthropicModel::new(
-                http,
-                cfg.model
-                    .clone()
-                    .unwrap_or_else(|| DEFAULT_ANTHROPIC_MODEL.to_string()),
-                cfg.system.clone(),
-                cfg.max_tokens,
-            )))
+            let model = cfg
+                .model
+                .clone()
+                .unwrap_or_else(|| DEFAULT_ANTHROPIC_MODEL.to_string());
+            let effort = effort_for(&model, cfg.effort.as_deref());
+            Ok(Box::new(
+                anthropic::AnthropicModel::new(http, model, cfg.system.clone(), cfg.max_tokens)
+                    .with_effort(effort),
+            ))
         }
     }
+}
+
+/// The effort levels `--effort` takes (Claude Code 2.1.328's list).
+pub const EFFORT_LEVELS: &[&str] = &["low", "medium", "high", "xhigh", "max"];
+
+/// The effort level sent to the Anthropic model `model`: `asked`, else Claude Code's default
+/// `medium`; `None` for the models Claude Code 2.1.328 sends no effort to (the Claude 3 family,
+/// Opus 4.0/4.1, Sonnet 4.0/4.5, Haiku 4.5, dated or not).
+pub fn effort_for(model: &str, asked: Option<&str>) -> Option<String> {
+    let id = model.trim().to_ascii_lowercase();
+    let no_effort = id.contains("claude-3-")
+        || [
+            "claude-opus-4-0",
+            "claude-opus-4-1",
+            "claude-sonnet-4-0",
+            "claude-sonnet-4-5",
+            "claude-haiku-4-5",
+        ]
+        .iter()
+        .any(|name| {
+            id == *name
+                || id
+                    .strip_prefix(name)
+                    .is_some_and(|rest| rest.starts_with('-') || rest.starts_with('['))
+        });
+    if no_effort {
+        return None;
+    }
+    Some(asked.unwrap_or("medium").to_string())
 }
 
 fn reject_script(cfg: &ProviderConfig) -> Result<(), ModelConfigError> {

@@ -50,8 +50,8 @@ pub struct TerminalContext {
     pub hooks_args: Vec<String>,
     /// The spinner's shared state.
     pub spinner: SpinnerState,
-    /// rein's home (sessions for `/resume`).
-    pub rein_home: PathBuf,
+    /// Where transcripts are kept (sessions for `/resume`).
+    pub projects_dir: PathBuf,
     /// The project directory.
     pub project_dir: PathBuf,
 }
@@ -265,7 +265,7 @@ fn hooks_list(ctx: &TerminalContext) {
 }
 
 fn resume_list(ctx: &TerminalContext) {
-    let sessions = crate::agent::resume::sessions(&ctx.rein_home, &ctx.project_dir);
+    let sessions = crate::agent::resume::sessions(&ctx.projects_dir, &ctx.project_dir);
     if sessions.is_empty() {
         println!("No sessions of {} yet.", ctx.project_dir.display());
         return;

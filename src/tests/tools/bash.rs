@@ -180,6 +180,20 @@ async fn long_output_is_saved_to_a_file_with_a_preview() {
         .to_string();
     assert!(path.starts_with(&root.join("tool-results").display().to_string()));
     assert_eq!(resp["persistedOutputSize"], 50000);
+    // Claude Code's name for it: 9 characters of [a-z0-9], `.txt`.
+    let name = std::path::Path::new(&path)
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert!(
+        name.len() == 13
+            && name.ends_with(".txt")
+            && name[..9]
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()),
+        "{name}"
+    );
     assert_eq!(std::fs::read_to_string(&path).expect("saved").len(), 50000);
     let preview = "123456789\n".repeat(200);
     assert_eq!(
@@ -228,13 +242,20 @@ async fn prepare_validates_and_orders_keys() {
     let (_dir, _root, ctx) = project();
     let prepared = BashTool
         .prepare(
-            json!({"run_in_background": "false", "description": "d", "extra": true, "timeout": 5000, "command": "true"}),
+            json!({"run_in_background": "false", "description": "d", "dangerouslyDisableSandbox": true, "timeout": 5000, "command": "true"}),
             &ctx,
         )
         .expect("prepare");
     assert_eq!(
         serde_json::to_string(&prepared).expect("json"),
         r#"{"command":"true","timeout":5000,"description":"d","run_in_background":false}"#
+    );
+    // Claude Code's schemas are strict: a parameter the tool does not take is refused.
+    assert_eq!(
+        BashTool
+            .prepare(json!({"command": "true", "extra": true}), &ctx)
+            .expect_err("unexpected"),
+        "InputValidationError: Bash failed due to the following issue:\nAn unexpected parameter `extra` was provided"
     );
     let err = BashTool
         .prepare(json!({"description": "x"}), &ctx)

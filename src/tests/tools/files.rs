@@ -22,8 +22,8 @@ async fn read_default_limit_and_long_lines() {
     assert_eq!(resp["file"]["numLines"], 2000);
     assert_eq!(resp["file"]["totalLines"], 2501);
     let first = content.lines().next().expect("line");
-    assert_eq!(first.chars().count(), 6 + 1 + 2000);
-    assert!(content.ends_with("  2000\u{2192}l2000"));
+    assert_eq!(first.chars().count(), 1 + 1 + 2000);
+    assert!(content.ends_with("\n2000\tl2000"));
 }
 
 #[tokio::test]
@@ -92,7 +92,7 @@ async fn write_update_reports_the_patch_and_creates_parents() {
     assert_eq!(
         content,
         format!(
-            "The file {}/f.txt has been updated successfully.",
+            "The file {}/f.txt has been updated successfully. (file state is current in your context \u{2014} no need to Read it back)",
             root.display()
         )
     );

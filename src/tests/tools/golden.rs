@@ -54,7 +54,7 @@ fn expect_response(outcome: ToolOutcome, sample: &Value) -> String {
 async fn bash_echo_to_file_matches_golden() {
     let (_dir, root, ctx) = project();
     let sample = golden("stdin-PostToolUse-Bash.json", &root);
-    let input = json!({"description": "rewritten by hook", "command": "echo rewritten-one > rewritten_one.txt", "bogus": 1});
+    let input = json!({"description": "rewritten by hook", "command": "echo rewritten-one > rewritten_one.txt"});
     let content = expect_response(run_against(&BashTool, input, &sample, &ctx).await, &sample);
     assert_eq!(content, crate::tools::bash::NO_OUTPUT_TEXT);
     assert_eq!(
@@ -93,10 +93,7 @@ async fn read_full_file_matches_golden() {
         run_against(&ReadTool, json!({"file_path": "notes.txt"}), &sample, &ctx).await,
         &sample,
     );
-    assert_eq!(
-        content,
-        "     1\u{2192}line one\n     2\u{2192}line two\n     3\u{2192}"
-    );
+    assert_eq!(content, "1\tline one\n2\tline two\n3\t");
     // The PreToolUse sample has the same normalised input.
     let pre = golden("stdin-PreToolUse-Read.json", &root);
     let prepared = ReadTool
@@ -112,7 +109,7 @@ async fn read_offset_limit_matches_golden() {
     let sample = golden("stdin-PostToolUse-Read-offset.json", &root);
     let input = json!({"limit": "2", "file_path": root.join("notes.txt"), "offset": 2});
     let content = expect_response(run_against(&ReadTool, input, &sample, &ctx).await, &sample);
-    assert_eq!(content, "     2\u{2192}two\n     3\u{2192}three");
+    assert_eq!(content, "2\ttwo\n3\tthree");
 }
 
 #[tokio::test]
@@ -183,12 +180,21 @@ async fn edit_matches_golden() {
     let (_dir, root, ctx) = project();
     write(&root.join("notes.txt"), "line one\nline two\n");
     let sample = golden("stdin-PostToolUse-Edit.json", &root);
+    // The golden session read the file first (its tool_response has no
+    // `contentNotInModelContext`).
+    let read = crate::tools::read::ReadTool
+        .prepare(json!({"file_path": "notes.txt"}), &ctx)
+        .expect("prepare");
+    assert!(matches!(
+        crate::tools::read::ReadTool.execute(read, &ctx).await,
+        ToolOutcome::Success { .. }
+    ));
     let input = json!({"new_string": "line 2", "file_path": "notes.txt", "old_string": "line two"});
     let content = expect_response(run_against(&EditTool, input, &sample, &ctx).await, &sample);
     assert_eq!(
         content,
         format!(
-            "The file {}/notes.txt has been updated successfully.",
+            "The file {}/notes.txt has been updated successfully. (file state is current in your context \u{2014} no need to Read it back)",
             root.display()
         )
     );

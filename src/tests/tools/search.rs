@@ -81,7 +81,7 @@ async fn glob_caps_at_100_and_normalises_input() {
     assert_eq!(resp["truncated"], true);
     assert!(content.ends_with(crate::tools::glob::TRUNCATED_NOTE));
     let prepared = GlobTool
-        .prepare(json!({"path": "sub", "pattern": "*", "x": 1}), &ctx)
+        .prepare(json!({"path": "sub", "pattern": "*"}), &ctx)
         .expect("prepare");
     assert_eq!(
         serde_json::to_string(&prepared).expect("json"),

@@ -144,7 +144,10 @@ fn task_stop_answers_an_unknown_id_with_claude_codes_text() {
     assert_eq!(run.code, Some(0), "stderr: {}", run.stderr);
     let lines = e.transcript();
     let results = super::tool_results(&lines);
-    assert_eq!(results[0]["content"], "No task found with ID: nope");
+    assert_eq!(
+        results[0]["content"],
+        "<tool_use_error>No task found with ID: nope</tool_use_error>"
+    );
     assert_eq!(results[0]["is_error"], true);
 }
 
@@ -342,6 +345,7 @@ fn task_stop_is_found_by_its_former_names() {
     let lines = e.transcript();
     let results = super::tool_results(&lines);
     // Claude Code's answer (tests/fixtures/cc-2.1.328/background/killshell-summary.json).
-    assert_eq!(results[0]["content"], "No task found with ID: nope");
-    assert_eq!(results[1]["content"], "No task found with ID: nope");
+    let text = "<tool_use_error>No task found with ID: nope</tool_use_error>";
+    assert_eq!(results[0]["content"], text);
+    assert_eq!(results[1]["content"], text);
 }

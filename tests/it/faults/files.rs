@@ -167,8 +167,8 @@ fn a_fifo_is_refused_unopened_by_every_file_tool_and_sigterm_still_ends_the_sess
     assert_eq!(
         texts[1],
         format!(
-            "{fifo_text} exists but is not a regular file (a device, FIFO or socket). Edit only \
-             changes regular files."
+            "<tool_use_error>{fifo_text} exists but is not a regular file (a device, FIFO or \
+             socket). Edit only changes regular files.</tool_use_error>"
         )
     );
     assert_eq!(
@@ -228,8 +228,8 @@ fn dev_zero_is_refused_by_read_write_and_edit() {
             "/dev/zero exists but is not a regular file (a device, FIFO or socket). Write only \
              creates or overwrites regular files."
                 .to_string(),
-            "/dev/zero exists but is not a regular file (a device, FIFO or socket). Edit only \
-             changes regular files."
+            "<tool_use_error>/dev/zero exists but is not a regular file (a device, FIFO or \
+             socket). Edit only changes regular files.</tool_use_error>"
                 .to_string(),
             format!("Cannot read '/dev/zero': {device}"),
         ]

@@ -641,7 +641,7 @@ fn assert_failed(e: &Env, p: Provider, run: &Run, kind: &str, message: &str) {
 }
 
 /// The tool_result rein reports for arguments that are not JSON (Claude Code's wording).
-const NOT_AN_OBJECT: &str = "InputValidationError: Bash failed due to the following issue:\nThe input is expected as `object` but provided as `string`";
+const NOT_AN_OBJECT: &str = "<tool_use_error>InputValidationError: Bash failed due to the following issue:\nThe input is expected as `object` but provided as `string`</tool_use_error>";
 
 /// A valid Bash call next to the bad one: proves PreToolUse hooks do run for good calls, so
 /// their absence for the bad one is the protection and not a broken hook.
@@ -719,7 +719,11 @@ fn unknown_tool(p: Provider) {
         name: "NoSuchTool",
         args: "{\"x\": 1}",
     };
-    bad_call_costs_only_its_result(p, bad, "No such tool available: NoSuchTool");
+    bad_call_costs_only_its_result(
+        p,
+        bad,
+        "<tool_use_error>Error: No such tool available: NoSuchTool</tool_use_error>",
+    );
 }
 
 #[test]

@@ -338,7 +338,10 @@ fn catastrophic_matcher_in_a_session_costs_nothing() {
         assert_eq!(results[i]["is_error"], true);
         let content = results[i]["content"].as_str().unwrap_or_default();
         assert!(
-            content == format!("No such tool available: {name}"),
+            content
+                == format!(
+                    "<tool_use_error>Error: No such tool available: {name}</tool_use_error>"
+                ),
             "{content:.300}"
         );
     }
