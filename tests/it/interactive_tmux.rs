@@ -545,3 +545,20 @@ fn the_spinner_shows_a_hooks_status_message_while_it_runs() {
     tmux.type_line("/exit");
     assert_eq!(exit_code(&tmux, &code_file), "0");
 }
+
+#[test]
+fn a_permission_prompt_is_answered_with_one_key() {
+    let sandbox = Sandbox::new("proj", &[]);
+    let project = sandbox.project.clone();
+    let (tmux, code_file) = launch(&sandbox);
+    tmux.wait_for("the first prompt", at_input_prompt);
+    tmux.type_line("run command touch one-key.txt");
+    tmux.wait_for("the permission prompt", |s| prompts(s) == 1);
+    // `y` alone, no Enter.
+    tmux.ok(&["send-keys", "-t", "rein", "-l", "y"]);
+    tmux.wait_for("the call to run", |s| {
+        at_input_prompt(s) && project.join("one-key.txt").exists()
+    });
+    tmux.type_line("/exit");
+    assert_eq!(exit_code(&tmux, &code_file), "0");
+}

@@ -9,6 +9,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use futures_util::FutureExt;
 use tokio::signal::unix::Signal;
 
 use crate::agent::session::{Compacted, Session, TurnEnd};
@@ -141,13 +142,24 @@ pub async fn run(
         if text.is_empty() {
             continue;
         }
+        // A Ctrl+C pressed while nothing was running (during start-up, between prompts) must
+        // not stop the next turn the moment it starts.
+        while let Some(Some(())) = sigint.recv().now_or_never() {}
         if let Some(command) = text.strip_prefix('/')
             && !command.starts_with('/')
         {
-            match slash(session, ctx, command, color).await {
-                Slash::Exit => return None,
-                Slash::Done => continue,
+            let done = tokio::select! {
+                done = slash(session, ctx, command, color) => Some(done),
+                _ = sigint.recv() => None,
+                _ = sigterm.recv() => return Some(143),
+            };
+            ctx.spinner.stop();
+            match done {
+                Some(Slash::Exit) => return None,
+                Some(Slash::Done) => {}
+                None => eprintln!("{}", paint(color, "33", "Interrupted.")),
             }
+            continue;
         }
         ctx.spinner.start("Thinking");
         let outcome = tokio::select! {
