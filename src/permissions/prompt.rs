@@ -137,7 +137,11 @@ impl std::io::Read for OneKey {
         self.answered = true;
         buf[0] = key[0];
         buf[1] = b'\n';
-        Ok(if key[0] == b'\n' || key[0] == b'\r' { 1 } else { 2 })
+        Ok(if key[0] == b'\n' || key[0] == b'\r' {
+            1
+        } else {
+            2
+        })
     }
 }
 
