@@ -5,6 +5,9 @@
 //! 1. Unknown tool → error result `Error: No such tool available: <name>`; `Tool::prepare`
 //!    failing → its error as the result; both wrapped in `<tool_use_error>…</tool_use_error>`, as
 //!    Claude Code 2.1.328 does. No hook fires for either (PostToolBatch still lists the call).
+//!    A Read/Write/Edit of a path a deny rule covers is refused here too (Claude Code's
+//!    `File is in a directory that is denied by your permission settings.`), a denial with no
+//!    hook.
 //! 2. PreToolUse. `deny` → the call never runs and the rendered hook text is the error result;
 //!    `defer` → the call does not run and the turn ends (`tool_deferred`); `updatedInput` replaces
 //!    the input after `prepare` validated it again (invalid → refused). `continue: false` does
@@ -39,7 +42,9 @@ use crate::hooks::events::{
 };
 use crate::hooks::host::{HookHost, fire_observed};
 use crate::hooks::spec::HookEvent;
-use crate::permissions::policy::{HookAnswer, PermissionPolicy, Verdict, headless_denial};
+use crate::permissions::policy::{
+    AskCause, HookAnswer, PermissionPolicy, Verdict, headless_denial,
+};
 use crate::permissions::prompt::{self, Prompter};
 use crate::progress::{Observer, Progress};
 use crate::tools::{BoxFuture, Tool, ToolContext, ToolOutcome};
@@ -80,6 +85,20 @@ pub trait PermissionGate: Send + Sync {
     fn evaluate(&self, tool: &str, input: &Value, hook: Option<&HookAnswer>) -> GateVerdict;
     /// Deny rules only: `Some(message)` if one matches.
     fn check_deny(&self, tool: &str, input: &Value) -> Option<String>;
+    /// PermissionRequest's `permission_suggestions` for this call (SDK `PermissionUpdate`
+    /// objects; possibly none).
+    fn suggestions(&self, _tool: &str, _input: &Value) -> Vec<Value> {
+        Vec::new()
+    }
+    /// Ask rules only: the matching rule's text.
+    fn check_ask(&self, _tool: &str, _input: &Value) -> Option<String> {
+        None
+    }
+    /// A PermissionRequest hook's `updatedPermissions`, for this session; returns what was
+    /// refused.
+    fn apply_hook_updates(&self, _updates: &[Value]) -> Vec<String> {
+        Vec::new()
+    }
     /// Asks a person, if one is attending. An `AllowAlways` answer is remembered by the gate.
     fn prompt<'a>(
         &'a self,
@@ -88,10 +107,6 @@ pub trait PermissionGate: Send + Sync {
         reason: &'a str,
     ) -> BoxFuture<'a, PromptAnswer>;
     /// The session's working directory changed (relative rules resolve against it).
-    #[expect(
-        dead_code,
-        reason = "the session does not report a changed working directory yet"
-    )]
     fn follow_cwd(&self, _cwd: &Path) {}
     /// Whether [`PermissionGate::prompt`] can reach a person (then a `permission_prompt`
     /// Notification fires before it).
@@ -164,7 +179,8 @@ impl PermissionGate for PolicyGate {
             Verdict::Allow => GateVerdict::Allow,
             Verdict::Deny { message } => GateVerdict::Deny { message },
             Verdict::Ask { reason, cause } => GateVerdict::Ask {
-                denial: headless_denial(tool, &reason, &cause),
+                denial: headless_file_denial(tool, input, &cause)
+                    .unwrap_or_else(|| headless_denial(tool, &reason, &cause)),
                 reason,
             },
             // The pipeline ends the call on a PreToolUse `defer` before asking the gate; if a
@@ -177,6 +193,18 @@ impl PermissionGate for PolicyGate {
 
     fn check_deny(&self, tool: &str, input: &Value) -> Option<String> {
         self.with_policy(|p| p.check_deny(tool, input))
+    }
+
+    fn suggestions(&self, tool: &str, input: &Value) -> Vec<Value> {
+        self.with_policy(|p| p.permission_suggestions(tool, input))
+    }
+
+    fn check_ask(&self, tool: &str, input: &Value) -> Option<String> {
+        self.with_policy(|p| p.check_ask(tool, input))
+    }
+
+    fn apply_hook_updates(&self, updates: &[Value]) -> Vec<String> {
+        self.with_policy(|p| p.apply_hook_updates(updates))
     }
 
     fn prompt<'a>(
@@ -347,6 +375,17 @@ impl<'a> ToolPipeline<'a> {
             }
         };
         report.input = input.clone();
+        // Claude Code 2.1.328 refuses a file tool's path that a deny rule covers while it
+        // validates the input: no hook fires, and the model gets its validation text (fixture
+        // `tests/fixtures/cc-2.1.328/deny_paths`). The call is still a permission denial.
+        if DENY_CHECKED_AT_VALIDATION.contains(&call.name.as_str())
+            && self.gate.check_deny(&call.name, &input).is_some()
+        {
+            report.status = CallStatus::Refused;
+            report.denial = Some(DENIED_PATH_TEXT.to_string());
+            report.content = tool_use_error(DENIED_PATH_TEXT);
+            return report;
+        }
 
         let pre = self
             .fire::<PreToolUse>(
@@ -396,6 +435,8 @@ impl<'a> ToolPipeline<'a> {
         }
 
         let hook_answer = pre.permission.as_ref().map(hook_answer);
+        // Relative paths in a Bash line resolve where the shell really is (`cd` persists).
+        self.gate.follow_cwd(&self.ctx.current_dir());
         match self.gate.evaluate(&call.name, &input, hook_answer.as_ref()) {
             GateVerdict::Allow => {}
             GateVerdict::Deny { message } => {
@@ -437,13 +478,19 @@ impl<'a> ToolPipeline<'a> {
                     hook_event_name: HookEvent::PermissionRequest,
                     tool_name: call.name.clone(),
                     tool_input: input.clone(),
-                    permission_suggestions: None,
+                    // Always present, `[]` included, as Claude Code sends it (fixture
+                    // `tests/fixtures/cc-2.1.328/read_only_bash`).
+                    permission_suggestions: Some(self.gate.suggestions(&call.name, input)),
                 },
                 None,
             )
             .await;
         match outcome.decision {
-            Some(PermissionRequestDecision::Allow { updated_input, .. }) => {
+            Some(PermissionRequestDecision::Allow {
+                updated_input,
+                updated_permissions,
+            }) => {
+                let original = input.clone();
                 if let Some(updated) = updated_input {
                     match self.prepare(tool, updated).await {
                         Ok(v) => *input = v,
@@ -458,14 +505,33 @@ impl<'a> ToolPipeline<'a> {
                         }
                     }
                 }
-                // Why: a hook's rewrite must not smuggle a call past a deny rule.
-                match self.gate.check_deny(&call.name, input) {
-                    Some(text) => Approval::Refused {
+                // Why: a hook's rewrite must not smuggle a call past a deny rule, nor past an
+                // ask rule the call as asked about did not meet (the person, or the hook, was
+                // asked about the original).
+                if let Some(text) = self.gate.check_deny(&call.name, input) {
+                    return Approval::Refused {
                         text,
                         interrupt: false,
-                    },
-                    None => Approval::Approved,
+                    };
                 }
+                if *input != original
+                    && let Some(rule) = self.gate.check_ask(&call.name, input)
+                    && self.gate.check_ask(&call.name, &original).as_ref() != Some(&rule)
+                {
+                    let reason = format!(
+                        "A PermissionRequest hook rewrote this call, and the permission rule `{rule}` requires approval for the rewritten call"
+                    );
+                    let denial = crate::permissions::policy::headless_denial(
+                        &call.name,
+                        &reason,
+                        &crate::permissions::policy::AskCause::AskRule(rule),
+                    );
+                    return self.ask_person(call, input, &reason, denial).await;
+                }
+                for refused in self.gate.apply_hook_updates(&updated_permissions) {
+                    tracing::warn!("PermissionRequest:{}: {refused}", call.name);
+                }
+                Approval::Approved
             }
             Some(PermissionRequestDecision::Deny { message, interrupt }) => Approval::Refused {
                 text: message,
@@ -668,6 +734,26 @@ fn batch_input(tool: &str, input: &Value) -> Value {
         _ => input.clone(),
     }
 }
+
+/// Claude Code 2.1.328's text for a Write/Edit nobody could approve (headless):
+/// `Claude requested permissions to write to <path>, but you haven't granted it yet.` (fixture
+/// `tests/fixtures/cc-2.1.328/deny_paths`). `None` for other tools and for a hook's `ask`.
+fn headless_file_denial(tool: &str, input: &Value, cause: &AskCause) -> Option<String> {
+    if matches!(cause, AskCause::Hook) || !matches!(tool, "Write" | "Edit") {
+        return None;
+    }
+    let path = input.get("file_path")?.as_str()?;
+    Some(format!(
+        "Claude requested permissions to write to {path}, but you haven't granted it yet."
+    ))
+}
+
+/// The tools whose path a deny rule refuses during input validation.
+const DENY_CHECKED_AT_VALIDATION: &[&str] = &["Read", "Write", "Edit"];
+
+/// Claude Code 2.1.328's validation text for a path a deny rule covers.
+pub const DENIED_PATH_TEXT: &str =
+    "File is in a directory that is denied by your permission settings.";
 
 /// A refusal during input validation (unknown tool, invalid input, a check the tool makes
 /// before any hook runs) as Claude Code 2.1.328 tells the model:

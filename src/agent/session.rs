@@ -30,7 +30,8 @@ use crate::hooks::host::{HookHost, fire_observed};
 use crate::hooks::spec::HookEvent;
 use crate::id::uuid_v4;
 use crate::model::{
-    ContentBlock, Message, Model, ModelError, ModelResponse, Request, Role, ToolSpec, Usage,
+    ContentBlock, Message, Model, ModelError, ModelResponse, Request, Role, StopReason, ToolSpec,
+    Usage,
 };
 use crate::pipeline::{CallStatus, PermissionGate, ToolCall, ToolPipeline};
 use crate::progress::{Observer, Progress};
@@ -118,6 +119,10 @@ pub struct TurnOutcome {
     pub result: String,
     /// Model requests made for this prompt.
     pub num_turns: u32,
+    /// The last model reply's stop reason (`None`: no request was made).
+    pub model_stop_reason: Option<StopReason>,
+    /// The turn ended because Stop hooks reached the block cap.
+    pub stop_capped: bool,
     /// The tool calls that were refused, in order.
     pub denials: Vec<Denial>,
     /// Tokens this prompt's model requests took, summed (zero when the provider reported none).
@@ -671,6 +676,8 @@ impl Session {
             end: TurnEnd::Completed,
             result: String::new(),
             num_turns: 0,
+            model_stop_reason: None,
+            stop_capped: false,
             denials: Vec::new(),
             usage: Usage::default(),
             model_usage: Vec::new(),
@@ -792,6 +799,7 @@ impl Session {
                 }
             };
             outcome.num_turns += 1;
+            outcome.model_stop_reason = Some(response.stop_reason);
             self.usage.record(&response.model, response.usage.as_ref());
             if response.usage.is_none() && self.compaction.auto && !self.blind_noticed {
                 self.blind_noticed = true;
@@ -883,6 +891,7 @@ impl Session {
                     self.config.stop_block_cap
                 ));
                 outcome.end = TurnEnd::Completed;
+                outcome.stop_capped = true;
                 return;
             }
             stop_blocks += 1;

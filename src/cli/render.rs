@@ -8,8 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde_json::{Map, Value, json};
 
 use crate::agent::session::{Denial, TurnEnd, TurnOutcome};
-use crate::agent::transcript::bounded_stream;
+use crate::agent::transcript::{bounded_stream, timestamp_now};
 use crate::hooks::run::{OutcomeKind, RunStatus};
+use crate::id::uuid_v4;
 use crate::model::{ContentBlock, ModelResponse, StopReason, Usage};
 use crate::pipeline::CallStatus;
 use crate::progress::{Observer, Progress};
@@ -174,6 +175,8 @@ pub struct StreamJson {
     pub cwd: String,
     pub permission_mode: String,
     pub tools: Vec<String>,
+    /// `--include-hook-events`: a `hook_started` and a `hook_response` line per hook run.
+    pub include_hook_events: bool,
     broken: AtomicBool,
 }
 
@@ -184,6 +187,7 @@ impl StreamJson {
             cwd: cwd.to_string(),
             permission_mode: permission_mode.to_string(),
             tools,
+            include_hook_events: false,
             broken: AtomicBool::new(false),
         }
     }
@@ -265,19 +269,30 @@ impl Observer for StreamJson {
     fn observe(&self, progress: Progress<'_>) {
         let sid = &self.session_id;
         match progress {
+            // Claude Code 2.1.328's shapes (fixture `tests/fixtures/cc-2.1.328/*/stream.jsonl`):
+            // every line carries a `uuid`; messages also `parent_tool_use_id` and `timestamp`.
+            // rein names its own version (`rein_version`) where Claude Code has
+            // `claude_code_version`, and lists no MCP servers or slash commands (it has none).
             Progress::SessionStarted { session_id, model } => self.emit(&json!({
                 "type": "system",
                 "subtype": "init",
                 "cwd": self.cwd,
                 "session_id": session_id,
                 "tools": self.tools,
+                "mcp_servers": [],
                 "model": model,
                 "permissionMode": self.permission_mode,
+                "slash_commands": [],
+                "rein_version": env!("CARGO_PKG_VERSION"),
+                "uuid": uuid_v4(),
             })),
             Progress::Assistant { response } => self.emit(&json!({
                 "type": "assistant",
                 "message": assistant_message_json(response),
+                "parent_tool_use_id": null,
                 "session_id": sid,
+                "uuid": uuid_v4(),
+                "timestamp": timestamp_now(),
             })),
             Progress::ToolResult {
                 tool_use_id,
@@ -293,11 +308,19 @@ impl Observer for StreamJson {
                 };
                 let mut line = Map::new();
                 line.insert("type".into(), json!("user"));
+                let mut block = serde_json::to_value(&block).unwrap_or(Value::Null);
+                // Claude Code states `is_error` on every tool result line, `false` included.
+                if let Some(map) = block.as_object_mut() {
+                    map.insert("is_error".into(), json!(is_error));
+                }
                 line.insert(
                     "message".into(),
                     json!({"role": "user", "content": [block]}),
                 );
+                line.insert("parent_tool_use_id".into(), Value::Null);
                 line.insert("session_id".into(), json!(sid));
+                line.insert("uuid".into(), json!(uuid_v4()));
+                line.insert("timestamp".into(), json!(timestamp_now()));
                 if let Some(r) = response {
                     line.insert("tool_use_result".into(), r.clone());
                 }
@@ -306,7 +329,10 @@ impl Observer for StreamJson {
             Progress::Feedback { message } => self.emit(&json!({
                 "type": "user",
                 "message": message,
+                "parent_tool_use_id": null,
                 "session_id": sid,
+                "uuid": uuid_v4(),
+                "timestamp": timestamp_now(),
             })),
             Progress::Hook {
                 event,
@@ -314,6 +340,9 @@ impl Observer for StreamJson {
                 hook_name,
                 ..
             } => {
+                if !self.include_hook_events {
+                    return;
+                }
                 for run in &common.runs {
                     let outcome = match &run.outcome {
                         OutcomeKind::Success => "success",
@@ -329,16 +358,32 @@ impl Observer for StreamJson {
                         | RunStatus::Backgrounded
                         | RunStatus::Crashed(_) => Value::Null,
                     };
+                    // rein reports a run when it has ended, so its `hook_started` line comes
+                    // right before its `hook_response`.
+                    let hook_id = uuid_v4();
+                    self.emit(&json!({
+                        "type": "system",
+                        "subtype": "hook_started",
+                        "hook_id": hook_id,
+                        "hook_name": hook_name,
+                        "hook_event": event.as_str(),
+                        "uuid": uuid_v4(),
+                        "session_id": sid,
+                    }));
+                    let stdout = bounded_stream(&run.stdout, run.stdout_bytes);
+                    let stderr = bounded_stream(&run.stderr, run.stderr_bytes);
                     self.emit(&json!({
                         "type": "system",
                         "subtype": "hook_response",
+                        "hook_id": hook_id,
                         "hook_name": hook_name,
                         "hook_event": event.as_str(),
-                        "command": run.command,
-                        "outcome": outcome,
+                        "output": format!("{stdout}{stderr}"),
+                        "stdout": stdout,
+                        "stderr": stderr,
                         "exit_code": exit_code,
-                        "stdout": bounded_stream(&run.stdout, run.stdout_bytes),
-                        "stderr": bounded_stream(&run.stderr, run.stderr_bytes),
+                        "outcome": outcome,
+                        "uuid": uuid_v4(),
                         "session_id": sid,
                     }));
                 }
@@ -347,6 +392,7 @@ impl Observer for StreamJson {
                 "type": "system",
                 "subtype": "notice",
                 "text": text,
+                "uuid": uuid_v4(),
                 "session_id": sid,
             })),
             Progress::Prompt { .. } | Progress::ToolStart { .. } | Progress::TextDelta { .. } => {}
@@ -361,13 +407,32 @@ pub fn result_json(
     duration_ms: u64,
     error: Option<&str>,
 ) -> Value {
-    let (subtype, is_error, stop_reason) = match &outcome.end {
-        TurnEnd::Completed => ("success", false, "end_turn"),
+    // Claude Code 2.1.328's fields (fixtures `tests/fixtures/cc-2.1.328/{max_turns,stop_cap,
+    // continue_false}`): `terminal_reason` says why the loop ended, `stop_reason` is the last
+    // model reply's own; a loop cut short (max turns, `continue: false`, the Stop-block cap)
+    // counts the turn it would have gone on to; the result is `null` at max turns and empty
+    // after the Stop-block cap.
+    let (subtype, is_error, terminal_reason) = match &outcome.end {
+        TurnEnd::Completed => ("success", false, "completed"),
         TurnEnd::PromptBlocked { .. } => ("success", false, "prompt_blocked"),
         TurnEnd::Stopped { .. } => ("success", false, "hook_stopped"),
         TurnEnd::Deferred => ("success", false, "tool_deferred"),
         TurnEnd::MaxTurns => ("error_max_turns", true, "max_turns"),
         TurnEnd::ModelFailed(_) => ("error_during_execution", true, "model_error"),
+    };
+    let cut_short =
+        matches!(outcome.end, TurnEnd::MaxTurns | TurnEnd::Stopped { .. }) || outcome.stop_capped;
+    let num_turns = outcome.num_turns + u32::from(cut_short && outcome.num_turns > 0);
+    let result = match &outcome.end {
+        TurnEnd::MaxTurns => Value::Null,
+        _ if outcome.stop_capped => json!(""),
+        _ => json!(outcome.result),
+    };
+    let stop_reason = match outcome.model_stop_reason {
+        Some(StopReason::EndTurn) => json!("end_turn"),
+        Some(StopReason::ToolUse) => json!("tool_use"),
+        Some(StopReason::MaxTokens) => json!("max_tokens"),
+        Some(StopReason::Other) | None => Value::Null,
     };
     let denials: Vec<Value> = outcome.denials.iter().map(denial_json).collect();
     let mut obj = Map::new();
@@ -375,9 +440,10 @@ pub fn result_json(
     obj.insert("subtype".into(), json!(subtype));
     obj.insert("is_error".into(), json!(is_error));
     obj.insert("duration_ms".into(), json!(duration_ms));
-    obj.insert("num_turns".into(), json!(outcome.num_turns));
-    obj.insert("result".into(), json!(outcome.result));
-    obj.insert("stop_reason".into(), json!(stop_reason));
+    obj.insert("num_turns".into(), json!(num_turns));
+    obj.insert("result".into(), result);
+    obj.insert("stop_reason".into(), stop_reason);
+    obj.insert("terminal_reason".into(), json!(terminal_reason));
     if let TurnEnd::Stopped { reason: Some(r) } = &outcome.end {
         obj.insert("hook_stop_reason".into(), json!(r));
     }

@@ -33,7 +33,7 @@ use crate::progress::Observers;
 use crate::settings::schema::{Settings, Severity};
 use crate::settings::{LoadOptions, parse_setting_sources};
 use crate::tools::background::{BackgroundTask, BackgroundTasks};
-use crate::tools::{Tool, ToolContext, builtin_tools};
+use crate::tools::{ReadFilter, Tool, ToolContext, builtin_tools};
 
 /// Everything the flags resolve to before a session is built.
 struct Setup {
@@ -45,6 +45,8 @@ struct Setup {
     model: Arc<dyn Model>,
     tools: Vec<Arc<dyn Tool>>,
     gate: Box<dyn PermissionGate>,
+    /// Read deny rules, for Grep and Glob to leave denied files out.
+    read_filter: ReadFilter,
 }
 
 /// A signal that ended the run early: its exit code (128 + signo) and its name.
@@ -64,6 +66,13 @@ async fn next_signal(sigint: &mut Signal, sigterm: &mut Signal) -> Caught {
 
 /// Entry of `rein run` and the top-level command; `headless` when a prompt was given or `-p`.
 pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 {
+    let code = main_inner(prompt, args, headless).await;
+    // The Bash tool's private temporary files (cwd records, background logs) end with the run.
+    crate::private_fs::remove_temp_dir();
+    code
+}
+
+async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 {
     let prompt = match prompt {
         Some(p) => Some(p),
         None if headless && !std::io::stdin().is_terminal() => {
@@ -106,6 +115,13 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
         eprintln!("rein: warning: {err}; costs are not shown");
     }
     let home = rein_home();
+    // rein's home holds transcripts and logs: only the user may list or read it.
+    if let Err(e) = crate::private_fs::create_dir_all(&home) {
+        eprintln!(
+            "rein: warning: cannot create {} private: {e}",
+            home.display()
+        );
+    }
     let projects_dir = transcripts_dir(
         args.transcript_dir.as_deref(),
         setup.settings.transcript_dir.as_deref(),
@@ -141,6 +157,7 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
     );
     ctx.env_remove = removed_env();
     ctx.output_dir = Some(transcript.with_extension("").join("tool-results"));
+    ctx.read_filter = Some(setup.read_filter.clone());
     let background = Arc::clone(&ctx.background);
 
     let mut observers = Observers::new();
@@ -160,12 +177,16 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
             interactive && crate::cli::terminal::color_for(std::io::stderr().is_terminal()),
         ))),
         OutputFormat::Json => observers.push(Box::new(NoticesToStderr)),
-        OutputFormat::StreamJson => observers.push(Box::new(StreamJson::new(
-            &session_id,
-            &setup.project_dir.to_string_lossy(),
-            &setup.permission_mode,
-            setup.tools.iter().map(|t| t.name().to_string()).collect(),
-        ))),
+        OutputFormat::StreamJson => {
+            let mut stream = StreamJson::new(
+                &session_id,
+                &setup.project_dir.to_string_lossy(),
+                &setup.permission_mode,
+                setup.tools.iter().map(|t| t.name().to_string()).collect(),
+            );
+            stream.include_hook_events = args.include_hook_events;
+            observers.push(Box::new(stream));
+        }
     }
     let permissions_text = permissions_summary(&setup.permission_mode, &setup.settings);
     let mut dispatcher = Dispatcher::new(setup.settings.handlers, env);
@@ -573,6 +594,19 @@ fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("/")),
         additional_dirs: add_dirs.clone(),
+        // rein's files for this project (a Bash output saved to `tool-results`).
+        readable_dirs: match transcripts_dir(
+            args.transcript_dir.as_deref(),
+            settings.transcript_dir.as_deref(),
+            &project_dir,
+        ) {
+            Some(dir) => vec![dir.join(encode_cwd(&project_dir.to_string_lossy()))],
+            None => vec![
+                rein_home()
+                    .join("projects")
+                    .join(encode_cwd(&project_dir.to_string_lossy())),
+            ],
+        },
     };
     let (policy, warnings) = PermissionPolicy::from_settings(
         &settings.permissions,
@@ -589,6 +623,10 @@ fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
     } else {
         None
     };
+    let read_filter = {
+        let policy = policy.clone();
+        ReadFilter(Arc::new(move |p: &Path| policy.read_denied(p)))
+    };
     let gate: Box<dyn PermissionGate> = Box::new(PolicyGate::new(policy, prompter));
     let permission_mode = mode.as_str().to_string();
     Ok(Setup {
@@ -599,6 +637,7 @@ fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
         model,
         tools,
         gate,
+        read_filter,
     })
 }
 
@@ -678,6 +717,8 @@ async fn compact_outcome(session: &mut Session, instructions: Option<&str>) -> T
         denials: Vec::new(),
         usage: Default::default(),
         model_usage: Vec::new(),
+        model_stop_reason: None,
+        stop_capped: false,
     }
 }
 
@@ -784,8 +825,8 @@ fn plan_session(
         if !args.no_session_persistence {
             let written = target
                 .parent()
-                .map_or(Ok(()), std::fs::create_dir_all)
-                .and_then(|()| std::fs::write(&target, complete));
+                .map_or(Ok(()), crate::private_fs::create_dir_all)
+                .and_then(|()| crate::private_fs::write(&target, complete));
             written.map_err(|e| {
                 setup_error(
                     format!(
@@ -972,6 +1013,25 @@ fn load_settings(args: &RunArgs, project_dir: &Path) -> Result<Settings, SetupEr
         project_dir.to_path_buf(),
         args.settings.clone(),
     );
+    opts.repo_trusted = args.trust
+        || {
+            use crate::settings::trust::{TrustState, state};
+            match state(&rein_home(), project_dir) {
+                TrustState::Trusted => true,
+                TrustState::Untrusted => false,
+                TrustState::Changed(items) => {
+                    eprintln!(
+                        "rein: warning: this folder was trusted, but since then changed: {}; its repository settings may not raise permissions until you run `rein hooks trust` again",
+                        items.join("; ")
+                    );
+                    false
+                }
+                TrustState::Unreadable(message) => {
+                    eprintln!("rein: warning: {message}");
+                    false
+                }
+            }
+        };
     if let Some(sources) = &args.setting_sources {
         opts.setting_sources = Some(
             parse_setting_sources(sources)

@@ -46,9 +46,18 @@ pub const STDERR_CAP: usize = 1024 * 1024;
 
 /// Time between SIGTERM and SIGKILL to the process group on a timeout or a cancel.
 ///
-/// Why 500 ms: long enough for a well-behaved script to run a `trap … TERM` cleanup, short
-/// enough that a hung hook does not visibly extend a timeout it already exceeded.
-pub const KILL_GRACE: Duration = Duration::from_millis(500);
+/// Why 1.5 s: Claude Code 2.1.328's grace, measured (fixture `tests/fixtures/cc-2.1.328/
+/// hook_kill`: a hook and its `setsid` child trapping TERM kept running 1.48–1.53 s after it),
+/// long enough for a `trap … TERM` cleanup.
+pub const KILL_GRACE: Duration = Duration::from_millis(1500);
+
+/// Time between SIGTERM and SIGKILL for a background (`async`) hook still running when the
+/// session ends.
+///
+/// Why 1.3 s: Claude Code 2.1.328's, measured: hooks trapping TERM at its session end kept
+/// running 1.14 s, 1.36 s and 1.39 s after it over three recordings (it kills them as it exits,
+/// so the figure varies; fixture `tests/fixtures/cc-2.1.328/async_end` holds the last).
+pub const SESSION_END_GRACE: Duration = Duration::from_millis(1300);
 
 /// How long stdout/stderr may stay open after the direct child has exited (or was killed)
 /// before the group is killed and the drains are abandoned.
@@ -111,6 +120,9 @@ pub struct CommandSpec {
     pub stdout_cap: usize,
     /// Bytes of stderr kept; usually [`STDERR_CAP`].
     pub stderr_cap: usize,
+    /// Time between SIGTERM and SIGKILL when the run is ended: [`KILL_GRACE`], or
+    /// [`SESSION_END_GRACE`] for a background hook, which only a session's end stops.
+    pub kill_grace: Duration,
 }
 
 impl CommandSpec {
@@ -124,6 +136,7 @@ impl CommandSpec {
             timeout,
             stdout_cap: STDOUT_CAP,
             stderr_cap: STDERR_CAP,
+            kill_grace: KILL_GRACE,
         }
     }
 
@@ -141,9 +154,17 @@ impl CommandSpec {
     /// The program to start: `/bin/sh -c <command>` or the exec form's argv.
     fn program(&self) -> Program<'_> {
         let mut program = match &self.form {
-            CommandForm::Shell(text) => Program::new("/bin/sh", &self.cwd)
-                .arg("-c")
-                .arg(text.as_str()),
+            // The shell leads a session of its own, as in Claude Code (fixture
+            // `tests/fixtures/cc-2.1.328/env_cwd`: `shell_is_session_leader`). The exec form
+            // keeps a group of its own only: through setsid(1) a program that cannot be
+            // started would no longer be a spawn failure.
+            CommandForm::Shell(text) => {
+                let mut shell = Program::new("/bin/sh", &self.cwd)
+                    .arg("-c")
+                    .arg(text.as_str());
+                shell.new_session = true;
+                shell
+            }
             CommandForm::Exec { program, args } => {
                 let mut exec = Program::new(program.as_str(), &self.cwd);
                 exec.args.extend(args.iter().map(OsStr::new));
@@ -187,10 +208,10 @@ pub struct RawRun {
     pub lingering_killed: bool,
 }
 
-/// Kills a whole process group: SIGTERM, [`KILL_GRACE`], SIGKILL. For background (`async`)
+/// Kills a whole process group: SIGTERM, [`SESSION_END_GRACE`], SIGKILL. For background (`async`)
 /// hooks and shutdown; [`run`] does this itself on a timeout.
 pub async fn kill_group(pgid: u32) {
-    process::kill_group(pgid, KILL_GRACE).await;
+    process::kill_group(pgid, SESSION_END_GRACE).await;
 }
 
 /// Runs the command with `stdin` as its input until it exits or its timeout expires.
@@ -356,7 +377,7 @@ async fn run_inner(
         },
         limits: Limits {
             timeout: spec.timeout,
-            kill_grace: KILL_GRACE,
+            kill_grace: spec.kill_grace,
             linger: LINGER_GRACE,
             after_linger: AfterLinger::KillGroup,
         },

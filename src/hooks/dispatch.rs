@@ -380,7 +380,7 @@ impl Dispatcher {
     fn prepare_env_file(&self, index: usize) -> PathBuf {
         let dir = &self.shared.env.env_file_dir;
         let path = dir.join(format!("sessionstart-hook-{index}.sh"));
-        let created = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, b""));
+        let created = crate::private_fs::write(&path, b"");
         if let Err(err) = created {
             tracing::warn!(path = %path.display(), %err, "cannot create CLAUDE_ENV_FILE");
         }
@@ -545,6 +545,8 @@ impl Dispatcher {
     ) -> Answer {
         let mut cancel = self.shared.cancel.subscribe();
         let stdin_len = stdin.len();
+        let mut plan = plan;
+        plan.spec.kill_grace = command::SESSION_END_GRACE;
         let finished = async move {
             let cancelled = async move {
                 let _ = cancel.wait_for(|stop| *stop).await;
@@ -573,47 +575,40 @@ impl Dispatcher {
     ) {
         let shared = Arc::clone(&self.shared);
         let event = target.event;
-        let hook_name = target.hook_name();
         let handle = tokio::spawn(async move {
             let raw = finished.await;
             let answer = interpret(event, origin, &text, &raw, OnFailure::Continue);
             log_run(&shared.env, event, stdin_len, &answer);
-            let mut out = Vec::new();
-            if let Some(ctx) = answer.additional_context {
-                out.push(format!(
-                    "{} hook additional context: {}",
-                    context_name(event, &hook_name),
-                    spill(
-                        &shared.env.spill_dir(),
-                        &shared.spill_counter,
-                        event,
-                        "additionalContext",
-                        ctx
-                    )
-                ));
-            }
-            if let Some(msg) = answer.system_message {
-                let msg = spill(
+            // Claude Code 2.1.328 hands a finished background hook's output to the model as one
+            // bare text: `systemMessage`, then `additionalContext`, a newline between (fixture
+            // `tests/fixtures/cc-2.1.328/async_end`).
+            let spilled = |field: &str, text: String| {
+                spill(
                     &shared.env.spill_dir(),
                     &shared.spill_counter,
                     event,
-                    "systemMessage",
-                    msg,
-                );
-                out.push(format!("{hook_name} says: {msg}"));
-            }
+                    field,
+                    text,
+                )
+            };
+            let parts: Vec<String> = [
+                answer
+                    .system_message
+                    .map(|msg| spilled("systemMessage", msg)),
+                answer
+                    .additional_context
+                    .map(|ctx| spilled("additionalContext", ctx)),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            let out: Vec<String> = if parts.is_empty() {
+                Vec::new()
+            } else {
+                vec![parts.join("\n")]
+            };
             lock(&shared.async_context).extend(out);
         });
         lock(&self.shared.background).push(handle);
-    }
-}
-
-/// Context-entry name for `additionalContext`: `<Event>:<Tool>` on tool events, the bare event
-/// name elsewhere (observed: `SessionStart hook additional context: …`).
-fn context_name(event: HookEvent, hook_name: &str) -> String {
-    if event.is_tool_event() {
-        hook_name.to_string()
-    } else {
-        event.as_str().to_string()
     }
 }

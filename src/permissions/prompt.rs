@@ -34,6 +34,13 @@ pub fn prompting() -> bool {
     PROMPTING.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// Held while a prompt writes to and reads from the terminal; what else draws there (the
+/// spinner) takes it with `try_lock` and skips a frame when it is held.
+pub fn terminal_lock() -> &'static std::sync::Mutex<()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    &LOCK
+}
+
 struct Prompting;
 
 impl Prompting {
@@ -51,17 +58,23 @@ impl Drop for Prompting {
 
 impl Prompter for TtyPrompter {
     fn ask(&self, tool_name: &str, input: &Value, reason: &str) -> PromptAnswer {
+        let _terminal = terminal_lock().lock();
         let _prompting = Prompting::begin();
         let Ok(tty) = OpenOptions::new().read(true).write(true).open("/dev/tty") else {
             return PromptAnswer::Deny;
         };
-        let Ok(writer) = tty.try_clone() else {
+        let Ok(mut writer) = tty.try_clone() else {
             return PromptAnswer::Deny;
         };
+        // A spinner line may be on the screen: the question starts on a clean line.
+        let _ = writer.write_all(b"\r\x1b[2K");
         // One key answers: the terminal leaves line mode for the question (echo stays on), and
         // what else was typed (an Enter after the key) is dropped afterwards.
         let _one_key = OneKeyMode::enter(&tty);
-        prompt_on(
+        let Ok(mut after) = writer.try_clone() else {
+            return PromptAnswer::Deny;
+        };
+        let answer = prompt_on(
             BufReader::new(OneKey {
                 tty,
                 answered: false,
@@ -70,7 +83,10 @@ impl Prompter for TtyPrompter {
             tool_name,
             input,
             reason,
-        )
+        );
+        // The key was echoed without a line break; what comes next starts on its own line.
+        let _ = after.write_all(b"\n");
+        answer
     }
 }
 

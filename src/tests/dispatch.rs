@@ -1173,10 +1173,9 @@ async fn async_hook_proceeds_now_and_delivers_context_later() {
     dispatcher.wait_background().await;
     assert_eq!(
         dispatcher.take_async_context(),
-        vec![
-            "PostToolUse:Bash hook additional context: LATER".to_string(),
-            "PostToolUse:Bash says: bg done".to_string()
-        ]
+        // Claude Code's form (fixture tests/fixtures/cc-2.1.328/async_end): one bare text,
+        // systemMessage then additionalContext.
+        vec!["bg done\nLATER".to_string()]
     );
     assert!(dispatcher.take_async_context().is_empty(), "taken once");
 }
@@ -1227,7 +1226,7 @@ async fn hook_switching_itself_to_async_is_backgrounded() {
     dispatcher.wait_background().await;
     assert_eq!(
         dispatcher.take_async_context(),
-        vec!["PostToolUse:Bash hook additional context: SWITCHED".to_string()]
+        vec!["SWITCHED".to_string()]
     );
 }
 

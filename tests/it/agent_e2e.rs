@@ -861,7 +861,10 @@ fn max_turns_stops_after_n_requests_and_exits_1() {
     let result: Value = serde_json::from_str(out.stdout.trim()).unwrap();
     assert_eq!(result["subtype"], "error_max_turns");
     assert_eq!(result["is_error"], true);
-    assert_eq!(result["num_turns"], 2);
+    // Claude Code counts the turn the cap cut off (fixture tests/fixtures/cc-2.1.328/max_turns:
+    // `--max-turns 1`, one request, `num_turns: 2`), and reports no result.
+    assert_eq!(result["num_turns"], 3);
+    assert_eq!(result["result"], Value::Null);
     assert_eq!(assistants(&e.transcript()), 2);
     assert!(out.stderr.contains("max turns (2)"), "{}", out.stderr);
 }

@@ -212,7 +212,8 @@ fn permission_prompt_deny_allow_once_and_always_on_a_real_terminal() {
         screen.contains(&format!("{PROMPT_HEADER}touch made.txt")),
         "{screen}"
     );
-    tmux.type_line("n");
+    // One key answers (no Enter).
+    tmux.ok(&["send-keys", "-t", "rein", "-l", "n"]);
     let screen = tmux.wait_for("the denial", |s| s.contains(DENIAL) && at_input_prompt(s));
     assert!(!project.join("made.txt").exists(), "{screen}");
     let denials = screen.matches(DENIAL).count();
@@ -220,7 +221,8 @@ fn permission_prompt_deny_allow_once_and_always_on_a_real_terminal() {
     // 2. `y`: the same command now runs.
     tmux.type_line("run command touch made.txt");
     tmux.wait_for("the second permission prompt", |s| prompts(s) == 2);
-    tmux.type_line("y");
+    // One key answers (no Enter).
+    tmux.ok(&["send-keys", "-t", "rein", "-l", "y"]);
     let screen = tmux.wait_for("the allowed run", |s| {
         at_input_prompt(s) && project.join("made.txt").exists()
     });
@@ -233,7 +235,8 @@ fn permission_prompt_deny_allow_once_and_always_on_a_real_terminal() {
     // 3. `a`: runs, and the identical command later runs without asking again.
     tmux.type_line("run command touch always.txt");
     tmux.wait_for("the third permission prompt", |s| prompts(s) == 3);
-    tmux.type_line("a");
+    // One key answers (no Enter).
+    tmux.ok(&["send-keys", "-t", "rein", "-l", "a"]);
     tmux.wait_for("the always-allowed run", |s| {
         at_input_prompt(s) && project.join("always.txt").exists()
     });

@@ -107,9 +107,15 @@ impl LineEditor {
                             && editor.add_history_entry(line.as_str()).unwrap_or(false)
                         {
                             if let Some(dir) = history.parent() {
-                                let _ = std::fs::create_dir_all(dir);
+                                let _ = crate::private_fs::create_dir_all(dir);
                             }
                             let _ = editor.append_history(&history);
+                            // What was typed is as private as the transcripts.
+                            use std::os::unix::fs::PermissionsExt;
+                            let _ = std::fs::set_permissions(
+                                &history,
+                                std::fs::Permissions::from_mode(0o600),
+                            );
                         }
                         Read::Line(line)
                     }

@@ -75,8 +75,12 @@ impl SpinnerState {
         });
     }
 
-    /// Removes the spinner line if it is drawn (before anything else prints).
+    /// Removes the spinner line if it is drawn (before anything else prints). Never while a
+    /// permission prompt holds the terminal: that line is the prompt's.
     pub fn clear(&self) {
+        let Ok(_terminal) = crate::permissions::prompt::terminal_lock().try_lock() else {
+            return;
+        };
         let drawn = self.with(|i| std::mem::take(&mut i.drawn)).unwrap_or(false);
         if drawn {
             let mut err = std::io::stderr().lock();
@@ -117,12 +121,15 @@ impl SpinnerState {
                 tick.tick().await;
                 let line = state.line(utf8);
                 let Some(line) = line else {
-                    // Never clear the line under a permission prompt: it is the prompt's.
-                    if !crate::permissions::prompt::prompting() {
-                        state.clear();
-                    }
+                    state.clear();
                     continue;
                 };
+                let Ok(_terminal) = crate::permissions::prompt::terminal_lock().try_lock() else {
+                    continue;
+                };
+                if crate::permissions::prompt::prompting() {
+                    continue;
+                }
                 state.with(|i| {
                     i.frame = i.frame.wrapping_add(1);
                     i.drawn = true;

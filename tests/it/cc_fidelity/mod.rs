@@ -219,3 +219,236 @@ fn spill_and_on_failure_texts_match() {
         "{context:.400}"
     );
 }
+
+/// The markers a scenario's hooks wrote under `<project>/k/` (file name → seconds since the
+/// epoch).
+fn markers(r: &replay::Replay) -> std::collections::BTreeMap<String, f64> {
+    let dir = r.sandbox.project.join("k");
+    std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .flatten()
+        .filter_map(|e| {
+            let text = std::fs::read_to_string(e.path()).ok()?;
+            // The last complete line: stamps are appended, and a KILL may cut the one being
+            // written.
+            let last = text.lines().rfind(|l| l.trim().len() > 10)?;
+            Some((
+                e.file_name().to_string_lossy().into_owned(),
+                last.trim().parse().ok()?,
+            ))
+        })
+        .collect()
+}
+
+fn fixture_markers(fx: &Value) -> std::collections::BTreeMap<String, f64> {
+    fx["markers"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.parse().ok()?)))
+        .collect()
+}
+
+/// Nothing the scenario started still runs: its `*-last` stamps stop moving.
+fn assert_all_dead(r: &replay::Replay) {
+    let before = markers(r);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(markers(r), before, "a process survived its KILL");
+}
+
+/// A hook past its timeout: its shell leads its own session; it and a child that called
+/// `setsid` itself both get SIGTERM, keep running for Claude Code's grace (~1.5 s), then are
+/// killed; nothing survives.
+#[test]
+fn hook_timeout_terms_every_descendant_then_kills_after_the_measured_grace() {
+    let fx = fixture("hook_kill");
+    let cc = fixture_markers(&fx);
+    let cc_grace = cc["hook-last"] - cc["hook-term"];
+    assert!((1.3..1.7).contains(&cc_grace), "fixture grace {cc_grace}");
+    let r = run("hook_kill", &[]);
+    let m = markers(&r);
+    for who in ["hook", "child"] {
+        let term = m.get(&format!("{who}-term")).copied();
+        let last = m.get(&format!("{who}-last")).copied();
+        let (Some(term), Some(last)) = (term, last) else {
+            panic!("{who} never got SIGTERM: {m:?}");
+        };
+        let grace = last - term;
+        assert!(
+            (grace - cc_grace).abs() < 0.3,
+            "{who}: ran {grace:.3} s after SIGTERM; Claude Code {cc_grace:.3} s"
+        );
+    }
+    assert_all_dead(&r);
+    let pre = r.of("PreToolUse");
+    assert_eq!(pre.len(), 1);
+    assert!(
+        pre[0].session_leader,
+        "the hook's shell leads its own session"
+    );
+}
+
+/// Background hooks: a finished one's `systemMessage` and `additionalContext` reach the model
+/// as one text (`ASYNC-SYS\nASYNC-CTX`); one still running at the session's end gets SIGTERM,
+/// Claude Code's session-end grace (~1.3 s), then SIGKILL.
+#[test]
+fn async_hooks_reach_the_model_as_one_text_and_are_ended_at_session_end() {
+    let fx = fixture("async_end");
+    let cc = fixture_markers(&fx);
+    let cc_graces: Vec<f64> = cc
+        .iter()
+        .filter(|(k, _)| k.ends_with("-term"))
+        .map(|(k, term)| cc[&k.replace("-term", "-last")] - term)
+        .collect();
+    assert!(!cc_graces.is_empty());
+    let cc_text = fx["model"]["turns"]
+        .to_string()
+        .contains(r#""text": "ASYNC-SYS\nASYNC-CTX""#)
+        || fx["model"]["turns"]
+            .to_string()
+            .contains(r#""text":"ASYNC-SYS\nASYNC-CTX""#);
+    assert!(cc_text, "fixture lost the async text");
+    let r = run("async_end", &[]);
+    let sent = r
+        .requests
+        .iter()
+        .any(|b| b["messages"].to_string().contains("ASYNC-SYS\\nASYNC-CTX"));
+    assert!(sent, "the async output never reached the model");
+    let m = markers(&r);
+    let terms: Vec<(&String, &f64)> = m.iter().filter(|(k, _)| k.ends_with("-term")).collect();
+    assert!(!terms.is_empty(), "no slow hook got SIGTERM: {m:?}");
+    for (k, term) in terms {
+        let last = m.get(&k.replace("-term", "-last"));
+        let grace = last.unwrap_or_else(|| panic!("{k} without a last stamp: {m:?}")) - term;
+        for cc_grace in &cc_graces {
+            assert!(
+                (grace - cc_grace).abs() < 0.35,
+                "{k}: {grace:.3} s after SIGTERM; Claude Code {cc_grace:.3} s"
+            );
+        }
+    }
+    assert_all_dead(&r);
+}
+
+/// The final `result` line's fields Claude Code 2.1.328 wrote, for a normal end, `--max-turns`,
+/// `continue: false` and the Stop-block cap (usage fields are compared elsewhere).
+#[test]
+fn result_line_matches_at_each_kind_of_end() {
+    for name in ["deny_paths", "max_turns", "continue_false", "stop_cap"] {
+        let fx = fixture(name);
+        let r = run(name, &[]);
+        let ours = r.stream.last().expect("a result line");
+        assert_eq!(ours["type"], "result", "{name}");
+        for key in [
+            "subtype",
+            "is_error",
+            "result",
+            "num_turns",
+            "stop_reason",
+            "terminal_reason",
+            "permission_denials",
+        ] {
+            assert_eq!(ours[key], fx["agent_result"][key], "{name}: {key}");
+        }
+    }
+}
+
+/// Every stream-json line kind carries the keys Claude Code's has (`uuid`, `parent_tool_use_id`,
+/// `timestamp`, the hook events' ids), and `init` names the tools, MCP servers and slash
+/// commands; `--verbose` and `--include-hook-events` are accepted.
+#[test]
+fn stream_json_lines_carry_claude_codes_keys() {
+    let cc = replay::fixture_stream("continue_false");
+    let r = run("continue_false", &[]);
+    let kind = |v: &Value| {
+        format!(
+            "{}:{}",
+            v["type"].as_str().unwrap_or(""),
+            v["subtype"].as_str().unwrap_or("")
+        )
+    };
+    let keys = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+    // Claude Code's own keys rein has no counterpart for (its plugins, skills, agents,
+    // messaging socket, feature flags; `claude_code_version` is `rein_version`; request ids).
+    const CC_ONLY: &[&str] = &[
+        "terminal_slash_commands",
+        "apiKeySource",
+        "claude_code_version",
+        "output_style",
+        "agents",
+        "skills",
+        "plugins",
+        "capabilities",
+        "analytics_disabled",
+        "product_feedback_disabled",
+        "memory_paths",
+        "original_cwd",
+        "additional_directories",
+        "messaging_socket_path",
+        "fast_mode_state",
+        "fast_mode_disabled_reason",
+        "per_turn_effort_active",
+        "ultrathink_available",
+        "ultrathink_typed_raises",
+        "view_mode",
+        "request_id",
+        "tool_result_meta",
+        // owned by the usage work (issue 16)
+        "usage",
+        "modelUsage",
+        "duration_api_ms",
+        "total_cost_usd",
+        "api_error_status",
+        "fast_mode_state",
+        "uuid_result",
+    ];
+    for line in &cc {
+        let k = kind(line);
+        let Some(ours) = r.stream.iter().find(|l| kind(l) == k) else {
+            panic!("rein wrote no {k} line: {:#?}", r.stream);
+        };
+        for key in keys(line) {
+            if CC_ONLY.contains(&key.as_str())
+                || (k == "result:success"
+                    && ![
+                        "type",
+                        "subtype",
+                        "is_error",
+                        "result",
+                        "num_turns",
+                        "stop_reason",
+                        "terminal_reason",
+                        "session_id",
+                        "permission_denials",
+                        "duration_ms",
+                    ]
+                    .contains(&key.as_str()))
+            {
+                continue;
+            }
+            assert!(ours.get(&key).is_some(), "{k}: no `{key}` in {ours}");
+        }
+    }
+    let init = r.stream.iter().find(|l| kind(l) == "system:init").unwrap();
+    assert_eq!(init["mcp_servers"], json!([]));
+    assert_eq!(init["rein_version"], json!(env!("CARGO_PKG_VERSION")));
+    assert!(init["tools"].as_array().unwrap().contains(&json!("Bash")));
+}
+
+/// A deny rule covering a Read/Write/Edit path refuses the call while its input is validated:
+/// no PreToolUse, Claude Code's `<tool_use_error>` text, still a permission denial. A Write
+/// nobody can approve gets Claude Code's headless text; PermissionRequest carries
+/// `permission_suggestions` as Claude Code builds them. (rein's PermissionDenied is a
+/// deliberate addition; a Bash command's refusal text is rein's analyzer's own.)
+#[test]
+fn denied_paths_are_refused_at_validation_and_requests_carry_suggestions() {
+    let fx = fixture("deny_paths");
+    let r = run("deny_paths", &[]);
+    let cc = fx["model"]["tool_results"].as_array().unwrap();
+    assert_eq!(r.tool_results.len(), cc.len());
+    for (i, (ours, cc)) in r.tool_results.iter().zip(cc).take(4).enumerate() {
+        assert_eq!(ours["content"], cc["content"], "call {i}");
+        assert_eq!(ours["is_error"], true);
+    }
+    assert_hooks_match(&fx, &r, &["PermissionDenied"]);
+}

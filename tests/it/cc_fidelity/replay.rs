@@ -162,6 +162,7 @@ pub fn run(name: &str, extra: &[&str]) -> Replay {
         .args(["-p", sc["prompt"].as_str().unwrap_or("")])
         .args(["--provider", "anthropic"])
         .args(["--output-format", "stream-json", "--verbose"])
+        .arg("--include-hook-events")
         .arg("--transcript-dir")
         .arg(&transcripts);
     let cli: Vec<String> = match sc.get("cli_args").and_then(Value::as_array) {
@@ -182,7 +183,7 @@ pub fn run(name: &str, extra: &[&str]) -> Replay {
     cmd.args(extra);
     let output = cmd.output().expect("run rein");
     if let Some(settle) = sc["settle_s"].as_f64() {
-        std::thread::sleep(std::time::Duration::from_secs_f64(settle.min(8.0)));
+        std::thread::sleep(std::time::Duration::from_secs_f64(settle.min(2.5)));
     }
 
     let requests = api.requests();
