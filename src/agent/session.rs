@@ -536,6 +536,22 @@ impl Session {
         &self.usage
     }
 
+    /// The tools offered to the model now: every tool that is available (an MCP tool whose
+    /// server died is left out, so the model stops calling it).
+    fn offered_specs(&self) -> std::borrow::Cow<'_, [ToolSpec]> {
+        if self.tools.iter().all(|t| t.available()) {
+            return std::borrow::Cow::Borrowed(&self.specs);
+        }
+        std::borrow::Cow::Owned(
+            self.tools
+                .iter()
+                .zip(&self.specs)
+                .filter(|(t, _)| t.available())
+                .map(|(_, s)| s.clone())
+                .collect(),
+        )
+    }
+
     /// The session's background commands.
     #[cfg(test)]
     pub(crate) fn background_tasks(&self) -> &Arc<crate::tools::background::BackgroundTasks> {
@@ -771,12 +787,13 @@ impl Session {
                 self.compact("auto", None).await;
             }
             self.deliver_pending();
+            let specs = self.offered_specs();
             let sink = &self.sink;
             let on_text = move |text: &str| sink.observe(Progress::TextDelta { text });
             let request = Request {
                 system: self.system.as_deref(),
                 messages: &self.messages,
-                tools: &self.specs,
+                tools: &specs,
                 on_text: Some(&on_text),
             };
             let response = match self.model.respond(request).await {
