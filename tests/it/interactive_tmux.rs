@@ -352,7 +352,7 @@ fn prompts_sent(sandbox: &Sandbox) -> Vec<String> {
 fn slash_commands_multi_line_input_and_history_across_sessions() {
     let sandbox = Sandbox::new("proj", &[]);
     recording_hooks(&sandbox);
-    let (tmux, code_file) = launch(&sandbox);
+    let (tmux, code_file) = launch_with(&sandbox, &["--trust"], &[]);
     tmux.wait_for("the first prompt", at_input_prompt);
 
     // /help lists the commands; an unknown command is an error, never a prompt.
@@ -412,7 +412,7 @@ fn slash_commands_multi_line_input_and_history_across_sessions() {
     drop(tmux);
 
     // A new session: Up recalls the last line of the one before (history in ~/.rein).
-    let (tmux, code_file) = launch(&sandbox);
+    let (tmux, code_file) = launch_with(&sandbox, &["--trust"], &[]);
     tmux.wait_for("the first prompt", at_input_prompt);
     tmux.ok(&["send-keys", "-t", "rein", "Up"]);
     tmux.wait_for("the recalled line", |s| last_line(s).ends_with("> /exit"));
@@ -455,7 +455,13 @@ fn ctrl_c_during_a_30_s_tool_returns_to_the_prompt_within_2_s_and_the_session_go
     let script = script.display().to_string();
     let (tmux, code_file) = launch_with(
         &sandbox,
-        &["--mock-script", &script, "--allowedTools", "Bash"],
+        &[
+            "--mock-script",
+            &script,
+            "--allowedTools",
+            "Bash",
+            "--trust",
+        ],
         &[],
     );
     tmux.wait_for("the first prompt", at_input_prompt);
@@ -541,7 +547,7 @@ fn the_spinner_shows_a_hooks_status_message_while_it_runs() {
     let sandbox = Sandbox::new("proj", &[]);
     sandbox.hooks(json!({"UserPromptSubmit": [{"hooks": [{"type": "command",
         "command": "cat > /dev/null; sleep 3", "statusMessage": "Checking the prompt against policy"}]}]}));
-    let (tmux, code_file) = launch(&sandbox);
+    let (tmux, code_file) = launch_with(&sandbox, &["--trust"], &[]);
     tmux.wait_for("the first prompt", at_input_prompt);
     tmux.type_line("hello");
     tmux.wait_for("the status message", |s| {
