@@ -218,6 +218,7 @@ impl Model for OneCall {
                 model: "bench".into(),
                 content,
                 stop_reason,
+                usage: None,
             })
         })
     }

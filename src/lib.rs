@@ -77,8 +77,8 @@ pub use hooks::registry::{HookReply, MatcherError, Unregister};
 pub use hooks::run::{HandlerRun, OutcomeKind, RunStatus};
 pub use hooks::spec::HookEvent;
 pub use model::{
-    ContentBlock, Message, Model, ModelError, ModelErrorKind, ModelResponse, Role, StopReason,
-    ToolSpec,
+    ContentBlock, Message, Model, ModelError, ModelErrorKind, ModelResponse, Request, Role,
+    StopReason, ToolSpec, Usage,
 };
 pub use origin::{Location, SourceKind};
 pub use progress::{CallStatus, Observer, Progress};
@@ -91,6 +91,9 @@ pub use settings::schema::{Diagnostic, Severity};
 /// The unit type is what [`Engine::on`] is called with; its input is what an in-process hook
 /// gets; some also build [`HookReply`]s (`PreToolUse::deny`, `PostToolUse::replace_output`).
 pub mod events {
+    pub use crate::hooks::events::instructions_loaded::{
+        InstructionsLoadedInput, InstructionsLoadedOutcome, InstructionsLoadedOutput,
+    };
     pub use crate::hooks::events::notification::{
         NotificationInput, NotificationOutcome, NotificationOutput,
     };
@@ -101,6 +104,9 @@ pub mod events {
         PermissionRequestAnswer, PermissionRequestDecision, PermissionRequestInput,
         PermissionRequestOutcome, PermissionRequestOutput,
     };
+    pub use crate::hooks::events::post_compact::{
+        PostCompactInput, PostCompactOutcome, PostCompactOutput,
+    };
     pub use crate::hooks::events::post_tool_batch::{
         BatchToolCall, PostToolBatchInput, PostToolBatchOutcome, PostToolBatchOutput,
     };
@@ -109,6 +115,9 @@ pub mod events {
     };
     pub use crate::hooks::events::post_tool_use_failure::{
         PostToolUseFailureInput, PostToolUseFailureOutcome, PostToolUseFailureOutput,
+    };
+    pub use crate::hooks::events::pre_compact::{
+        PreCompactInput, PreCompactOutcome, PreCompactOutput,
     };
     pub use crate::hooks::events::pre_tool_use::{
         HookPermission, PermissionDecision, PreToolUseInput, PreToolUseOutcome, PreToolUseOutput,
@@ -133,9 +142,10 @@ pub mod events {
         UserPromptSubmitInput, UserPromptSubmitOutcome, UserPromptSubmitOutput,
     };
     pub use crate::hooks::events::{
-        BaseInput, Common, Effort, Event, Notification, PermissionDenied, PermissionRequest,
-        PostToolBatch, PostToolUse, PostToolUseFailure, PreToolUse, SessionEnd, SessionStart, Stop,
-        StopFailure, SubagentStart, SubagentStop, UserPromptSubmit,
+        BaseInput, Common, Effort, Event, InstructionsLoaded, Notification, PermissionDenied,
+        PermissionRequest, PostCompact, PostToolBatch, PostToolUse, PostToolUseFailure, PreCompact,
+        PreToolUse, SessionEnd, SessionStart, Stop, StopFailure, SubagentStart, SubagentStop,
+        UserPromptSubmit,
     };
 }
 

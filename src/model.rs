@@ -103,6 +103,66 @@ pub struct ModelResponse {
     pub content: Vec<ContentBlock>,
     /// Why it stopped.
     pub stop_reason: StopReason,
+    /// The tokens the request and the reply took, as the provider reported them; `None` when
+    /// it reported nothing (then rein cannot know how full the context is).
+    pub usage: Option<Usage>,
+}
+
+/// Token counts of one request, in the Messages API's terms: `input_tokens` excludes what was
+/// written to or read from the prompt cache, which the two `cache_*` counts give.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens neither written to nor read from the cache.
+    pub input_tokens: u64,
+    /// Prompt tokens written to the cache.
+    #[serde(default)]
+    pub cache_creation_input_tokens: u64,
+    /// Prompt tokens read from the cache.
+    #[serde(default)]
+    pub cache_read_input_tokens: u64,
+    /// Tokens of the reply.
+    pub output_tokens: u64,
+}
+
+impl Usage {
+    /// Every prompt token of the request: how much context the conversation took.
+    pub fn prompt_tokens(&self) -> u64 {
+        self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+    }
+
+    /// Adds `other` to these counts.
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.cache_creation_input_tokens += other.cache_creation_input_tokens;
+        self.cache_read_input_tokens += other.cache_read_input_tokens;
+        self.output_tokens += other.output_tokens;
+    }
+}
+
+/// One model request: the system prompt, the conversation, the tools offered, and where the
+/// reply's text goes as it streams in.
+#[derive(Clone, Copy)]
+pub struct Request<'a> {
+    /// The system prompt, if any.
+    pub system: Option<&'a str>,
+    /// The conversation so far.
+    pub messages: &'a [Message],
+    /// The tools the model may call.
+    pub tools: &'a [ToolSpec],
+    /// Called with each piece of the reply's text as it arrives (a provider that does not
+    /// stream calls it once with the whole text, or not at all).
+    pub on_text: Option<&'a (dyn Fn(&str) + Send + Sync)>,
+}
+
+impl std::fmt::Debug for Request<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Request")
+            .field("system", &self.system)
+            .field("messages", &self.messages.len())
+            .field("tools", &self.tools.len())
+            .field("streams", &self.on_text.is_some())
+            .finish()
+    }
 }
 
 /// The StopFailure `error` kinds (spec §2.3) rein can produce.
@@ -170,4 +230,15 @@ pub trait Model: Send + Sync {
         messages: &'a [Message],
         tools: &'a [ToolSpec],
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>>;
+
+    /// The model's reply to a whole [`Request`]. The session calls this one; the default
+    /// ignores the system prompt and the text callback and calls [`Model::complete`], so a
+    /// model that needs neither implements only `complete`. The built-in providers send the
+    /// system prompt and stream.
+    fn respond<'a>(
+        &'a self,
+        request: Request<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        self.complete(request.messages, request.tools)
+    }
 }

@@ -28,6 +28,12 @@ pub enum Progress<'a> {
         /// The prompt.
         text: &'a str,
     },
+    /// A piece of the model's reply text, as it streams in (the whole reply follows as
+    /// [`Progress::Assistant`]).
+    TextDelta {
+        /// The new text.
+        text: &'a str,
+    },
     /// A model response.
     Assistant {
         /// The response.

@@ -10,7 +10,13 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::agent::compact::{self, CompactPolicy};
+use crate::agent::instructions::MemoryFile;
 use crate::agent::transcript::{LineContext, Transcript, TranscriptFault};
+use crate::hooks::events::InstructionsLoaded;
+use crate::hooks::events::instructions_loaded::InstructionsLoadedInput;
+use crate::hooks::events::post_compact::PostCompactInput;
+use crate::hooks::events::pre_compact::PreCompactInput;
 use crate::hooks::events::session_end::SessionEndInput;
 use crate::hooks::events::session_start::SessionStartInput;
 use crate::hooks::events::stop::StopInput;
@@ -21,11 +27,13 @@ use crate::hooks::events::{
     BaseInput, Effort, Event, SessionEnd, SessionStart, Stop, StopFailure, SubagentStop,
     UserPromptSubmit,
 };
+use crate::hooks::events::{PostCompact, PreCompact};
 use crate::hooks::host::{HookHost, fire_observed};
 use crate::hooks::spec::HookEvent;
 use crate::id::uuid_v4;
 use crate::model::{
-    ContentBlock, Message, Model, ModelError, ModelResponse, Role, StopReason, ToolSpec,
+    ContentBlock, Message, Model, ModelError, ModelResponse, Request, Role, StopReason, ToolSpec,
+    Usage,
 };
 use crate::pipeline::{CallStatus, PermissionGate, ToolCall, ToolPipeline};
 use crate::progress::{Observer, Progress};
@@ -119,6 +127,46 @@ pub struct TurnOutcome {
     pub stop_capped: bool,
     /// The tool calls that were refused, in order.
     pub denials: Vec<Denial>,
+    /// Tokens this prompt's model requests took, summed (zero when the provider reported none).
+    pub usage: Usage,
+    /// The same, per model that answered, in the order they first answered.
+    pub model_usage: Vec<(String, Usage)>,
+}
+
+/// Tokens a whole session took, and how full the context was at the last request.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionUsage {
+    /// Every request's tokens, summed.
+    pub total: Usage,
+    /// Per model, in the order they first answered.
+    pub by_model: Vec<(String, Usage)>,
+    /// Model requests made.
+    pub requests: u64,
+    /// Prompt plus reply tokens of the last request that reported usage: the size of the
+    /// context the next request starts from.
+    pub context_tokens: Option<u64>,
+    /// Requests whose provider reported no usage.
+    pub unreported: u64,
+}
+
+impl SessionUsage {
+    fn record(&mut self, model: &str, usage: Option<&Usage>) {
+        self.requests += 1;
+        let Some(usage) = usage else {
+            self.unreported += 1;
+            return;
+        };
+        self.total.add(usage);
+        add_model_usage(&mut self.by_model, model, usage);
+        self.context_tokens = Some(usage.prompt_tokens() + usage.output_tokens);
+    }
+}
+
+fn add_model_usage(list: &mut Vec<(String, Usage)>, model: &str, usage: &Usage) {
+    match list.iter_mut().find(|(m, _)| m == model) {
+        Some((_, u)) => u.add(usage),
+        None => list.push((model.to_string(), *usage)),
+    }
 }
 
 /// Writes progress to the transcript, then passes it on.
@@ -147,6 +195,7 @@ impl Observer for Sink {
         match progress {
             Progress::SessionStarted { .. }
             | Progress::ToolStart { .. }
+            | Progress::TextDelta { .. }
             | Progress::Notice { .. } => {}
             Progress::Prompt { text, .. } => self.transcript.user_prompt(&ctx, text),
             Progress::Assistant { response } => {
@@ -223,6 +272,14 @@ pub struct Session {
     ended: bool,
     /// Set when this session is a subagent's loop (see [`crate::agent::subagent`]).
     subagent: Option<SubagentIdentity>,
+    /// The system prompt sent with every request.
+    system: Option<String>,
+    /// Memory files in the system prompt, announced with InstructionsLoaded at start.
+    memory: Vec<MemoryFile>,
+    usage: SessionUsage,
+    compaction: CompactPolicy,
+    /// The notice that the provider reports no usage was given.
+    blind_noticed: bool,
 }
 
 /// Who a subagent session is: what its hooks' stdin carries besides the parent's base fields.
@@ -238,6 +295,22 @@ pub(crate) struct SubagentIdentity {
 /// Whether a call names the Agent tool (`Task` is its former name).
 fn is_agent_call(name: &str) -> bool {
     name == "Agent" || name == "Task"
+}
+
+/// How a compaction went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Compacted {
+    /// The history was replaced by a summary.
+    Done {
+        /// The summary.
+        summary: String,
+    },
+    /// A PreCompact hook refused.
+    Blocked(String),
+    /// Nothing to summarise.
+    TooShort,
+    /// The summary request failed or came back empty.
+    Failed(String),
 }
 
 /// The first lines of the system reminder that carries a background command's
@@ -287,6 +360,7 @@ impl Session {
                 input_schema: t.input_schema(),
             })
             .collect();
+        let compaction = CompactPolicy::from_env(model.name());
         let transcript = Transcript::new(
             config.transcript_path.clone(),
             &config.session_id,
@@ -311,6 +385,11 @@ impl Session {
             prompt_id: None,
             ended: false,
             subagent: None,
+            system: None,
+            memory: Vec::new(),
+            usage: SessionUsage::default(),
+            compaction,
+            blind_noticed: false,
         }
     }
 
@@ -363,6 +442,8 @@ impl Session {
             model_stop_reason: None,
             stop_capped: false,
             denials: Vec::new(),
+            usage: Usage::default(),
+            model_usage: Vec::new(),
         };
         let prompt_id = self.prompt_id.clone().unwrap_or_default();
         self.sink.observe(Progress::Prompt {
@@ -391,6 +472,169 @@ impl Session {
         });
         self.turn_loop(&mut outcome).await;
         outcome
+    }
+
+    /// Replaces the auto-compaction policy.
+    #[allow(dead_code)] // for embedders and tests that set a window of their own
+    pub(crate) fn set_compaction(&mut self, policy: CompactPolicy) {
+        self.compaction = policy;
+    }
+
+    /// Summarises the conversation and continues from the summary (see
+    /// [`crate::agent::compact`]): PreCompact (which may block), the summary request,
+    /// PostCompact, SessionStart `compact`.
+    pub async fn compact(&mut self, trigger: &str, custom: Option<&str>) -> Compacted {
+        let pre = self
+            .fire::<PreCompact>(PreCompactInput {
+                base: self.base(HookEvent::PreCompact),
+                hook_event_name: HookEvent::PreCompact,
+                trigger: trigger.to_string(),
+                custom_instructions: custom.map(str::to_string),
+            })
+            .await;
+        if let Some(reason) = pre.block {
+            self.notice(&format!(
+                "Compaction blocked by a PreCompact hook: {reason}"
+            ));
+            return Compacted::Blocked(reason);
+        }
+        let (older, kept) = compact::split(&self.messages);
+        if older.len() < 2 {
+            self.notice("Not enough messages to compact.");
+            return Compacted::TooShort;
+        }
+        let kept = kept.cloned();
+        let mid_turn = kept.is_none() && self.messages.last().is_some_and(|m| m.role == Role::User);
+        let mut request_messages = older.to_vec();
+        let ask = ContentBlock::Text {
+            text: compact::summary_request(custom, &pre.instructions),
+        };
+        match request_messages.last_mut() {
+            Some(last) if last.role == Role::User => last.content.push(ask),
+            Some(_) | None => request_messages.push(Message {
+                role: Role::User,
+                content: vec![ask],
+            }),
+        }
+        let pre_tokens = self.usage.context_tokens;
+        self.notice("Compacting the conversation…");
+        let response = self
+            .model
+            .respond(Request {
+                system: self.system.as_deref(),
+                messages: &request_messages,
+                tools: &self.specs,
+                on_text: None,
+            })
+            .await;
+        let response = match response {
+            Ok(r) => r,
+            Err(err) => {
+                let text = format!("Compaction failed: {err}");
+                self.notice(&text);
+                return Compacted::Failed(text);
+            }
+        };
+        self.usage.record(&response.model, response.usage.as_ref());
+        let summary = response_text(&response);
+        if summary.trim().is_empty() {
+            let text = "Compaction failed: the model returned no summary".to_string();
+            self.notice(&text);
+            return Compacted::Failed(text);
+        }
+        let mut content = vec![ContentBlock::Text {
+            text: compact::summary_message(&summary, mid_turn),
+        }];
+        if let Some(kept) = kept {
+            content.extend(kept.content);
+        }
+        let first = Message {
+            role: Role::User,
+            content,
+        };
+        self.sink.transcript.compact_boundary(
+            &self.sink.line(),
+            trigger,
+            pre_tokens,
+            &first.content,
+        );
+        self.messages = vec![first];
+        self.usage.context_tokens = None;
+        self.fire::<PostCompact>(PostCompactInput {
+            base: self.base(HookEvent::PostCompact),
+            hook_event_name: HookEvent::PostCompact,
+            trigger: trigger.to_string(),
+            compact_summary: summary.clone(),
+        })
+        .await;
+        self.start_as("compact").await;
+        Compacted::Done { summary }
+    }
+
+    /// The model's name.
+    pub fn model_name(&self) -> &str {
+        self.model.name()
+    }
+
+    /// `/clear`: SessionEnd (`reason: clear`), the conversation starts over (the transcript
+    /// marks where, so a resume starts there too), then SessionStart (`source: clear`).
+    pub(crate) async fn clear(&mut self) {
+        self.fire::<SessionEnd>(SessionEndInput {
+            base: self.base(HookEvent::SessionEnd),
+            hook_event_name: HookEvent::SessionEnd,
+            reason: "clear".to_string(),
+        })
+        .await;
+        self.messages.clear();
+        self.pending.clear();
+        self.usage.context_tokens = None;
+        self.sink.transcript.cleared(&self.sink.line());
+        self.start_as("clear").await;
+    }
+
+    /// Whether the context reached the auto-compaction threshold.
+    fn context_full(&self) -> bool {
+        self.compaction.auto
+            && self
+                .usage
+                .context_tokens
+                .is_some_and(|t| t >= self.compaction.threshold())
+    }
+
+    /// Sets the system prompt, and the memory files it holds (InstructionsLoaded fires for
+    /// each at [`Session::start`]).
+    pub(crate) fn set_instructions(&mut self, system: Option<String>, memory: Vec<MemoryFile>) {
+        self.system = system;
+        self.memory = memory;
+    }
+
+    /// Continues a conversation rebuilt from a transcript: its messages become the history,
+    /// its undelivered context is pending, and new transcript lines chain after its last one.
+    /// Call before [`Session::start_as`]`("resume")`.
+    pub(crate) fn resume_from(&mut self, rebuilt: crate::agent::resume::Rebuilt) {
+        self.messages = rebuilt.messages;
+        self.pending = rebuilt.pending;
+        self.sink.transcript.continue_after(rebuilt.last_uuid);
+    }
+
+    /// Writes no transcript (`--no-session-persistence`).
+    pub(crate) fn without_transcript(&mut self) {
+        self.sink.transcript.disable();
+    }
+
+    /// The system prompt, if any.
+    pub fn system_prompt(&self) -> Option<&str> {
+        self.system.as_deref()
+    }
+
+    /// The conversation so far, as the next request would send it.
+    pub fn history(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// Tokens the session took so far.
+    pub fn usage(&self) -> &SessionUsage {
+        &self.usage
     }
 
     /// The tools offered to the model now: every tool that is available (an MCP tool whose
@@ -465,11 +709,17 @@ impl Session {
     /// Fires SessionStart (`source: startup`); its context goes in front of the first prompt,
     /// and the env files its hooks wrote are handed to the Bash tool.
     pub async fn start(&mut self) {
+        self.start_as("startup").await;
+    }
+
+    /// [`Session::start`] with another `source`: `resume` after [`Session::resume_from`],
+    /// `clear`, `compact`.
+    pub(crate) async fn start_as(&mut self, source: &str) {
         let outcome = self
             .fire::<SessionStart>(SessionStartInput {
                 base: self.base(HookEvent::SessionStart),
                 hook_event_name: HookEvent::SessionStart,
-                source: "startup".to_string(),
+                source: source.to_string(),
                 model: None,
             })
             .await;
@@ -477,10 +727,40 @@ impl Session {
         if let Ok(mut files) = self.ctx.env_files.lock() {
             *files = self.hooks.env_files();
         }
+        let reason = if source == "compact" {
+            "compact"
+        } else {
+            "session_start"
+        };
+        self.announce_memory(reason).await;
         self.sink.observe(Progress::SessionStarted {
             session_id: &self.config.session_id,
             model: self.model.name(),
         });
+    }
+
+    /// Fires InstructionsLoaded for each memory file (`reason` replaces `session_start` for
+    /// top-level files, e.g. `compact`; imports keep `include`).
+    async fn announce_memory(&self, reason: &str) {
+        for file in &self.memory {
+            let load_reason = if file.load_reason == "include" {
+                "include"
+            } else {
+                reason
+            };
+            self.fire::<InstructionsLoaded>(InstructionsLoadedInput {
+                base: self.base(HookEvent::InstructionsLoaded),
+                hook_event_name: HookEvent::InstructionsLoaded,
+                file_path: file.path.to_string_lossy().into_owned(),
+                memory_type: file.memory_type.to_string(),
+                load_reason: load_reason.to_string(),
+                parent_file_path: file
+                    .parent
+                    .as_ref()
+                    .map(|p| p.to_string_lossy().into_owned()),
+            })
+            .await;
+        }
     }
 
     fn set_line_context(&self) {
@@ -526,6 +806,8 @@ impl Session {
             model_stop_reason: None,
             stop_capped: false,
             denials: Vec::new(),
+            usage: Usage::default(),
+            model_usage: Vec::new(),
         };
 
         let ups = self
@@ -612,9 +894,20 @@ impl Session {
                 outcome.end = TurnEnd::MaxTurns;
                 return;
             }
+            if self.context_full() {
+                self.compact("auto", None).await;
+            }
             self.deliver_pending();
             let specs = self.offered_specs();
-            let response = match self.model.complete(&self.messages, &specs).await {
+            let sink = &self.sink;
+            let on_text = move |text: &str| sink.observe(Progress::TextDelta { text });
+            let request = Request {
+                system: self.system.as_deref(),
+                messages: &self.messages,
+                tools: &specs,
+                on_text: Some(&on_text),
+            };
+            let response = match self.model.respond(request).await {
                 Ok(r) => r,
                 Err(err) => {
                     self.fire::<StopFailure>(StopFailureInput {
@@ -635,6 +928,20 @@ impl Session {
             };
             outcome.num_turns += 1;
             outcome.model_stop_reason = Some(response.stop_reason);
+            self.usage.record(&response.model, response.usage.as_ref());
+            if response.usage.is_none() && self.compaction.auto && !self.blind_noticed {
+                self.blind_noticed = true;
+                self.notice(&format!(
+                    "The model provider reported no token usage, so rein cannot tell how full \
+                     the context of {} is: automatic compaction is off for this session \
+                     (/compact still works).",
+                    response.model
+                ));
+            }
+            if let Some(usage) = &response.usage {
+                outcome.usage.add(usage);
+                add_model_usage(&mut outcome.model_usage, &response.model, usage);
+            }
             self.sink.observe(Progress::Assistant {
                 response: &response,
             });

@@ -241,6 +241,8 @@ struct Inner {
     unreported: bool,
     /// The uuid of the last line that is in the file: a lost line is never anyone's parent.
     last_uuid: Option<String>,
+    /// Nothing is written (`--no-session-persistence`).
+    off: bool,
 }
 
 impl std::fmt::Debug for Inner {
@@ -274,7 +276,22 @@ impl Transcript {
                 health: Health::Whole,
                 unreported: false,
                 last_uuid: None,
+                off: false,
             }),
+        }
+    }
+
+    /// Appends after an existing file whose last line has `last_uuid` (a resumed session).
+    pub fn continue_after(&self, last_uuid: Option<String>) {
+        if let Ok(mut inner) = self.inner.lock() {
+            inner.last_uuid = last_uuid;
+        }
+    }
+
+    /// Writes nothing from now on.
+    pub fn disable(&self) {
+        if let Ok(mut inner) = self.inner.lock() {
+            inner.off = true;
         }
     }
 
@@ -366,7 +383,7 @@ impl Transcript {
             .clone()
             .unwrap_or_else(|| format!("msg_rein_{}", uuid_v4().replace('-', "")));
         let content: Vec<Value> = response.content.iter().map(block_json).collect();
-        let message = json!({
+        let mut message = json!({
             "id": id,
             "type": "message",
             "role": "assistant",
@@ -375,8 +392,51 @@ impl Transcript {
             "stop_reason": stop_reason,
             "stop_sequence": null,
         });
+        // Claude Code's key order: input, cache creation, cache read, output.
+        if let Some(usage) = &response.usage
+            && let Ok(value) = serde_json::to_value(usage)
+        {
+            message["usage"] = value;
+        }
         let mut line = self.head(ctx, "assistant");
         line.insert("message".into(), message);
+        self.finish_and_write(ctx, line);
+    }
+
+    /// A compaction: a `system` line (`subtype: compact_boundary`) after which the
+    /// conversation starts over, then the user line the compacted conversation starts with
+    /// (`isCompactSummary: true`).
+    pub fn compact_boundary(
+        &self,
+        ctx: &LineContext,
+        trigger: &str,
+        pre_tokens: Option<u64>,
+        first: &[ContentBlock],
+    ) {
+        let mut line = self.head(ctx, "system");
+        line.insert("subtype".into(), json!("compact_boundary"));
+        line.insert("content".into(), json!("Conversation compacted"));
+        line.insert(
+            "compactMetadata".into(),
+            json!({"trigger": trigger, "preTokens": pre_tokens}),
+        );
+        self.finish_and_write(ctx, line);
+        let content: Vec<Value> = first.iter().map(block_json).collect();
+        let mut line = self.head(ctx, "user");
+        line.insert(
+            "message".into(),
+            json!({"role": "user", "content": content}),
+        );
+        line.insert("isCompactSummary".into(), json!(true));
+        self.finish_and_write(ctx, line);
+    }
+
+    /// `/clear`: a `system` line (`subtype: conversation_cleared`) after which the conversation
+    /// starts over.
+    pub fn cleared(&self, ctx: &LineContext) {
+        let mut line = self.head(ctx, "system");
+        line.insert("subtype".into(), json!("conversation_cleared"));
+        line.insert("content".into(), json!("Conversation cleared"));
         self.finish_and_write(ctx, line);
     }
 
@@ -473,6 +533,9 @@ impl Transcript {
         let Ok(mut inner) = self.inner.lock() else {
             return;
         };
+        if inner.off {
+            return;
+        }
         match self.append(&mut inner, &bytes) {
             Ok(()) => inner.last_uuid = Some(uuid),
             Err(lost) => lose_line(&mut inner, lost),

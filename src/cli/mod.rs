@@ -5,6 +5,7 @@ pub mod hooks;
 pub mod mcp;
 pub mod render;
 pub mod run;
+pub mod terminal;
 
 use std::path::PathBuf;
 
@@ -109,6 +110,40 @@ pub struct RunArgs {
     /// Project directory (default: the current directory).
     #[arg(long = "cwd", value_name = "DIR")]
     pub cwd: Option<PathBuf>,
+    /// Replace rein's system prompt with this text (memory files are still added).
+    #[arg(
+        long = "system-prompt",
+        value_name = "TEXT",
+        conflicts_with = "system_prompt_file"
+    )]
+    pub system_prompt: Option<String>,
+    /// Replace rein's system prompt with the contents of a file.
+    #[arg(long = "system-prompt-file", value_name = "FILE")]
+    pub system_prompt_file: Option<PathBuf>,
+    /// Add this text at the end of the system prompt.
+    #[arg(long = "append-system-prompt", value_name = "TEXT")]
+    pub append_system_prompt: Option<String>,
+    /// Add the contents of a file at the end of the system prompt.
+    #[arg(long = "append-system-prompt-file", value_name = "FILE")]
+    pub append_system_prompt_file: Option<PathBuf>,
+    /// More directories the tools may work in (repeatable).
+    #[arg(long = "add-dir", value_name = "DIR", num_args = 1..)]
+    pub add_dir: Vec<PathBuf>,
+    /// Continue the latest session of this project.
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    pub continue_session: bool,
+    /// Resume a session by id; without an id, pick one (on a terminal).
+    #[arg(short = 'r', long = "resume", value_name = "ID", num_args = 0..=1, default_missing_value = "")]
+    pub resume: Option<String>,
+    /// Use this id (a UUID) for the new session.
+    #[arg(long = "session-id", value_name = "UUID")]
+    pub session_id: Option<String>,
+    /// With --resume/--continue: continue under a new session id, leaving the old one as it was.
+    #[arg(long = "fork-session")]
+    pub fork_session: bool,
+    /// Write no transcript (the session cannot be resumed later).
+    #[arg(long = "no-session-persistence")]
+    pub no_session_persistence: bool,
     /// MCP servers from JSON files or strings (`{"mcpServers": {…}}`), in addition to the
     /// configured ones.
     #[arg(long = "mcp-config", value_name = "FILE|JSON", num_args = 1..)]

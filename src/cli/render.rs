@@ -11,7 +11,7 @@ use crate::agent::session::{Denial, TurnEnd, TurnOutcome};
 use crate::agent::transcript::{bounded_stream, timestamp_now};
 use crate::hooks::run::{OutcomeKind, RunStatus};
 use crate::id::uuid_v4;
-use crate::model::{ContentBlock, ModelResponse, StopReason};
+use crate::model::{ContentBlock, ModelResponse, StopReason, Usage};
 use crate::pipeline::CallStatus;
 use crate::progress::{Observer, Progress};
 
@@ -67,12 +67,28 @@ fn first_line(text: &str, max: usize) -> String {
     out
 }
 
-/// Human-readable progress on stderr; in interactive mode also the assistant's text on stdout.
+/// Human-readable progress on stderr; in interactive mode also the assistant's text on stdout,
+/// streamed as it arrives.
 #[derive(Debug)]
 pub struct TextRenderer {
     pub glyphs: Glyphs,
     /// Print assistant text as it arrives (interactive sessions).
     pub interactive: bool,
+    /// Colour (a terminal, no `NO_COLOR`).
+    pub color: bool,
+    /// Text of the current reply was streamed already.
+    pub streamed: AtomicBool,
+}
+
+impl TextRenderer {
+    pub fn new(glyphs: Glyphs, interactive: bool, color: bool) -> TextRenderer {
+        TextRenderer {
+            glyphs,
+            interactive,
+            color,
+            streamed: AtomicBool::new(false),
+        }
+    }
 }
 
 impl Observer for TextRenderer {
@@ -83,7 +99,12 @@ impl Observer for TextRenderer {
             Progress::ToolStart { name, input, .. } => {
                 // The name comes from the model: an unknown one may be any length.
                 let name = first_line(name, 120);
-                let _ = writeln!(err, "{} {name}({})", g.call, input_summary(input));
+                let line = format!("{} {name}({})", g.call, input_summary(input));
+                let _ = writeln!(
+                    err,
+                    "{}",
+                    crate::cli::terminal::paint(self.color, "36", &line)
+                );
             }
             Progress::ToolResult {
                 content, status, ..
@@ -100,17 +121,32 @@ impl Observer for TextRenderer {
                 let _ = writeln!(err, "{} {line}", g.result);
             }
             Progress::Notice { text } => {
-                let _ = writeln!(err, "{text}");
+                let _ = writeln!(
+                    err,
+                    "{}",
+                    crate::cli::terminal::paint(self.color, "33", text)
+                );
+            }
+            Progress::TextDelta { text } if self.interactive => {
+                self.streamed.store(true, Ordering::Relaxed);
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(text.as_bytes());
+                let _ = out.flush();
             }
             Progress::Assistant { response } if self.interactive => {
-                let text = crate::agent::session::response_text(response);
-                if !text.is_empty() {
-                    let mut out = std::io::stdout().lock();
-                    let _ = writeln!(out, "{text}");
-                    let _ = out.flush();
+                let mut out = std::io::stdout().lock();
+                if self.streamed.swap(false, Ordering::Relaxed) {
+                    let _ = writeln!(out);
+                } else {
+                    let text = crate::agent::session::response_text(response);
+                    if !text.is_empty() {
+                        let _ = writeln!(out, "{text}");
+                    }
                 }
+                let _ = out.flush();
             }
             Progress::Assistant { .. }
+            | Progress::TextDelta { .. }
             | Progress::SessionStarted { .. }
             | Progress::Prompt { .. }
             | Progress::Hook { .. }
@@ -187,14 +223,54 @@ pub fn assistant_message_json(response: &ModelResponse) -> Value {
         StopReason::MaxTokens => "max_tokens",
         StopReason::Other => "stop_sequence",
     };
-    json!({
+    let mut message = json!({
         "id": response.id,
         "type": "message",
         "role": "assistant",
         "model": response.model,
         "content": response.content,
         "stop_reason": stop,
+    });
+    if let Some(usage) = &response.usage {
+        message["usage"] = usage_json(usage);
+    }
+    message
+}
+
+/// A `usage` object in Claude Code's key order.
+pub fn usage_json(usage: &Usage) -> Value {
+    json!({
+        "input_tokens": usage.input_tokens,
+        "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+        "cache_read_input_tokens": usage.cache_read_input_tokens,
+        "output_tokens": usage.output_tokens,
     })
+}
+
+/// `modelUsage`: per model, Claude Code's camelCase counts. `costUSD` is only what the user's
+/// configured prices give (`REIN_PRICES`); rein invents no prices.
+pub fn model_usage_json(by_model: &[(String, Usage)]) -> Value {
+    let mut map = Map::new();
+    for (model, usage) in by_model {
+        let mut entry = Map::new();
+        entry.insert("inputTokens".into(), json!(usage.input_tokens));
+        entry.insert("outputTokens".into(), json!(usage.output_tokens));
+        entry.insert(
+            "cacheReadInputTokens".into(),
+            json!(usage.cache_read_input_tokens),
+        );
+        entry.insert(
+            "cacheCreationInputTokens".into(),
+            json!(usage.cache_creation_input_tokens),
+        );
+        entry.insert("webSearchRequests".into(), json!(0));
+        entry.insert(
+            "costUSD".into(),
+            json!(crate::agent::cost::cost_usd(model, usage).unwrap_or(0.0)),
+        );
+        map.insert(model.clone(), Value::Object(entry));
+    }
+    Value::Object(map)
 }
 
 impl Observer for StreamJson {
@@ -328,7 +404,7 @@ impl Observer for StreamJson {
                 "uuid": uuid_v4(),
                 "session_id": sid,
             })),
-            Progress::Prompt { .. } | Progress::ToolStart { .. } => {}
+            Progress::Prompt { .. } | Progress::ToolStart { .. } | Progress::TextDelta { .. } => {}
         }
     }
 }
@@ -384,7 +460,14 @@ pub fn result_json(
         obj.insert("error".into(), json!(e));
     }
     obj.insert("session_id".into(), json!(session_id));
-    obj.insert("total_cost_usd".into(), json!(0));
+    let cost: f64 = outcome
+        .model_usage
+        .iter()
+        .filter_map(|(model, usage)| crate::agent::cost::cost_usd(model, usage))
+        .sum();
+    obj.insert("total_cost_usd".into(), json!(cost));
+    obj.insert("usage".into(), usage_json(&outcome.usage));
+    obj.insert("modelUsage".into(), model_usage_json(&outcome.model_usage));
     obj.insert("permission_denials".into(), json!(denials));
     Value::Object(obj)
 }

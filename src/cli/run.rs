@@ -1,7 +1,7 @@
 //! `rein run` / `rein -p` / the interactive session: builds the session from the flags, runs
 //! it under SIGINT/SIGTERM handling, and maps the outcome to output and an exit code.
 
-use std::io::{BufRead, IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -9,14 +9,20 @@ use std::time::{Duration, Instant};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use crate::agent::agent_hook::HookModels;
+use crate::agent::instructions::{
+    Environment, Memory, MemoryPaths, PromptOptions, load_memory, system_prompt,
+};
 use crate::agent::providers::{ProviderConfig, ProviderKind, from_config};
 use crate::agent::session::{
     Session, SessionConfig, TurnEnd, TurnOutcome, stop_block_cap_from_env,
 };
 use crate::agent::subagent;
-use crate::agent::transcript::{encode_cwd, rein_home, transcript_path};
+use crate::agent::transcript::{encode_cwd, rein_home};
 use crate::cli::render::{Glyphs, NoticesToStderr, StreamJson, TextRenderer, result_json};
+use crate::cli::terminal::TerminalContext;
+use crate::cli::terminal::spinner::SpinnerState;
 use crate::cli::{EXIT_ERROR, EXIT_OK, EXIT_USAGE, OutputFormat, RunArgs};
+use crate::hooks::dispatch::StatusSink;
 use crate::hooks::dispatch::{Dispatcher, HookEnvironment};
 use crate::hooks::environment::{bash_env, removed_env, require_utf8_project_dir};
 use crate::id::uuid_v4;
@@ -34,6 +40,8 @@ use crate::tools::{ReadFilter, Tool, ToolContext, builtin_tools};
 /// Everything the flags resolve to before a session is built.
 struct Setup {
     project_dir: PathBuf,
+    /// `--add-dir` directories, resolved.
+    add_dirs: Vec<PathBuf>,
     permission_mode: String,
     settings: Settings,
     model: Arc<dyn Model>,
@@ -98,7 +106,19 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
             return err.code;
         }
     };
-    let session_id = uuid_v4();
+    let (system, memory) = match instructions(&args, &setup, setup.model.name()) {
+        Ok(i) => i,
+        Err(err) => {
+            eprintln!("rein: {err}");
+            return err.code;
+        }
+    };
+    for notice in &memory.notices {
+        eprintln!("{notice}");
+    }
+    if let Some(err) = crate::agent::cost::prices_error() {
+        eprintln!("rein: warning: {err}; costs are not shown");
+    }
     let home = rein_home();
     // rein's home holds transcripts and logs: only the user may list or read it.
     if let Err(e) = crate::private_fs::create_dir_all(&home) {
@@ -107,16 +127,21 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
             home.display()
         );
     }
-    let transcript = match transcripts_dir(
+    let projects_dir = transcripts_dir(
         args.transcript_dir.as_deref(),
         setup.settings.transcript_dir.as_deref(),
         &setup.project_dir,
-    ) {
-        Some(dir) => dir
-            .join(encode_cwd(&setup.project_dir.to_string_lossy()))
-            .join(format!("{session_id}.jsonl")),
-        None => transcript_path(&home, &setup.project_dir, &session_id),
+    )
+    .unwrap_or_else(|| home.join("projects"));
+    let plan = match plan_session(&args, &projects_dir, &setup.project_dir, interactive) {
+        Ok(p) => p,
+        Err(err) => {
+            eprintln!("rein: {err}");
+            return err.code;
+        }
     };
+    let session_id = plan.id.clone();
+    let transcript = session_transcript(&projects_dir, &setup.project_dir, &session_id);
     let env = HookEnvironment {
         project_dir: setup.project_dir.clone(),
         session_id: session_id.clone(),
@@ -154,16 +179,21 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
     let background = Arc::clone(&ctx.background);
 
     let mut observers = Observers::new();
+    let spinner = SpinnerState::new(interactive && std::io::stderr().is_terminal());
+    if interactive {
+        observers.push(Box::new(spinner.clone()));
+    }
     let format = if interactive {
         OutputFormat::Text
     } else {
         args.output_format
     };
     match format {
-        OutputFormat::Text => observers.push(Box::new(TextRenderer {
-            glyphs: Glyphs::detect(),
+        OutputFormat::Text => observers.push(Box::new(TextRenderer::new(
+            Glyphs::detect(),
             interactive,
-        })),
+            interactive && crate::cli::terminal::color_for(std::io::stderr().is_terminal()),
+        ))),
         OutputFormat::Json => observers.push(Box::new(NoticesToStderr)),
         OutputFormat::StreamJson => {
             let mut stream = StreamJson::new(
@@ -180,10 +210,15 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
         }
     }
     let observers: Arc<dyn Observer> = Arc::new(observers);
+    let permissions_text = permissions_summary(&setup.permission_mode, &setup.settings);
     let mut dispatcher = Dispatcher::new(setup.settings.handlers, env);
     dispatcher.set_mcp_caller(Arc::clone(&mcp) as Arc<dyn crate::hooks::mcp_tool::McpCaller>);
     let hook_models = HookModels::new(Arc::clone(&setup.model), setup.models.clone());
     dispatcher.set_model_hooks(hook_models.clone());
+    if interactive {
+        let status = spinner.clone();
+        dispatcher.set_status_sink(StatusSink(Arc::new(move |text| status.hook_status(text))));
+    }
     let config = SessionConfig {
         session_id: session_id.clone(),
         project_dir: setup.project_dir.clone(),
@@ -224,6 +259,17 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
         ctx,
         Box::new(subagent::SharedObserver(observers)),
     );
+    session.set_instructions(Some(system), memory.files);
+    if args.no_session_persistence {
+        session.without_transcript();
+    }
+    let start_source = match plan.resumed {
+        Some(rebuilt) => {
+            session.resume_from(rebuilt);
+            "resume"
+        }
+        None => "startup",
+    };
 
     let (mut sigint, mut sigterm) = match (
         signal(SignalKind::interrupt()),
@@ -237,15 +283,49 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
     };
 
     let started = Instant::now();
-    let result = {
+    let result = if interactive {
+        let terminal = TerminalContext {
+            history: home.join("history"),
+            permissions: permissions_text,
+            hooks_args: hooks_args(&args, &setup.project_dir),
+            spinner: spinner.clone(),
+            projects_dir: projects_dir.clone(),
+            project_dir: setup.project_dir.clone(),
+        };
+        spinner.spawn_drawing(
+            Glyphs::detect().call != "*",
+            crate::cli::terminal::color_for(std::io::stderr().is_terminal()),
+        );
+        let started = tokio::select! {
+            () = session.start_as(start_source) => true,
+            _ = sigterm.recv() => false,
+        };
+        if started {
+            match crate::cli::terminal::run(&mut session, &terminal, &mut sigint, &mut sigterm)
+                .await
+            {
+                None => Ok(None),
+                Some(_) => Err(Caught {
+                    code: 143,
+                    name: "SIGTERM",
+                }),
+            }
+        } else {
+            Err(Caught {
+                code: 143,
+                name: "SIGTERM",
+            })
+        }
+    } else {
         let work = async {
-            session.start().await;
+            session.start_as(start_source).await;
             match &prompt {
-                Some(p) => Some(session.run_prompt(p).await),
-                None => {
-                    interactive_loop(&mut session).await;
-                    None
-                }
+                Some(p) => Some(match slash_compact(p) {
+                    Some(instructions) => compact_outcome(&mut session, instructions).await,
+                    None => session.run_prompt(p).await,
+                }),
+                // Interactive sessions take the branch above.
+                None => None,
             }
         };
         tokio::select! {
@@ -505,79 +585,6 @@ fn write_stdout(text: &str) -> std::io::Result<()> {
     out.flush()
 }
 
-/// Reads prompts from the terminal until `/exit` or EOF.
-async fn interactive_loop(session: &mut Session) {
-    let mut reader = LineReader::spawn();
-    loop {
-        {
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(b"> ");
-            let _ = out.flush();
-        }
-        let Some(line) = reader.next_line().await else {
-            return;
-        };
-        let prompt = line.trim();
-        if prompt.is_empty() {
-            continue;
-        }
-        if prompt == "/exit" || prompt == "/quit" {
-            return;
-        }
-        let outcome = session.run_prompt(prompt).await;
-        match &outcome.end {
-            TurnEnd::PromptBlocked { text } => eprintln!("{text}"),
-            TurnEnd::ModelFailed(e) => eprintln!("Error: model request failed: {e}"),
-            TurnEnd::MaxTurns => eprintln!("Error: reached max turns"),
-            TurnEnd::Stopped { reason } => {
-                if let Some(r) = reason {
-                    eprintln!("{r}");
-                }
-            }
-            TurnEnd::Completed | TurnEnd::Deferred => {}
-        }
-    }
-}
-
-/// Reads stdin one line at a time, only when asked.
-///
-/// Why on demand: while a turn runs, a permission prompt reads the same terminal through
-/// `/dev/tty`; a reader that is always waiting on stdin would steal the user's answer.
-/// Why a thread: tokio's stdin needs a feature rein does not build with, and a blocking read
-/// on a thread of its own never stalls the runtime.
-struct LineReader {
-    want: std::sync::mpsc::Sender<()>,
-    lines: tokio::sync::mpsc::Receiver<Option<String>>,
-}
-
-impl LineReader {
-    fn spawn() -> LineReader {
-        let (want, wanted) = std::sync::mpsc::channel::<()>();
-        let (tx, lines) = tokio::sync::mpsc::channel::<Option<String>>(1);
-        std::thread::spawn(move || {
-            let stdin = std::io::stdin();
-            while wanted.recv().is_ok() {
-                let mut line = String::new();
-                let got = match stdin.lock().read_line(&mut line) {
-                    Ok(0) | Err(_) => None,
-                    Ok(_) => Some(line),
-                };
-                let eof = got.is_none();
-                if tx.blocking_send(got).is_err() || eof {
-                    break;
-                }
-            }
-        });
-        LineReader { want, lines }
-    }
-
-    /// The next line, `None` at EOF.
-    async fn next_line(&mut self) -> Option<String> {
-        self.want.send(()).ok()?;
-        self.lines.recv().await.flatten()
-    }
-}
-
 /// A setup failure with its exit code.
 #[derive(Debug)]
 struct SetupError {
@@ -600,6 +607,7 @@ fn setup_error(message: impl Into<String>, code: i32) -> SetupError {
 
 fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
     let project_dir = resolve_project_dir(args.cwd.as_deref())?;
+    let add_dirs = resolve_add_dirs(&args.add_dir, &project_dir)?;
     let settings = load_settings(args, &project_dir, interactive)?;
     // Why notes are left out: they list the Claude Code settings rein does not act on, which a
     // settings file shared with Claude Code holds many of; `rein hooks validate` shows them.
@@ -634,7 +642,7 @@ fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
         home: std::env::var_os("HOME")
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("/")),
-        additional_dirs: Vec::new(),
+        additional_dirs: add_dirs.clone(),
         // rein's files for this project (a Bash output saved to `tool-results`).
         readable_dirs: match transcripts_dir(
             args.transcript_dir.as_deref(),
@@ -642,10 +650,11 @@ fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
             &project_dir,
         ) {
             Some(dir) => vec![dir.join(encode_cwd(&project_dir.to_string_lossy()))],
-            None => transcript_path(&rein_home(), &project_dir, "x")
-                .parent()
-                .map(|d| vec![d.to_path_buf()])
-                .unwrap_or_default(),
+            None => vec![
+                rein_home()
+                    .join("projects")
+                    .join(encode_cwd(&project_dir.to_string_lossy())),
+            ],
         },
     };
     let (policy, warnings) = PermissionPolicy::from_settings(
@@ -671,6 +680,7 @@ fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
     let permission_mode = mode.as_str().to_string();
     Ok(Setup {
         project_dir,
+        add_dirs,
         permission_mode,
         settings,
         model,
@@ -679,6 +689,354 @@ fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
         gate,
         read_filter,
     })
+}
+
+/// `/permissions`: the mode and the rules, one per line, with where each is written.
+fn permissions_summary(mode: &str, settings: &Settings) -> String {
+    let p = &settings.permissions;
+    let mut out = format!("Permission mode: {mode}");
+    for (name, rules) in [("deny", &p.deny), ("ask", &p.ask), ("allow", &p.allow)] {
+        if rules.is_empty() {
+            out.push_str(&format!("\n{name}: (none)"));
+            continue;
+        }
+        out.push_str(&format!("\n{name}:"));
+        for rule in rules {
+            out.push_str(&format!("\n  {}  ({})", rule.text, rule.location));
+        }
+    }
+    if !p.additional_directories.is_empty() {
+        out.push_str(&format!(
+            "\nadditional directories: {}",
+            p.additional_directories.join(", ")
+        ));
+    }
+    out
+}
+
+/// The flags `/hooks` passes to `rein hooks list` so it reads the same settings.
+fn hooks_args(args: &RunArgs, project_dir: &Path) -> Vec<String> {
+    let mut out = vec![
+        "--cwd".to_string(),
+        project_dir.to_string_lossy().into_owned(),
+    ];
+    for s in &args.settings {
+        out.push("--settings".to_string());
+        out.push(s.clone());
+    }
+    if let Some(sources) = &args.setting_sources {
+        out.push("--setting-sources".to_string());
+        out.push(sources.clone());
+    }
+    out
+}
+
+/// `Some(instructions)` when `prompt` is `/compact [instructions]`.
+fn slash_compact(prompt: &str) -> Option<Option<&str>> {
+    let rest = prompt.trim().strip_prefix("/compact")?;
+    if !rest.is_empty() && !rest.starts_with(char::is_whitespace) {
+        return None;
+    }
+    let rest = rest.trim();
+    Some((!rest.is_empty()).then_some(rest))
+}
+
+/// `/compact` as a headless prompt (with `--continue`/`--resume`): the outcome says how it went.
+async fn compact_outcome(session: &mut Session, instructions: Option<&str>) -> TurnOutcome {
+    use crate::agent::session::Compacted;
+    let (end, result) = match session.compact("manual", instructions).await {
+        Compacted::Done { .. } => (TurnEnd::Completed, "Conversation compacted.".to_string()),
+        Compacted::Blocked(reason) => (
+            TurnEnd::Completed,
+            format!("Compaction blocked by a PreCompact hook: {reason}"),
+        ),
+        Compacted::TooShort => (TurnEnd::Completed, "Not enough messages to compact.".into()),
+        Compacted::Failed(text) => (
+            TurnEnd::ModelFailed(crate::model::ModelError {
+                provider: "compact".to_string(),
+                kind: crate::model::ModelErrorKind::Unknown,
+                message: text.clone(),
+            }),
+            text,
+        ),
+    };
+    TurnOutcome {
+        end,
+        result,
+        num_turns: 0,
+        denials: Vec::new(),
+        usage: Default::default(),
+        model_usage: Vec::new(),
+        model_stop_reason: None,
+        stop_capped: false,
+    }
+}
+
+/// Where session `id` of `project_dir` keeps its transcript under `projects`.
+fn session_transcript(projects: &Path, project_dir: &Path, id: &str) -> PathBuf {
+    projects
+        .join(encode_cwd(&project_dir.to_string_lossy()))
+        .join(format!("{id}.jsonl"))
+}
+
+/// Which session runs: a new one, or an earlier one resumed (under its own id, or forked
+/// under a new one).
+struct SessionPlan {
+    id: String,
+    resumed: Option<crate::agent::resume::Rebuilt>,
+}
+
+/// Resolves `--continue`, `--resume [ID]`, `--session-id`, `--fork-session`. A resumed session
+/// keeps its transcript (a torn last line is cut off first, with a notice); a fork copies the
+/// complete lines into the new session's transcript.
+fn plan_session(
+    args: &RunArgs,
+    projects: &Path,
+    project_dir: &Path,
+    interactive: bool,
+) -> Result<SessionPlan, SetupError> {
+    use crate::agent::resume;
+    if let Some(id) = &args.session_id
+        && !resume::is_uuid(id)
+    {
+        return Err(setup_error(
+            format!("--session-id {id:?}: not a valid UUID"),
+            EXIT_USAGE,
+        ));
+    }
+    let wants_resume = args.continue_session || args.resume.is_some();
+    if wants_resume && args.session_id.is_some() && !args.fork_session {
+        return Err(setup_error(
+            "--session-id with --continue or --resume also needs --fork-session",
+            EXIT_USAGE,
+        ));
+    }
+    let found = if args.continue_session {
+        Some(
+            resume::latest(projects, project_dir)
+                .map_err(|e| setup_error(e.to_string(), EXIT_ERROR))?,
+        )
+    } else {
+        match args.resume.as_deref() {
+            None => None,
+            Some("") if interactive => Some(pick_session(projects, project_dir)?),
+            Some("") => {
+                return Err(setup_error(
+                    "--resume without a session id needs a terminal to pick one from; give                      the id (`rein -r <ID>`) or use --continue",
+                    EXIT_USAGE,
+                ));
+            }
+            Some(id) => Some(
+                resume::find(projects, project_dir, id)
+                    .map_err(|e| setup_error(e.to_string(), EXIT_ERROR))?,
+            ),
+        }
+    };
+    let new_id = args.session_id.clone().unwrap_or_else(uuid_v4);
+    let Some(found) = found else {
+        if args.no_session_persistence {
+            return Ok(SessionPlan {
+                id: new_id,
+                resumed: None,
+            });
+        }
+        if session_transcript(projects, project_dir, &new_id).exists() {
+            return Err(setup_error(
+                format!(
+                    "Session ID {new_id} is already in use (use --resume {new_id} to continue it)"
+                ),
+                EXIT_USAGE,
+            ));
+        }
+        return Ok(SessionPlan {
+            id: new_id,
+            resumed: None,
+        });
+    };
+    let bytes = std::fs::read(&found.path).map_err(|e| {
+        setup_error(
+            format!("cannot read the transcript {}: {e}", found.path.display()),
+            EXIT_ERROR,
+        )
+    })?;
+    let rebuilt = resume::rebuild_bytes(&found.path, &bytes);
+    for notice in &rebuilt.notices {
+        eprintln!("{notice}");
+    }
+    let complete = bytes.get(..rebuilt.complete_len as usize).unwrap_or(&bytes);
+    if args.fork_session {
+        let target = session_transcript(projects, project_dir, &new_id);
+        if target.exists() {
+            return Err(setup_error(
+                format!("Session ID {new_id} is already in use"),
+                EXIT_USAGE,
+            ));
+        }
+        if !args.no_session_persistence {
+            let written = target
+                .parent()
+                .map_or(Ok(()), crate::private_fs::create_dir_all)
+                .and_then(|()| crate::private_fs::write(&target, complete));
+            written.map_err(|e| {
+                setup_error(
+                    format!(
+                        "cannot write the forked transcript {}: {e}",
+                        target.display()
+                    ),
+                    EXIT_ERROR,
+                )
+            })?;
+        }
+        return Ok(SessionPlan {
+            id: new_id,
+            resumed: Some(rebuilt),
+        });
+    }
+    if complete.len() < bytes.len() && !args.no_session_persistence {
+        // Why: new lines are appended to this file; glued onto the torn tail they would be
+        // unreadable too.
+        let cut = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&found.path)
+            .and_then(|f| f.set_len(rebuilt.complete_len));
+        if let Err(e) = cut {
+            return Err(setup_error(
+                format!(
+                    "cannot cut the partial last line off {}: {e}",
+                    found.path.display()
+                ),
+                EXIT_ERROR,
+            ));
+        }
+    }
+    Ok(SessionPlan {
+        id: found.id,
+        resumed: Some(rebuilt),
+    })
+}
+
+/// `rein --resume` on a terminal: lists the project's latest sessions and reads a number.
+fn pick_session(
+    projects: &Path,
+    project_dir: &Path,
+) -> Result<crate::agent::resume::SessionFile, SetupError> {
+    use crate::agent::resume;
+    let sessions = resume::sessions(projects, project_dir);
+    if sessions.is_empty() {
+        return Err(setup_error(
+            format!("no sessions to resume in {}", project_dir.display()),
+            EXIT_ERROR,
+        ));
+    }
+    let shown: Vec<_> = sessions.into_iter().take(20).collect();
+    eprintln!("Sessions of {} (newest first):", project_dir.display());
+    for (i, s) in shown.iter().enumerate() {
+        let ago = s
+            .modified
+            .elapsed()
+            .map(crate::cli::terminal::ago)
+            .unwrap_or_default();
+        let prompt = resume::first_prompt(&s.path, 60).unwrap_or_else(|| "(no prompt)".into());
+        eprintln!("  {:>2}. {ago:>8}  {prompt}  [{}]", i + 1, s.id);
+    }
+    eprint!("Resume which session? [1-{}, Enter = 1] ", shown.len());
+    let mut line = String::new();
+    std::io::stdin()
+        .read_line(&mut line)
+        .map_err(|e| setup_error(format!("cannot read the choice: {e}"), EXIT_ERROR))?;
+    let choice = line.trim();
+    let index = if choice.is_empty() {
+        0
+    } else {
+        match choice.parse::<usize>() {
+            Ok(n) if (1..=shown.len()).contains(&n) => n - 1,
+            _ => {
+                return Err(setup_error(
+                    format!("{choice:?} is not one of 1-{}", shown.len()),
+                    EXIT_USAGE,
+                ));
+            }
+        }
+    };
+    shown
+        .into_iter()
+        .nth(index)
+        .ok_or_else(|| setup_error("no such session", EXIT_USAGE))
+}
+
+/// `--add-dir` directories, absolute (relative ones from the project directory); each must be
+/// an existing directory.
+fn resolve_add_dirs(dirs: &[PathBuf], project_dir: &Path) -> Result<Vec<PathBuf>, SetupError> {
+    dirs.iter()
+        .map(|dir| {
+            let full = project_dir.join(dir);
+            match std::fs::canonicalize(&full) {
+                Ok(path) if path.is_dir() => Ok(path),
+                Ok(_) => Err(setup_error(
+                    format!("--add-dir {}: not a directory", dir.display()),
+                    EXIT_USAGE,
+                )),
+                Err(e) => Err(setup_error(
+                    format!("--add-dir {}: {e}", dir.display()),
+                    EXIT_USAGE,
+                )),
+            }
+        })
+        .collect()
+}
+
+/// The system prompt and memory files the flags and files give; a prompt file that cannot be
+/// read is an error naming it.
+fn instructions(
+    args: &RunArgs,
+    setup: &Setup,
+    model: &str,
+) -> Result<(String, Memory), SetupError> {
+    let read = |flag: &str, path: &Path| {
+        std::fs::read_to_string(path)
+            .map_err(|e| setup_error(format!("{flag} {}: {e}", path.display()), EXIT_USAGE))
+    };
+    let mut options = PromptOptions {
+        replace: match (&args.system_prompt, &args.system_prompt_file) {
+            (Some(text), _) => Some(text.clone()),
+            (None, Some(path)) => Some(read("--system-prompt-file", path)?),
+            (None, None) => None,
+        },
+        append: Vec::new(),
+    };
+    if let Some(text) = &args.append_system_prompt {
+        options.append.push(text.clone());
+    }
+    if let Some(path) = &args.append_system_prompt_file {
+        options
+            .append
+            .push(read("--append-system-prompt-file", path)?);
+    }
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    let memory_dirs = if std::env::var("CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD")
+        .is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"))
+    {
+        setup.add_dirs.clone()
+    } else {
+        Vec::new()
+    };
+    let memory = if std::env::var("CLAUDE_CODE_DISABLE_CLAUDE_MDS")
+        .is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"))
+    {
+        Memory::default()
+    } else {
+        load_memory(&MemoryPaths {
+            cwd: setup.project_dir.clone(),
+            home,
+            additional_dirs: memory_dirs,
+        })
+    };
+    let environment = Environment::detect(&setup.project_dir, &setup.add_dirs, model);
+    let tools: Vec<String> = setup.tools.iter().map(|t| t.name().to_string()).collect();
+    let system = system_prompt(&options, &environment, &tools, &memory);
+    Ok((system, memory))
 }
 
 fn resolve_project_dir(cwd: Option<&Path>) -> Result<PathBuf, SetupError> {

@@ -90,6 +90,20 @@ pub struct Dispatcher {
     shared: Arc<Shared>,
     /// What runs prompt and agent hooks; without it they are skipped.
     models: Option<Arc<dyn ModelHooks>>,
+    status: Option<StatusSink>,
+}
+
+/// Receives the `statusMessage` of running hooks ([`Dispatcher::set_status_sink`]).
+#[derive(Clone)]
+pub struct StatusSink(pub Arc<StatusFn>);
+
+/// What a [`StatusSink`] calls.
+pub type StatusFn = dyn Fn(Option<&str>) + Send + Sync;
+
+impl std::fmt::Debug for StatusSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StatusSink")
+    }
 }
 
 /// Where a handler runs and with what (spec §5.3–5.4).
@@ -131,12 +145,34 @@ impl Dispatcher {
                 http: HttpHookClient::new(),
                 mcp: std::sync::OnceLock::new(),
             }),
+            status: None,
         }
     }
 
     /// Lets prompt and agent hooks run, judged by `models`.
     pub fn set_model_hooks(&mut self, models: Arc<dyn ModelHooks>) {
         self.models = Some(models);
+    }
+
+    /// Where the `statusMessage` of the handlers about to run goes (joined by ` · `), and
+    /// `None` once they finished: the interactive terminal shows it in its spinner.
+    pub fn set_status_sink(&mut self, sink: StatusSink) {
+        self.status = Some(sink);
+    }
+
+    fn status_of(&self, selected: &[SelectedHandler<'_>]) -> Option<String> {
+        self.status.as_ref()?;
+        let texts: Vec<&str> = selected
+            .iter()
+            .filter_map(|sel| match sel {
+                SelectedHandler::Command { handler, .. }
+                | SelectedHandler::Http { handler, .. }
+                | SelectedHandler::McpTool { handler, .. }
+                | SelectedHandler::Model { handler, .. } => handler.status_message.as_deref(),
+                SelectedHandler::InProcess(_) => None,
+            })
+            .collect();
+        (!texts.is_empty()).then(|| texts.join(" · "))
     }
 
     /// Gives mcp_tool hooks the session's MCP servers (once; later calls are ignored).
@@ -227,7 +263,14 @@ impl Dispatcher {
             return E::Outcome::default();
         }
         let stdin = Arc::new(stdin_bytes(input));
+        let status = self.status_of(&selected);
+        if let (Some(sink), Some(text)) = (&self.status, &status) {
+            (sink.0)(Some(text.as_str()));
+        }
         let answers = self.run_all(&target, &selected, stdin, input).await;
+        if let (Some(sink), Some(_)) = (&self.status, &status) {
+            (sink.0)(None);
+        }
         merge::<E>(input, answers)
     }
 

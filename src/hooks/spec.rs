@@ -453,8 +453,18 @@ impl HookEvent {
                 on_failure: false,
                 ..unfired("SubagentStop", Extended, CONTEXT_ONLY)
             },
-            HookEvent::PreCompact => unfired("PreCompact", Extended, NONE),
-            HookEvent::PostCompact => unfired("PostCompact", Extended, NONE),
+            HookEvent::PreCompact => EventSpec {
+                fires: Some(Fires::<events::PreCompact>::REF),
+                match_field: Some("trigger"),
+                permission_mode: false,
+                ..unfired("PreCompact", Extended, NONE)
+            },
+            HookEvent::PostCompact => EventSpec {
+                fires: Some(Fires::<events::PostCompact>::REF),
+                match_field: Some("trigger"),
+                permission_mode: false,
+                ..unfired("PostCompact", Extended, NONE)
+            },
             HookEvent::PreModelSwitch => unfired("PreModelSwitch", Extended, PRE_MODEL_SWITCH),
             HookEvent::PostModelSwitch => unfired("PostModelSwitch", Extended, CONTEXT_ONLY),
             HookEvent::Setup => EventSpec {
@@ -475,7 +485,13 @@ impl HookEvent {
             HookEvent::ConfigChange => unfired("ConfigChange", Extended, NONE),
             HookEvent::WorktreeCreate => unfired("WorktreeCreate", NoTarget, WORKTREE_CREATE),
             HookEvent::WorktreeRemove => unfired("WorktreeRemove", NoTarget, NONE),
-            HookEvent::InstructionsLoaded => unfired("InstructionsLoaded", Extended, NONE),
+            HookEvent::InstructionsLoaded => EventSpec {
+                fires: Some(Fires::<events::InstructionsLoaded>::REF),
+                match_field: Some("load_reason"),
+                prompt_id: false,
+                permission_mode: false,
+                ..unfired("InstructionsLoaded", Extended, NONE)
+            },
             HookEvent::CwdChanged => unfired("CwdChanged", NoTarget, WATCH_PATHS),
             HookEvent::FileChanged => unfired("FileChanged", Strict, WATCH_PATHS),
             HookEvent::DirectoryAdded => unfired("DirectoryAdded", Extended, NONE),
@@ -556,6 +572,6 @@ mod tests {
             .filter(|e| e.fired_by_rein())
             .map(|e| e.as_str())
             .collect();
-        assert_eq!(fired.len(), 14, "{fired:?}");
+        assert_eq!(fired.len(), 17, "{fired:?}");
     }
 }

@@ -25,15 +25,139 @@ pub trait Prompter: Send + Sync {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TtyPrompter;
 
+/// A permission prompt is on the terminal: whatever else draws there (the interactive
+/// spinner) waits.
+static PROMPTING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether a permission prompt is waiting for an answer on the terminal.
+pub fn prompting() -> bool {
+    PROMPTING.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Held while a prompt writes to and reads from the terminal; what else draws there (the
+/// spinner) takes it with `try_lock` and skips a frame when it is held.
+pub fn terminal_lock() -> &'static std::sync::Mutex<()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    &LOCK
+}
+
+struct Prompting;
+
+impl Prompting {
+    fn begin() -> Prompting {
+        PROMPTING.store(true, std::sync::atomic::Ordering::Relaxed);
+        Prompting
+    }
+}
+
+impl Drop for Prompting {
+    fn drop(&mut self) {
+        PROMPTING.store(false, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 impl Prompter for TtyPrompter {
     fn ask(&self, tool_name: &str, input: &Value, reason: &str) -> PromptAnswer {
+        let _terminal = terminal_lock().lock();
+        let _prompting = Prompting::begin();
         let Ok(tty) = OpenOptions::new().read(true).write(true).open("/dev/tty") else {
             return PromptAnswer::Deny;
         };
-        let Ok(writer) = tty.try_clone() else {
+        let Ok(mut writer) = tty.try_clone() else {
             return PromptAnswer::Deny;
         };
-        prompt_on(BufReader::new(tty), writer, tool_name, input, reason)
+        // A spinner line may be on the screen: the question starts on a clean line.
+        let _ = writer.write_all(b"\r\x1b[2K");
+        // One key answers: the terminal leaves line mode for the question (echo stays on), and
+        // what else was typed (an Enter after the key) is dropped afterwards.
+        let _one_key = OneKeyMode::enter(&tty);
+        let Ok(mut after) = writer.try_clone() else {
+            return PromptAnswer::Deny;
+        };
+        let answer = prompt_on(
+            BufReader::new(OneKey {
+                tty,
+                answered: false,
+            }),
+            writer,
+            tool_name,
+            input,
+            reason,
+        );
+        // The key was echoed without a line break; what comes next starts on its own line.
+        let _ = after.write_all(b"\n");
+        answer
+    }
+}
+
+/// The terminal in non-canonical mode (a read returns after one key) until dropped; then the
+/// keys typed meanwhile are discarded and the settings restored.
+struct OneKeyMode {
+    fd: std::os::fd::RawFd,
+    saved: Option<libc::termios>,
+}
+
+impl OneKeyMode {
+    fn enter(tty: &std::fs::File) -> OneKeyMode {
+        use std::os::fd::AsRawFd;
+        let fd = tty.as_raw_fd();
+        // SAFETY: termios is plain data; tcgetattr fills it for a valid fd or fails.
+        let mut saved: libc::termios = unsafe { std::mem::zeroed() };
+        // SAFETY: `fd` is the open /dev/tty; `saved` is a valid termios to fill.
+        if unsafe { libc::tcgetattr(fd, &mut saved) } != 0 {
+            return OneKeyMode { fd, saved: None };
+        }
+        let mut raw = saved;
+        raw.c_lflag &= !libc::ICANON;
+        raw.c_cc[libc::VMIN] = 1;
+        raw.c_cc[libc::VTIME] = 0;
+        // SAFETY: valid fd and termios.
+        if unsafe { libc::tcsetattr(fd, libc::TCSANOW, &raw) } != 0 {
+            return OneKeyMode { fd, saved: None };
+        }
+        OneKeyMode {
+            fd,
+            saved: Some(saved),
+        }
+    }
+}
+
+impl Drop for OneKeyMode {
+    fn drop(&mut self) {
+        if let Some(saved) = &self.saved {
+            // SAFETY: the fd is still open (the prompt's File outlives this guard) and `saved`
+            // came from tcgetattr.
+            unsafe {
+                libc::tcflush(self.fd, libc::TCIFLUSH);
+                libc::tcsetattr(self.fd, libc::TCSANOW, saved);
+            }
+        }
+    }
+}
+
+/// Reads one key from the terminal and ends the "line" there.
+struct OneKey {
+    tty: std::fs::File,
+    answered: bool,
+}
+
+impl std::io::Read for OneKey {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.answered || buf.len() < 2 {
+            return Ok(0);
+        }
+        let mut key = [0u8; 1];
+        if self.tty.read(&mut key)? == 0 {
+            return Ok(0);
+        }
+        self.answered = true;
+        buf[0] = key[0];
+        buf[1] = b'\n';
+        Ok(if key[0] == b'\n' || key[0] == b'\r' {
+            1
+        } else {
+            2
+        })
     }
 }
 

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use crate::agent::providers::{self, ModelConfigError, ProviderConfig, ProviderKind};
 use crate::model::{
     ContentBlock, Message, Model, ModelError, ModelErrorKind, ModelResponse, Role, StopReason,
-    ToolSpec,
+    ToolSpec, Usage,
 };
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -244,6 +244,7 @@ async fn openai_text_answer() {
                 text: "Hello there".to_string()
             }],
             stop_reason: StopReason::EndTurn,
+            usage: None,
         }
     );
     let requests = server.requests();
@@ -549,6 +550,12 @@ async fn anthropic_streamed_text_answer() {
                 text: "Hello".to_string()
             }],
             stop_reason: StopReason::EndTurn,
+            // message_start's input count, message_delta's final output count.
+            usage: Some(Usage {
+                input_tokens: 3,
+                output_tokens: 5,
+                ..Usage::default()
+            }),
         }
     );
     let request = &server.requests()[0];

@@ -106,6 +106,7 @@ fn text(t: &str) -> ModelResponse {
         model: "scripted".into(),
         content: vec![ContentBlock::Text { text: t.into() }],
         stop_reason: StopReason::EndTurn,
+        usage: None,
     }
 }
 
@@ -122,6 +123,7 @@ fn calls(list: &[(&str, &str, Value)]) -> ModelResponse {
             })
             .collect(),
         stop_reason: StopReason::ToolUse,
+        usage: None,
     }
 }
 

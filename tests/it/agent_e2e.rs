@@ -1206,7 +1206,15 @@ fn run_on_tty(e: &Env, args: &str, input: &str) -> (i32, String) {
         .spawn()
         .expect("util-linux `script` is needed for tty tests");
     let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(input.as_bytes()).unwrap();
+    // One line at a time, each once rein can be waiting for it: the line editor reads what is
+    // typed ahead into its own buffer, where a permission prompt (which reads the terminal
+    // itself) would never see it, and a Ctrl+D typed before rein switches the terminal to raw
+    // mode is eaten by the kernel's line discipline.
+    for piece in input.split_inclusive(['\n', '\x04']) {
+        std::thread::sleep(Duration::from_millis(700));
+        stdin.write_all(piece.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    }
     let started = Instant::now();
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {

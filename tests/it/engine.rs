@@ -194,6 +194,7 @@ impl rein::Model for Delegating {
                 model: "delegating".to_string(),
                 content,
                 stop_reason,
+                usage: None,
             })
         })
     }

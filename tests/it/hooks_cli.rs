@@ -71,7 +71,7 @@ impl Machine {
 
 /// The settings tree with one mistake of every kind:
 /// - user: a good guard, an exit-1-only guard with `timeout: 5000`, an invalid regex, `if` on
-///   SessionStart, PreCompact (never fired by rein), an unknown event;
+///   SessionStart, ConfigChange (never fired by rein), an unknown event;
 /// - project: the good guard again (duplicate), an `if` that only matches `src/**`, a missing
 ///   script, a non-executable script, a handler without `command`, a bash-only script run with
 ///   `sh`, `once: true`;
@@ -111,7 +111,7 @@ fn mistakes() -> (Machine, Vec<String>) {
     "SessionStart": [
       { "hooks": [ { "type": "command", "command": "echo started", "if": "Bash(git *)" } ] }
     ],
-    "PreCompact": [ { "hooks": [ { "type": "command", "command": "echo compact" } ] } ],
+    "ConfigChange": [ { "hooks": [ { "type": "command", "command": "echo config" } ] } ],
     "PostToolUse": [ { "hooks": [ { "type": "http", "url": "http://127.0.0.1:9/audit" } ] } ],
     "NotAnEvent": [ { "hooks": [ { "type": "command", "command": "echo unknown" } ] } ]
   },
@@ -199,7 +199,7 @@ fn list_json_has_stable_fields_and_a_reason_code_per_handler() {
     };
     expect("echo never", Some("invalid_matcher"));
     expect("echo started", Some("if_on_non_tool_event"));
-    expect("echo compact", Some("event_not_fired"));
+    expect("echo config", Some("event_not_fired"));
     expect("echo unknown", Some("unknown_event"));
     expect("echo local-stop", Some("file_voided"));
     expect("echo note", None);
@@ -588,8 +588,8 @@ fn usage_errors_exit_2_with_a_precise_message() {
             "--input is not valid JSON: line 1, column 13: expected value",
         ),
         (
-            &["hooks", "test", "PreCompact"],
-            "rein never fires PreCompact",
+            &["hooks", "test", "ConfigChange"],
+            "rein never fires ConfigChange",
         ),
         (
             &["hooks", "test", "Stop", "--tool", "Bash"],

@@ -101,26 +101,37 @@ fn prompts(screen: &str) -> usize {
     screen.matches(PROMPT_KEYS).count()
 }
 
-fn write_launcher(root: &Path, project: &Path, home: &Path, code_file: &Path) -> PathBuf {
+fn write_launcher_with(
+    root: &Path,
+    project: &Path,
+    home: &Path,
+    code_file: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> PathBuf {
     let launcher = root.join("launch.sh");
     // Why a script: the tmux server (not this process) spawns the pane, so the environment and
     // working directory are set here (the same as `Sandbox::rein` sets); the exit code goes to
     // a file because the pane closes.
-    let exports: Vec<String> = home_vars(home)
+    let mut exports: Vec<String> = home_vars(home)
         .iter()
         .map(|(name, value)| format!("{name}='{}'", value.display()))
         .collect();
+    exports.extend(env.iter().map(|(name, value)| format!("{name}='{value}'")));
+    let args: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
     let body = format!(
         "#!/bin/sh\n\
          cd '{project}' || exit 99\n\
          unset {unset}\n\
          export {exports}\n\
-         '{bin}'\n\
+         trap : INT\n\
+         '{bin}' {args}\n\
          echo $? > '{code}.tmp' && mv '{code}.tmp' '{code}'\n",
         project = project.display(),
         unset = LEAKY_VARS.join(" "),
         exports = exports.join(" "),
         bin = rein_bin().display(),
+        args = args.join(" "),
         code = code_file.display(),
     );
     write_executable(&launcher, body);
@@ -130,8 +141,21 @@ fn write_launcher(root: &Path, project: &Path, home: &Path, code_file: &Path) ->
 /// rein started interactively in a fresh tmux server on `sandbox`, and the file its exit code
 /// will be written to.
 fn launch(sandbox: &Sandbox) -> (Tmux, PathBuf) {
+    launch_with(sandbox, &[], &[])
+}
+
+/// [`launch`] with more arguments for rein and more environment variables.
+fn launch_with(sandbox: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> (Tmux, PathBuf) {
     let code_file = sandbox.root.join("exit.code");
-    let launcher = write_launcher(&sandbox.root, &sandbox.project, &sandbox.home, &code_file);
+    let _ = std::fs::remove_file(&code_file);
+    let launcher = write_launcher_with(
+        &sandbox.root,
+        &sandbox.project,
+        &sandbox.home,
+        &code_file,
+        args,
+        env,
+    );
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
@@ -189,7 +213,8 @@ fn permission_prompt_deny_allow_once_and_always_on_a_real_terminal() {
         screen.contains(&format!("{PROMPT_HEADER}touch made.txt")),
         "{screen}"
     );
-    tmux.type_line("n");
+    // One key answers (no Enter).
+    tmux.ok(&["send-keys", "-t", "rein", "-l", "n"]);
     let screen = tmux.wait_for("the denial", |s| s.contains(DENIAL) && at_input_prompt(s));
     assert!(!project.join("made.txt").exists(), "{screen}");
     let denials = screen.matches(DENIAL).count();
@@ -197,7 +222,8 @@ fn permission_prompt_deny_allow_once_and_always_on_a_real_terminal() {
     // 2. `y`: the same command now runs.
     tmux.type_line("run command touch made.txt");
     tmux.wait_for("the second permission prompt", |s| prompts(s) == 2);
-    tmux.type_line("y");
+    // One key answers (no Enter).
+    tmux.ok(&["send-keys", "-t", "rein", "-l", "y"]);
     let screen = tmux.wait_for("the allowed run", |s| {
         at_input_prompt(s) && project.join("made.txt").exists()
     });
@@ -210,7 +236,8 @@ fn permission_prompt_deny_allow_once_and_always_on_a_real_terminal() {
     // 3. `a`: runs, and the identical command later runs without asking again.
     tmux.type_line("run command touch always.txt");
     tmux.wait_for("the third permission prompt", |s| prompts(s) == 3);
-    tmux.type_line("a");
+    // One key answers (no Enter).
+    tmux.ok(&["send-keys", "-t", "rein", "-l", "a"]);
     tmux.wait_for("the always-allowed run", |s| {
         at_input_prompt(s) && project.join("always.txt").exists()
     });
@@ -275,6 +302,279 @@ fn sigterm_while_a_permission_prompt_waits_ends_rein_within_3_s_and_runs_session
     assert!(!sandbox.exists("made.txt"), "the unanswered call ran");
 }
 
+// ---------------------------------------------------------------------------------------------
+// The terminal of issue 16: history, multi-line input, slash commands, Ctrl+C during a tool,
+// streaming, the spinner.
+
+/// The last non-empty line of the screen.
+fn last_line(screen: &str) -> String {
+    screen
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default()
+        .trim_end()
+        .to_string()
+}
+
+fn jsonl(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Hooks that record UserPromptSubmit, SessionStart and SessionEnd stdin in `<event>.jsonl`.
+fn recording_hooks(sandbox: &Sandbox) {
+    let rec = |event: &str| {
+        json!([{"hooks": [{"type": "command",
+            "command": format!("cat >> '{}'; echo >> '{}'",
+                sandbox.path(&format!("{event}.jsonl")).display(),
+                sandbox.path(&format!("{event}.jsonl")).display())}]}])
+    };
+    sandbox.hooks(json!({
+        "UserPromptSubmit": rec("UserPromptSubmit"),
+        "SessionStart": rec("SessionStart"),
+        "SessionEnd": rec("SessionEnd"),
+    }));
+}
+
+fn prompts_sent(sandbox: &Sandbox) -> Vec<String> {
+    jsonl(&sandbox.path("UserPromptSubmit.jsonl"))
+        .iter()
+        .map(|v| v["prompt"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn slash_commands_multi_line_input_and_history_across_sessions() {
+    let sandbox = Sandbox::new("proj", &[]);
+    recording_hooks(&sandbox);
+    let (tmux, code_file) = launch_with(&sandbox, &["--trust"], &[]);
+    tmux.wait_for("the first prompt", at_input_prompt);
+
+    // /help lists the commands; an unknown command is an error, never a prompt.
+    tmux.type_line("/help");
+    tmux.wait_for("the help", |s| {
+        s.contains("/compact [instructions]") && at_input_prompt(s)
+    });
+    tmux.type_line("/nope");
+    tmux.wait_for("the unknown command", |s| {
+        s.contains("Unknown command: /nope") && at_input_prompt(s)
+    });
+    // /hooks shows what `rein hooks list` shows.
+    tmux.type_line("/hooks");
+    let screen = tmux.wait_for("the hooks list", |s| {
+        s.contains("Handlers (effective order") && at_input_prompt(s)
+    });
+    assert!(screen.contains("UserPromptSubmit"), "{screen}");
+    assert!(
+        prompts_sent(&sandbox).is_empty(),
+        "a slash command reached the model"
+    );
+
+    // Multi-line: `\` then Enter, and Alt+Enter, continue the prompt.
+    tmux.ok(&["send-keys", "-t", "rein", "-l", "first line\\"]);
+    tmux.ok(&["send-keys", "-t", "rein", "Enter"]);
+    tmux.ok(&["send-keys", "-t", "rein", "-l", "second line"]);
+    tmux.ok(&["send-keys", "-t", "rein", "M-Enter"]);
+    tmux.type_line("third line");
+    tmux.wait_for("the multi-line prompt's turn", |_| {
+        prompts_sent(&sandbox).len() == 1
+    });
+    assert_eq!(
+        prompts_sent(&sandbox),
+        ["first line\nsecond line\nthird line"]
+    );
+    tmux.wait_for("the prompt after the turn", at_input_prompt);
+
+    // /clear: SessionEnd with reason clear, SessionStart with source clear.
+    tmux.type_line("/clear");
+    tmux.wait_for("the cleared conversation", |s| {
+        s.contains("Conversation cleared.") && at_input_prompt(s)
+    });
+    let ends = jsonl(&sandbox.path("SessionEnd.jsonl"));
+    assert_eq!(ends.len(), 1);
+    assert_eq!(ends[0]["reason"], "clear");
+    let starts: Vec<String> = jsonl(&sandbox.path("SessionStart.jsonl"))
+        .iter()
+        .map(|v| v["source"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(starts, ["startup", "clear"]);
+
+    tmux.type_line("a prompt to remember");
+    tmux.wait_for("its turn", |_| prompts_sent(&sandbox).len() == 2);
+    tmux.wait_for("the prompt", at_input_prompt);
+    tmux.type_line("/exit");
+    assert_eq!(exit_code(&tmux, &code_file), "0");
+    drop(tmux);
+
+    // A new session: Up recalls the last line of the one before (history in ~/.rein).
+    let (tmux, code_file) = launch_with(&sandbox, &["--trust"], &[]);
+    tmux.wait_for("the first prompt", at_input_prompt);
+    tmux.ok(&["send-keys", "-t", "rein", "Up"]);
+    tmux.wait_for("the recalled line", |s| last_line(s).ends_with("> /exit"));
+    tmux.ok(&["send-keys", "-t", "rein", "Up"]);
+    tmux.wait_for("the recalled prompt", |s| {
+        last_line(s).ends_with("> a prompt to remember")
+    });
+    tmux.ok(&["send-keys", "-t", "rein", "Enter"]);
+    tmux.wait_for("the recalled prompt's turn", |_| {
+        prompts_sent(&sandbox).len() == 3
+    });
+    assert_eq!(prompts_sent(&sandbox)[2], "a prompt to remember");
+    tmux.wait_for("the prompt", at_input_prompt);
+    // Ctrl+D on the empty prompt exits.
+    tmux.ok(&["send-keys", "-t", "rein", "C-d"]);
+    assert_eq!(exit_code(&tmux, &code_file), "0");
+}
+
+/// Whether a process whose command line holds `marker` is alive.
+fn process_alive(marker: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|d| {
+        std::fs::read(d.path().join("cmdline"))
+            .map(|c| {
+                String::from_utf8_lossy(&c)
+                    .replace('\0', " ")
+                    .contains(marker)
+            })
+            .unwrap_or(false)
+    })
+}
+
+#[test]
+fn ctrl_c_during_a_30_s_tool_returns_to_the_prompt_within_2_s_and_the_session_goes_on() {
+    let sandbox = Sandbox::new("proj", &[]);
+    recording_hooks(&sandbox);
+    let script = sandbox.mock(json!([
+        {"tool_use": [{"name": "Bash", "input": {"command": "sleep 30.4816"}}]},
+        {"text": "the next prompt works"},
+    ]));
+    let script = script.display().to_string();
+    let (tmux, code_file) = launch_with(
+        &sandbox,
+        &[
+            "--mock-script",
+            &script,
+            "--allowedTools",
+            "Bash",
+            "--trust",
+        ],
+        &[],
+    );
+    tmux.wait_for("the first prompt", at_input_prompt);
+    tmux.type_line("sleep for a while");
+    tmux.wait_for("the tool running", |_| process_alive("sleep 30.4816"));
+    let sent = Instant::now();
+    tmux.ok(&["send-keys", "-t", "rein", "C-c"]);
+    let screen = tmux.wait_for("the prompt after Ctrl+C", |s| {
+        s.contains("Interrupted") && at_input_prompt(s)
+    });
+    let took = sent.elapsed();
+    eprintln!("back at the prompt {took:?} after Ctrl+C");
+    assert!(took < Duration::from_secs(2), "took {took:?}:\n{screen}");
+    assert!(
+        !process_alive("sleep 30.4816"),
+        "the tool's process survived"
+    );
+    assert!(!code_file.exists(), "rein exited");
+
+    tmux.type_line("and now?");
+    tmux.wait_for("the next answer", |s| {
+        s.contains("the next prompt works") && at_input_prompt(s)
+    });
+    // The interrupted call has its result in the transcript.
+    let transcript = std::fs::read_to_string(sandbox_transcript(&sandbox)).unwrap();
+    assert!(
+        transcript.contains("[Request interrupted by user for tool use]"),
+        "{transcript}"
+    );
+    // Ctrl+C twice on the empty prompt exits.
+    tmux.ok(&["send-keys", "-t", "rein", "C-c"]);
+    tmux.wait_for("the exit hint", |s| s.contains("Ctrl+C again to exit"));
+    tmux.ok(&["send-keys", "-t", "rein", "C-c"]);
+    assert_eq!(exit_code(&tmux, &code_file), "0");
+}
+
+fn sandbox_transcript(sandbox: &Sandbox) -> PathBuf {
+    let dir = sandbox.home.join(".rein/projects");
+    let project = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    std::fs::read_dir(project)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .unwrap()
+}
+
+#[test]
+fn streamed_text_shows_before_the_reply_is_complete() {
+    use crate::agent::loopback::{Api, Loopback, Turn};
+    let sandbox = Sandbox::new("proj", &[]);
+    let mut turn = Turn::text("STREAM-ONE ");
+    turn.text.push("STREAM-TWO ".to_string());
+    turn.text.push("STREAM-END".to_string());
+    turn.pause = Duration::from_millis(700);
+    let server = Loopback::start(Api::Anthropic, vec![turn]);
+    let (tmux, code_file) = launch_with(
+        &sandbox,
+        &["--provider", "anthropic"],
+        &[
+            ("ANTHROPIC_BASE_URL", &server.url),
+            ("ANTHROPIC_API_KEY", "test-key"),
+        ],
+    );
+    tmux.wait_for("the first prompt", at_input_prompt);
+    tmux.type_line("hello");
+    let screen = tmux.wait_for("the first part", |s| s.contains("STREAM-ONE"));
+    assert!(!screen.contains("STREAM-END"), "all at once:\n{screen}");
+    tmux.wait_for("the whole reply", |s| {
+        s.contains("STREAM-ONE STREAM-TWO STREAM-END") && at_input_prompt(s)
+    });
+    tmux.type_line("/exit");
+    assert_eq!(exit_code(&tmux, &code_file), "0");
+}
+
+#[test]
+fn the_spinner_shows_a_hooks_status_message_while_it_runs() {
+    let sandbox = Sandbox::new("proj", &[]);
+    sandbox.hooks(json!({"UserPromptSubmit": [{"hooks": [{"type": "command",
+        "command": "cat > /dev/null; sleep 3", "statusMessage": "Checking the prompt against policy"}]}]}));
+    let (tmux, code_file) = launch_with(&sandbox, &["--trust"], &[]);
+    tmux.wait_for("the first prompt", at_input_prompt);
+    tmux.type_line("hello");
+    tmux.wait_for("the status message", |s| {
+        s.contains("Checking the prompt against policy…")
+    });
+    let screen = tmux.wait_for("the end of the turn", at_input_prompt);
+    assert!(!last_line(&screen).contains("Checking"), "{screen}");
+    tmux.type_line("/exit");
+    assert_eq!(exit_code(&tmux, &code_file), "0");
+}
+
+#[test]
+fn a_permission_prompt_is_answered_with_one_key() {
+    let sandbox = Sandbox::new("proj", &[]);
+    let project = sandbox.project.clone();
+    let (tmux, code_file) = launch(&sandbox);
+    tmux.wait_for("the first prompt", at_input_prompt);
+    tmux.type_line("run command touch one-key.txt");
+    tmux.wait_for("the permission prompt", |s| prompts(s) == 1);
+    // `y` alone, no Enter.
+    tmux.ok(&["send-keys", "-t", "rein", "-l", "y"]);
+    tmux.wait_for("the call to run", |s| {
+        at_input_prompt(s) && project.join("one-key.txt").exists()
+    });
+    tmux.type_line("/exit");
+    assert_eq!(exit_code(&tmux, &code_file), "0");
+}
 /// Interactive start in an untrusted folder shows what the repository's settings would do and
 /// asks once; `y` records trust (an allow rule from the project file then applies, no permission
 /// prompt); a later change to the hook's script asks again, naming the hook, and `n` leaves

@@ -16,6 +16,7 @@
 // helpers outside #[test] fns are not covered by clippy.toml's allow-*-in-tests.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod agent;
 mod agent_e2e;
 mod cc_fidelity;
 mod engine;

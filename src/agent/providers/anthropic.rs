@@ -10,8 +10,8 @@ use serde_json::{Map, Value, json};
 
 use super::http::{self, AttemptError, HttpSettings};
 use crate::model::{
-    ContentBlock, Message, Model, ModelError, ModelErrorKind, ModelResponse, Role, StopReason,
-    ToolSpec,
+    ContentBlock, Message, Model, ModelError, ModelErrorKind, ModelResponse, Request, Role,
+    StopReason, ToolSpec, Usage,
 };
 use crate::tools::BoxFuture;
 
@@ -62,7 +62,12 @@ impl AnthropicModel {
         )
     }
 
-    async fn attempt(&self, url: &str, body: &Value) -> Result<ModelResponse, AttemptError> {
+    async fn attempt(
+        &self,
+        url: &str,
+        body: &Value,
+        on_text: Option<&(dyn Fn(&str) + Send + Sync)>,
+    ) -> Result<ModelResponse, AttemptError> {
         let mut request = self
             .http
             .client
@@ -86,11 +91,18 @@ impl AnthropicModel {
                 serde_json::from_str(&String::from_utf8_lossy(&bytes)).map_err(|err| {
                     http::malformed_body(url, &format!("invalid JSON: {err}"), &bytes)
                 })?;
-            return self
+            let message = self
                 .parse_message(&value)
-                .map_err(|what| http::malformed_body(url, what, &bytes));
+                .map_err(|what| http::malformed_body(url, what, &bytes))?;
+            if let Some(on_text) = on_text {
+                let text = crate::agent::session::response_text(&message);
+                if !text.is_empty() {
+                    on_text(&text);
+                }
+            }
+            return Ok(message);
         }
-        self.read_stream(url, response).await
+        self.read_stream(url, response, on_text).await
     }
 
     /// Decodes the SSE stream. A stream that ends before `message_stop` is a retryable error.
@@ -98,6 +110,7 @@ impl AnthropicModel {
         &self,
         url: &str,
         response: reqwest::Response,
+        on_text: Option<&(dyn Fn(&str) + Send + Sync)>,
     ) -> Result<ModelResponse, AttemptError> {
         // Why lossy: the SSE decoder stops at the first invalid byte and buffers everything
         // after it until the stream ends; one bad byte must cost one character instead.
@@ -144,7 +157,13 @@ impl AnthropicModel {
             match kind.as_str() {
                 "message_start" => state.start(&data),
                 "content_block_start" => state.block_start(&data),
-                "content_block_delta" => state.block_delta(&data),
+                "content_block_delta" => {
+                    if let Some(text) = state.block_delta(&data)
+                        && let Some(on_text) = on_text
+                    {
+                        on_text(text);
+                    }
+                }
                 "content_block_stop" => {}
                 "message_delta" => state.message_delta(&data),
                 "message_stop" => return Ok(state.finish(|| self.generated_id())),
@@ -192,6 +211,7 @@ impl AnthropicModel {
                 .to_string(),
             content,
             stop_reason: stop_reason(value.get("stop_reason").and_then(Value::as_str)),
+            usage: value.get("usage").and_then(parse_usage),
         })
     }
 }
@@ -210,14 +230,26 @@ impl Model for AnthropicModel {
         messages: &'a [Message],
         tools: &'a [ToolSpec],
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        self.respond(Request {
+            system: None,
+            messages,
+            tools,
+            on_text: None,
+        })
+    }
+
+    fn respond<'a>(
+        &'a self,
+        request: Request<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         Box::pin(async move {
             let url = format!("{}/v1/messages", self.http.base_url);
             let mut body = request_body(
                 &self.model,
-                self.system.as_deref(),
+                request.system.or(self.system.as_deref()),
                 self.max_tokens,
-                messages,
-                tools,
+                request.messages,
+                request.tools,
             );
             if let (Some(level), Some(map)) = (&self.effort, body.as_object_mut()) {
                 // Claude Code's position: right before `stream`.
@@ -227,7 +259,7 @@ impl Model for AnthropicModel {
                     map.insert("stream".into(), stream);
                 }
             }
-            http::with_retries(&self.http, || self.attempt(&url, &body)).await
+            http::with_retries(&self.http, || self.attempt(&url, &body, request.on_text)).await
         })
     }
 }
@@ -317,6 +349,20 @@ pub fn request_body(
     Value::Object(body)
 }
 
+/// A Messages API `usage` object; `None` when it has no token counts at all.
+pub(crate) fn parse_usage(usage: &Value) -> Option<Usage> {
+    let count = |key: &str| usage.get(key).and_then(Value::as_u64);
+    if count("input_tokens").is_none() && count("output_tokens").is_none() {
+        return None;
+    }
+    Some(Usage {
+        input_tokens: count("input_tokens").unwrap_or(0),
+        cache_creation_input_tokens: count("cache_creation_input_tokens").unwrap_or(0),
+        cache_read_input_tokens: count("cache_read_input_tokens").unwrap_or(0),
+        output_tokens: count("output_tokens").unwrap_or(0),
+    })
+}
+
 fn block_id(block: &Value) -> Option<String> {
     block
         .get("id")
@@ -383,6 +429,7 @@ struct StreamState {
     model: String,
     blocks: BTreeMap<u64, PartialBlock>,
     stop_reason: Option<String>,
+    usage: Option<Usage>,
 }
 
 impl StreamState {
@@ -392,6 +439,7 @@ impl StreamState {
             model: model.to_string(),
             blocks: BTreeMap::new(),
             stop_reason: None,
+            usage: None,
         }
     }
 
@@ -404,6 +452,7 @@ impl StreamState {
         if let Some(model) = message.get("model").and_then(Value::as_str) {
             self.model = model.to_string();
         }
+        self.usage = message.get("usage").and_then(parse_usage);
     }
 
     fn block_start(&mut self, data: &Value) {
@@ -432,20 +481,19 @@ impl StreamState {
         self.blocks.insert(index, partial);
     }
 
-    fn block_delta(&mut self, data: &Value) {
+    /// Applies one delta; returns the text it added to a text block, if any.
+    fn block_delta<'d>(&mut self, data: &'d Value) -> Option<&'d str> {
         let index = data.get("index").and_then(Value::as_u64).unwrap_or(0);
         let delta = data.get("delta").unwrap_or(&Value::Null);
-        let Some(block) = self.blocks.get_mut(&index) else {
-            return;
-        };
+        let block = self.blocks.get_mut(&index)?;
         match (block, delta.get("type").and_then(Value::as_str)) {
             (PartialBlock::Text(text), Some("text_delta")) => {
-                text.push_str(
-                    delta
-                        .get("text")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default(),
-                );
+                let added = delta
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                text.push_str(added);
+                return Some(added);
             }
             (PartialBlock::ToolUse { json, .. }, Some("input_json_delta")) => {
                 json.push_str(
@@ -459,9 +507,28 @@ impl StreamState {
             | (PartialBlock::ToolUse { .. }, _)
             | (PartialBlock::Ignored, _) => {}
         }
+        None
     }
 
     fn message_delta(&mut self, data: &Value) {
+        // `message_delta.usage` carries the final (cumulative) output count, and on some
+        // servers the input counts too.
+        if let Some(delta) = data.get("usage") {
+            let count = |key: &str| delta.get(key).and_then(Value::as_u64);
+            let usage = self.usage.get_or_insert_with(Usage::default);
+            if let Some(n) = count("output_tokens") {
+                usage.output_tokens = n;
+            }
+            if let Some(n) = count("input_tokens") {
+                usage.input_tokens = n;
+            }
+            if let Some(n) = count("cache_creation_input_tokens") {
+                usage.cache_creation_input_tokens = n;
+            }
+            if let Some(n) = count("cache_read_input_tokens") {
+                usage.cache_read_input_tokens = n;
+            }
+        }
         if let Some(reason) = data
             .get("delta")
             .and_then(|d| d.get("stop_reason"))
@@ -501,6 +568,7 @@ impl StreamState {
             model: self.model,
             content,
             stop_reason: stop_reason(self.stop_reason.as_deref()),
+            usage: self.usage,
         }
     }
 }
@@ -508,13 +576,13 @@ impl StreamState {
 /// Turns a byte stream into valid UTF-8 chunks: each invalid sequence becomes U+FFFD, and a
 /// sequence cut at a chunk boundary waits for the next chunk.
 #[derive(Debug, Default)]
-struct LossyUtf8 {
+pub(super) struct LossyUtf8 {
     /// The start of a multi-byte character whose remaining bytes have not arrived yet.
     pending: Vec<u8>,
 }
 
 impl LossyUtf8 {
-    fn push(&mut self, bytes: &[u8]) -> Vec<u8> {
+    pub(super) fn push(&mut self, bytes: &[u8]) -> Vec<u8> {
         let mut input = std::mem::take(&mut self.pending);
         input.extend_from_slice(bytes);
         let mut out = String::with_capacity(input.len());

@@ -22,7 +22,7 @@ use serde_json::{Map, Value, json};
 
 use crate::model::{
     ContentBlock, Message, Model, ModelError, ModelErrorKind, ModelResponse, Role, StopReason,
-    ToolSpec,
+    ToolSpec, Usage,
 };
 use crate::tools::BoxFuture;
 
@@ -64,7 +64,8 @@ impl MockModel {
             .count()
             + 1;
         let first = first_user_text(messages);
-        match &self.script {
+        // A closure so the early answers (hooks, agents) get their usage too.
+        let answer = || match &self.script {
             Some(script) => {
                 if tools.is_empty()
                     && let Some(hook) = script.hooks.iter().find(|h| first.contains(&h.matches))
@@ -99,7 +100,10 @@ impl MockModel {
                 StopReason::EndTurn,
             )),
             None => Ok(respond_to_prompt(messages, tools, turn)),
-        }
+        };
+        let mut response = answer()?;
+        response.usage = Some(estimated_usage(messages, &response));
+        Ok(response)
     }
 
     /// Whether the step that would answer these messages is a scripted `{"hang": true}`.
@@ -168,6 +172,28 @@ fn first_user_text(messages: &[Message]) -> String {
         .join("\n")
 }
 
+/// The mock's token counts: a quarter of the characters of the conversation and of the reply
+/// (an estimate, as there is no real tokenizer behind the mock), so `/cost`, the json outputs
+/// and auto-compaction work offline too.
+fn estimated_usage(messages: &[Message], response: &ModelResponse) -> Usage {
+    let chars = |blocks: &[ContentBlock]| -> u64 {
+        blocks
+            .iter()
+            .map(|b| match b {
+                ContentBlock::Text { text } => text.len(),
+                ContentBlock::ToolUse { name, input, .. } => name.len() + input.to_string().len(),
+                ContentBlock::ToolResult { content, .. } => content.len(),
+            } as u64)
+            .sum()
+    };
+    let prompt: u64 = messages.iter().map(|m| chars(&m.content)).sum();
+    Usage {
+        input_tokens: prompt.div_ceil(4),
+        output_tokens: chars(&response.content).div_ceil(4),
+        ..Usage::default()
+    }
+}
+
 fn tool_id(turn: usize, index: usize) -> String {
     format!("toolu_mock_{turn}_{index}")
 }
@@ -178,6 +204,7 @@ fn response(turn: usize, content: Vec<ContentBlock>, stop_reason: StopReason) ->
         model: "mock".to_string(),
         content,
         stop_reason,
+        usage: None,
     }
 }
 

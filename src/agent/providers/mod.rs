@@ -93,7 +93,8 @@ pub struct ProviderConfig {
     pub base_url: Option<String>,
     /// API key; may be absent for a custom `base_url` (local servers).
     pub api_key: Option<String>,
-    /// System prompt sent with every request (real providers only).
+    /// System prompt sent when a request carries none ([`crate::model::Model::complete`]);
+    /// sessions send their own (`--system-prompt`, rein's prompt and the memory files).
     pub system: Option<String>,
     /// Request timeout: the longest wait to connect, for the response head, for the rest of a
     /// body, and (for streams) between two events.
@@ -155,7 +156,7 @@ impl ProviderConfig {
     /// module doc for the provider precedence).
     ///
     /// Environment: `REIN_PROVIDER`, `OPENAI_API_KEY`, `OPENAI_BASE_URL`, `OPENAI_MODEL`,
-    /// `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`, `ANTHROPIC_MODEL`, `REIN_SYSTEM_PROMPT`,
+    /// `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`, `ANTHROPIC_MODEL`,
     /// `REIN_REQUEST_TIMEOUT_MS`, `REIN_MAX_RETRIES`, `REIN_RETRY_BASE_MS`,
     /// `REIN_RETRY_MAX_DELAY_MS`, `REIN_MAX_TOKENS`. `--model` beats `*_MODEL`.
     pub fn from_env(
@@ -216,7 +217,6 @@ impl ProviderConfig {
         cfg.model = model_flag
             .map(str::to_string)
             .or_else(|| model_var.and_then(var));
-        cfg.system = var("REIN_SYSTEM_PROMPT");
         cfg.effort = var("CLAUDE_CODE_EFFORT_LEVEL").map(|v| v.trim().to_string());
         if let Some(ms) = parse_env_u64(&var, "REIN_REQUEST_TIMEOUT_MS")? {
             cfg.request_timeout = Duration::from_millis(ms.max(1));

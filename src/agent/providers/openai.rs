@@ -1,13 +1,20 @@
-//! The OpenAI-compatible Chat Completions provider (non-streaming, with tool calling): request
-//! building from rein's Messages-API shaped history and response mapping back.
+//! The OpenAI-compatible Chat Completions provider (streamed, with tool calling): request
+//! building from rein's Messages-API shaped history, the SSE chunk decoder, and response
+//! mapping back. A server that answers the streaming request with one JSON body is understood
+//! too.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
 use serde_json::{Map, Value, json};
 
+use super::anthropic::LossyUtf8;
 use super::http::{self, AttemptError, HttpSettings};
 use crate::model::{
-    ContentBlock, Message, Model, ModelError, ModelResponse, Role, StopReason, ToolSpec,
+    ContentBlock, Message, Model, ModelError, ModelErrorKind, ModelResponse, Request, Role,
+    StopReason, ToolSpec, Usage,
 };
 use crate::tools::BoxFuture;
 
@@ -33,17 +40,237 @@ impl OpenAiModel {
         }
     }
 
-    async fn attempt(&self, url: &str, body: &Value) -> Result<ModelResponse, AttemptError> {
+    async fn attempt(
+        &self,
+        url: &str,
+        body: &Value,
+        on_text: Option<&(dyn Fn(&str) + Send + Sync)>,
+    ) -> Result<ModelResponse, AttemptError> {
         let mut request = self.http.client.post(url).json(body);
         if let Some(key) = &self.http.api_key {
             request = request.bearer_auth(key);
         }
         let response = http::send(&self.http, url, request).await?;
+        let is_stream = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if is_stream {
+            return self.read_stream(url, response, on_text).await;
+        }
         let bytes = http::read_body(&self.http, url, response).await?;
         let value = http::json_body(url, &bytes)?;
-        parse_response(&value, &self.model, &self.next_id)
-            .map_err(|what| http::malformed_body(url, what, &bytes))
+        let message = parse_response(&value, &self.model, &self.next_id)
+            .map_err(|what| http::malformed_body(url, what, &bytes))?;
+        if let Some(on_text) = on_text {
+            let text = crate::agent::session::response_text(&message);
+            if !text.is_empty() {
+                on_text(&text);
+            }
+        }
+        Ok(message)
     }
+
+    /// Decodes a stream of `chat.completion.chunk`s up to `data: [DONE]`; a stream that ends
+    /// before it (or before any `finish_reason`) is a retryable error.
+    async fn read_stream(
+        &self,
+        url: &str,
+        response: reqwest::Response,
+        on_text: Option<&(dyn Fn(&str) + Send + Sync)>,
+    ) -> Result<ModelResponse, AttemptError> {
+        let mut utf8 = LossyUtf8::default();
+        let mut events = response
+            .bytes_stream()
+            .map(move |chunk| chunk.map(|bytes| utf8.push(&bytes)))
+            .eventsource();
+        let mut state = ChunkState::default();
+        loop {
+            let next = tokio::time::timeout(self.http.request_timeout, events.next()).await;
+            let event = match next {
+                Err(_elapsed) => return Err(self.http.timeout_error(url, "stream event")),
+                Ok(None) if state.finish_reason.is_some() => break,
+                Ok(None) => {
+                    return Err(AttemptError::retryable(
+                        ModelErrorKind::ServerError,
+                        format!("stream from {url} ended before [DONE]"),
+                    ));
+                }
+                Ok(Some(Err(err))) => {
+                    return Err(AttemptError::retryable(
+                        ModelErrorKind::ServerError,
+                        format!("stream from {url} broke before [DONE]: {err}"),
+                    ));
+                }
+                Ok(Some(Ok(event))) => event,
+            };
+            let data = event.data.trim();
+            if data == "[DONE]" {
+                break;
+            }
+            if data.is_empty() {
+                continue;
+            }
+            let chunk: Value = serde_json::from_str(data).map_err(|err| {
+                http::malformed_body(
+                    url,
+                    &format!("invalid JSON in a chunk: {err}"),
+                    data.as_bytes(),
+                )
+            })?;
+            if let Some(error) = chunk.get("error") {
+                let message = error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("(no message)");
+                return Err(AttemptError::fatal(
+                    ModelErrorKind::Unknown,
+                    format!("error in stream from {url}: {message}"),
+                ));
+            }
+            if let Some(text) = state.push(&chunk)
+                && let Some(on_text) = on_text
+            {
+                on_text(&text);
+            }
+        }
+        Ok(state.finish(&self.model, &self.next_id))
+    }
+}
+
+/// One tool call being assembled from chunk deltas.
+#[derive(Default)]
+struct PartialCall {
+    id: Option<String>,
+    name: String,
+    arguments: String,
+}
+
+/// The reply being assembled from `chat.completion.chunk`s.
+#[derive(Default)]
+struct ChunkState {
+    id: Option<String>,
+    model: Option<String>,
+    text: String,
+    calls: BTreeMap<u64, PartialCall>,
+    finish_reason: Option<String>,
+    usage: Option<Usage>,
+}
+
+impl ChunkState {
+    /// Applies one chunk; returns the text it added.
+    fn push(&mut self, chunk: &Value) -> Option<String> {
+        if self.id.is_none() {
+            self.id = chunk.get("id").and_then(Value::as_str).map(str::to_string);
+        }
+        if self.model.is_none() {
+            self.model = chunk
+                .get("model")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+        }
+        if let Some(usage) = chunk.get("usage").and_then(parse_usage) {
+            self.usage = Some(usage);
+        }
+        let choice = chunk
+            .get("choices")
+            .and_then(Value::as_array)
+            .and_then(|c| c.first())?;
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.finish_reason = Some(reason.to_string());
+        }
+        let delta = choice.get("delta")?;
+        for call in delta
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+        {
+            let index = call.get("index").and_then(Value::as_u64).unwrap_or(0);
+            let partial = self.calls.entry(index).or_default();
+            if let Some(id) = call.get("id").and_then(Value::as_str)
+                && !id.is_empty()
+            {
+                partial.id = Some(id.to_string());
+            }
+            if let Some(function) = call.get("function") {
+                if let Some(name) = function.get("name").and_then(Value::as_str) {
+                    partial.name.push_str(name);
+                }
+                match function.get("arguments") {
+                    Some(Value::String(more)) => partial.arguments.push_str(more),
+                    Some(Value::Object(map)) => partial
+                        .arguments
+                        .push_str(&Value::Object(map.clone()).to_string()),
+                    Some(_) | None => {}
+                }
+            }
+        }
+        let text = delta.get("content").and_then(Value::as_str)?;
+        if text.is_empty() {
+            return None;
+        }
+        self.text.push_str(text);
+        Some(text.to_string())
+    }
+
+    /// The assembled reply, in the shape of a non-streamed response so one mapping serves both.
+    fn finish(self, configured_model: &str, next_id: &AtomicU64) -> ModelResponse {
+        let calls: Vec<Value> = self
+            .calls
+            .into_values()
+            .map(|c| {
+                json!({"id": c.id.unwrap_or_default(), "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments}})
+            })
+            .collect();
+        let mut message = json!({"role": "assistant", "content": self.text});
+        if !calls.is_empty() {
+            message["tool_calls"] = Value::Array(calls);
+        }
+        let value = json!({
+            "id": self.id,
+            "model": self.model,
+            "choices": [{"index": 0, "message": message, "finish_reason": self.finish_reason}],
+        });
+        let mut response = match parse_response(&value, configured_model, next_id) {
+            Ok(r) => r,
+            // Why unreachable in practice: the value above always has choices[0].message and
+            // every call a function name (possibly empty, which the pipeline reports).
+            Err(_) => ModelResponse {
+                id: None,
+                model: configured_model.to_string(),
+                content: Vec::new(),
+                stop_reason: StopReason::Other,
+                usage: None,
+            },
+        };
+        response.usage = self.usage;
+        response
+    }
+}
+
+/// An OpenAI `usage` object (`prompt_tokens` counts cached tokens too; rein's
+/// `input_tokens` does not, as in the Messages API).
+fn parse_usage(usage: &Value) -> Option<Usage> {
+    let prompt = usage.get("prompt_tokens").and_then(Value::as_u64);
+    let completion = usage.get("completion_tokens").and_then(Value::as_u64);
+    if prompt.is_none() && completion.is_none() {
+        return None;
+    }
+    let cached = usage
+        .get("prompt_tokens_details")
+        .and_then(|d| d.get("cached_tokens"))
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    let prompt = prompt.unwrap_or(0);
+    Some(Usage {
+        input_tokens: prompt.saturating_sub(cached),
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: cached.min(prompt),
+        output_tokens: completion.unwrap_or(0),
+    })
 }
 
 impl Model for OpenAiModel {
@@ -56,10 +283,27 @@ impl Model for OpenAiModel {
         messages: &'a [Message],
         tools: &'a [ToolSpec],
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        self.respond(Request {
+            system: None,
+            messages,
+            tools,
+            on_text: None,
+        })
+    }
+
+    fn respond<'a>(
+        &'a self,
+        request: Request<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         Box::pin(async move {
             let url = format!("{}/chat/completions", self.http.base_url);
-            let body = request_body(&self.model, self.system.as_deref(), messages, tools);
-            http::with_retries(&self.http, || self.attempt(&url, &body)).await
+            let body = request_body(
+                &self.model,
+                request.system.or(self.system.as_deref()),
+                request.messages,
+                request.tools,
+            );
+            http::with_retries(&self.http, || self.attempt(&url, &body, request.on_text)).await
         })
     }
 }
@@ -159,6 +403,10 @@ pub fn request_body(
             .collect();
         body.insert("tools".into(), Value::Array(specs));
     }
+    body.insert("stream".into(), Value::Bool(true));
+    // Why: without it a streamed reply carries no token counts, and rein tracks the context
+    // size from them.
+    body.insert("stream_options".into(), json!({"include_usage": true}));
     Value::Object(body)
 }
 
@@ -232,5 +480,6 @@ fn parse_response(
             .to_string(),
         content,
         stop_reason,
+        usage: value.get("usage").and_then(parse_usage),
     })
 }

@@ -22,12 +22,15 @@
 //! context entry ([`Event::context_entry`]), placed after the per-handler entries, and the
 //! event finishes its outcome ([`Event::finish`]).
 
+pub mod instructions_loaded;
 pub mod notification;
 pub mod permission_denied;
 pub mod permission_request;
+pub mod post_compact;
 pub mod post_tool_batch;
 pub mod post_tool_use;
 pub mod post_tool_use_failure;
+pub mod pre_compact;
 pub mod pre_tool_use;
 pub mod session_end;
 pub mod session_start;
@@ -49,12 +52,15 @@ use crate::hooks::output::HookJsonOutput;
 use crate::hooks::run::{HandlerRun, OutcomeKind};
 use crate::hooks::spec::HookEvent;
 
+pub use instructions_loaded::InstructionsLoaded;
 pub use notification::Notification;
 pub use permission_denied::PermissionDenied;
 pub use permission_request::PermissionRequest;
+pub use post_compact::PostCompact;
 pub use post_tool_batch::PostToolBatch;
 pub use post_tool_use::PostToolUse;
 pub use post_tool_use_failure::PostToolUseFailure;
+pub use pre_compact::PreCompact;
 pub use pre_tool_use::PreToolUse;
 pub use session_end::SessionEnd;
 pub use session_start::SessionStart;

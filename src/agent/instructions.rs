@@ -1,0 +1,451 @@
+//! What the model is told before the conversation: rein's system prompt (or the user's
+//! `--system-prompt`), the working environment, the memory files, and `--append-system-prompt`.
+//!
+//! Memory files, found as Claude Code finds them (order measured with Claude Code 2.1.328,
+//! `tests/fixtures/cc/instructions_and_usage.json`):
+//! 1. `~/.claude/CLAUDE.md` (`User`);
+//! 2. from the filesystem root down to the working directory, in each directory `CLAUDE.md`,
+//!    `.claude/CLAUDE.md` (`Project`) and `CLAUDE.local.md` (`Local`);
+//! 3. with `CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD=1`, the same three in each `--add-dir`.
+//!
+//! A file's `@path` mentions (outside code) import other files, placed right after it:
+//! relative to the importing file, `@~/…` from the home directory, or absolute. Imports nest
+//! at most [`MAX_IMPORT_DEPTH`] deep; a file is loaded once. Unlike Claude Code, which skips
+//! them silently, rein says in one line when an import is missing, unreadable, too deep or
+//! part of a cycle, and goes on.
+
+use std::path::{Component, Path, PathBuf};
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// How many `@path` hops deep imports are followed.
+pub const MAX_IMPORT_DEPTH: usize = 5;
+
+/// Memory files larger than this are cut (with a note) so one stray file cannot fill the
+/// context.
+pub const MAX_MEMORY_FILE_BYTES: usize = 256 * 1024;
+
+/// One loaded memory file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryFile {
+    /// Where it was read (absolute, `.` and `..` resolved).
+    pub path: PathBuf,
+    /// `User`, `Project` or `Local` (an import has its importer's).
+    pub memory_type: &'static str,
+    /// `session_start` or `include`.
+    pub load_reason: &'static str,
+    /// The file that imported it.
+    pub parent: Option<PathBuf>,
+    /// Its text.
+    pub content: String,
+}
+
+/// The memory files of a session and what went wrong while reading them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Memory {
+    /// In load order.
+    pub files: Vec<MemoryFile>,
+    /// One line per problem (a missing import, a cycle, an unreadable file).
+    pub notices: Vec<String>,
+}
+
+/// Where to look for memory files.
+#[derive(Debug, Clone)]
+pub struct MemoryPaths {
+    /// The working directory.
+    pub cwd: PathBuf,
+    /// The user's home directory (`~/.claude/CLAUDE.md`, `@~/…`).
+    pub home: Option<PathBuf>,
+    /// `--add-dir` directories whose memory files load too (only when the user asked).
+    pub additional_dirs: Vec<PathBuf>,
+}
+
+/// Reads every memory file (see the module doc).
+pub fn load_memory(paths: &MemoryPaths) -> Memory {
+    let mut loader = Loader {
+        home: paths.home.clone(),
+        memory: Memory::default(),
+        seen: Vec::new(),
+    };
+    if let Some(home) = &paths.home {
+        loader.top_level(&home.join(".claude").join("CLAUDE.md"), "User");
+    }
+    let mut dirs: Vec<&Path> = paths.cwd.ancestors().collect();
+    dirs.reverse();
+    for dir in dirs {
+        loader.directory(dir);
+    }
+    for dir in &paths.additional_dirs {
+        loader.directory(dir);
+    }
+    loader.memory
+}
+
+struct Loader {
+    home: Option<PathBuf>,
+    memory: Memory,
+    /// Canonical paths already loaded.
+    seen: Vec<PathBuf>,
+}
+
+impl Loader {
+    fn directory(&mut self, dir: &Path) {
+        self.top_level(&dir.join("CLAUDE.md"), "Project");
+        self.top_level(&dir.join(".claude").join("CLAUDE.md"), "Project");
+        self.top_level(&dir.join("CLAUDE.local.md"), "Local");
+    }
+
+    fn top_level(&mut self, path: &Path, memory_type: &'static str) {
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.is_file() => {}
+            // Absent (or a directory of that name): nothing to load, nothing to say.
+            Ok(_) | Err(_) => return,
+        }
+        self.load(path, memory_type, None, &mut Vec::new());
+    }
+
+    /// Loads `path` and, after it, what it imports. `chain` is the import path leading here.
+    fn load(
+        &mut self,
+        path: &Path,
+        memory_type: &'static str,
+        parent: Option<&Path>,
+        chain: &mut Vec<PathBuf>,
+    ) {
+        let path = normalize(path);
+        let canonical = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+        if chain.contains(&canonical) {
+            let parent = parent.map_or_else(String::new, |p| p.display().to_string());
+            self.memory.notices.push(format!(
+                "rein: memory import cycle: {parent} imports {}, which is already being \
+                 imported; not loaded again",
+                path.display()
+            ));
+            return;
+        }
+        if self.seen.contains(&canonical) {
+            return;
+        }
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(err) => {
+                let what = match parent {
+                    Some(p) => format!("memory import @{} in {}", path.display(), p.display()),
+                    None => format!("memory file {}", path.display()),
+                };
+                self.memory
+                    .notices
+                    .push(format!("rein: cannot read {what}: {err}; skipped"));
+                return;
+            }
+        };
+        let Ok(mut content) = String::from_utf8(bytes) else {
+            self.memory.notices.push(format!(
+                "rein: memory file {} is not UTF-8 text; skipped",
+                path.display()
+            ));
+            return;
+        };
+        if content.len() > MAX_MEMORY_FILE_BYTES {
+            let mut end = MAX_MEMORY_FILE_BYTES;
+            while !content.is_char_boundary(end) {
+                end -= 1;
+            }
+            content.truncate(end);
+            content.push_str("\n… [cut: the file is longer than 256 KiB]");
+            self.memory.notices.push(format!(
+                "rein: memory file {} is longer than 256 KiB; only its start is used",
+                path.display()
+            ));
+        }
+        self.seen.push(canonical.clone());
+        let imports = import_mentions(&content);
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        self.memory.files.push(MemoryFile {
+            path: path.clone(),
+            memory_type,
+            load_reason: if parent.is_some() {
+                "include"
+            } else {
+                "session_start"
+            },
+            parent: parent.map(Path::to_path_buf),
+            content,
+        });
+        chain.push(canonical);
+        for mention in imports {
+            let target = self.resolve(&dir, &mention);
+            if chain.len() > MAX_IMPORT_DEPTH {
+                self.memory.notices.push(format!(
+                    "rein: memory import @{mention} in {} not loaded: imports nest at most \
+                     {MAX_IMPORT_DEPTH} deep",
+                    path.display()
+                ));
+                continue;
+            }
+            match std::fs::metadata(&target) {
+                Ok(meta) if meta.is_file() => {}
+                Ok(_) | Err(_) if !looks_like_path(&mention) => continue,
+                Ok(_) | Err(_) => {
+                    self.memory.notices.push(format!(
+                        "rein: memory import @{mention} in {}: {} does not exist; skipped",
+                        path.display(),
+                        normalize(&target).display()
+                    ));
+                    continue;
+                }
+            }
+            self.load(&target, memory_type, Some(&path), chain);
+        }
+        chain.pop();
+    }
+
+    fn resolve(&self, dir: &Path, mention: &str) -> PathBuf {
+        if let Some(rest) = mention.strip_prefix("~/")
+            && let Some(home) = &self.home
+        {
+            return home.join(rest);
+        }
+        let unescaped = mention.replace("\\ ", " ");
+        dir.join(unescaped)
+    }
+}
+
+/// Whether an `@word` that names no file was meant as a path (and so deserves a notice): it
+/// has a slash or a dot. `@someone` in prose is not an import.
+fn looks_like_path(mention: &str) -> bool {
+    mention.contains('/') || mention.contains('.')
+}
+
+/// `.` and `..` removed without touching the filesystem.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The `@path` mentions of a memory file, in order, outside fenced code blocks and inline
+/// code spans. A mention starts the text or follows whitespace; `\ ` escapes a space.
+pub fn import_mentions(text: &str) -> Vec<String> {
+    static MENTION: LazyLock<Option<Regex>> =
+        LazyLock::new(|| Regex::new(r"(?:^|\s)@((?:[^\s\\]|\\ )+)").ok());
+    let Some(mention) = MENTION.as_ref() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") || line.trim_start().starts_with("~~~") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        // Inline code spans: blank them out, keeping the rest of the line.
+        let mut plain = String::with_capacity(line.len());
+        let mut in_code = false;
+        for c in line.chars() {
+            if c == '`' {
+                in_code = !in_code;
+                plain.push(' ');
+            } else if in_code {
+                plain.push(' ');
+            } else {
+                plain.push(c);
+            }
+        }
+        for cap in mention.captures_iter(&plain) {
+            if let Some(m) = cap.get(1) {
+                out.push(m.as_str().to_string());
+            }
+        }
+    }
+    out
+}
+
+/// What goes into the system prompt besides the memory files.
+#[derive(Debug, Clone, Default)]
+pub struct PromptOptions {
+    /// `--system-prompt`/`--system-prompt-file`: replaces rein's own prompt and the environment
+    /// section.
+    pub replace: Option<String>,
+    /// `--append-system-prompt`/`--append-system-prompt-file`, in order: added at the end.
+    pub append: Vec<String>,
+}
+
+/// Facts about where the agent works.
+#[derive(Debug, Clone)]
+pub struct Environment {
+    /// The working directory.
+    pub cwd: PathBuf,
+    /// `--add-dir` directories.
+    pub additional_dirs: Vec<PathBuf>,
+    /// `YYYY-MM-DD`.
+    pub date: String,
+    /// Whether the working directory is inside a git work tree.
+    pub git: bool,
+    /// The model's name.
+    pub model: String,
+}
+
+impl Environment {
+    /// The environment of `cwd` now.
+    pub fn detect(cwd: &Path, additional_dirs: &[PathBuf], model: &str) -> Environment {
+        let now = crate::agent::transcript::timestamp_now();
+        Environment {
+            cwd: cwd.to_path_buf(),
+            additional_dirs: additional_dirs.to_vec(),
+            date: now.get(..10).unwrap_or(&now).to_string(),
+            git: cwd.ancestors().any(|d| d.join(".git").exists()),
+            model: model.to_string(),
+        }
+    }
+}
+
+/// rein's own system prompt: what the agent is and how to work with its tools and hooks.
+/// `{tools}` lists the tools the session offers.
+const BASE_PROMPT: &str = "\
+You are rein, a coding agent running in the user's terminal on their own machine. You help \
+with software work: reading and changing code, running commands, finding out why something \
+fails, and explaining what you found.
+
+# How to work
+- Find out before you change: read the relevant files and search the code first, then make \
+the smallest change that does the job, then check it (build, run the tests, run the command).
+- Keep going until the task is done or you need a decision only the user can make; then ask \
+one clear question.
+- Report honestly: say what you changed, what you checked, and what you did not do or could \
+not verify. Never claim a command passed without having run it.
+- Be brief. The terminal shows plain text: short paragraphs, lists where they help, file \
+references as path:line.
+- Do not create files the task does not need, and do not revert changes you did not make.
+
+# Tools
+{tools}
+Call several tools in one reply when they do not depend on each other. Paths given to file \
+tools are best absolute; relative paths are taken from the working directory.
+
+# Hooks and permissions
+The user's hooks and permission rules see every tool call before it runs:
+- A call may be refused. Its result then says who refused it and why. Do not repeat the same \
+call; read the reason, and either do the task another way that respects it or ask the user.
+- A hook may rewrite a call's input before it runs; the result is for the call as it ran.
+- Hooks may add context, shown to you inside <system-reminder> tags next to a prompt or a \
+tool result. It comes from the user's own setup: follow it as you would the user.
+- A hook may also ask you to keep working when you thought you were done; its message says \
+what is missing.";
+
+/// One line per tool: what it is for, in rein's words; tools rein does not describe here
+/// (added by an embedder, an MCP server) are named with a pointer to their own description.
+fn tool_lines(tools: &[String]) -> String {
+    let mut out = String::new();
+    for name in tools {
+        let line = match name.as_str() {
+            "Read" => {
+                "Read: read a file (or part of a big one with offset/limit). Read a file \
+                       before you edit or overwrite it."
+            }
+            "Edit" => {
+                "Edit: replace one exact piece of text in a file; include enough \
+                       surrounding text to make it unique, or set replace_all."
+            }
+            "Write" => "Write: create a file, or replace a whole file you have read.",
+            "Bash" => {
+                "Bash: run a shell command. The working directory carries over between \
+                       calls. Prefer Read, Grep and Glob to cat, grep and find. Run servers and \
+                       watchers with run_in_background and end them with TaskStop."
+            }
+            "Grep" => {
+                "Grep: search file contents with a regular expression (ripgrep syntax); \
+                       narrow it with glob or type."
+            }
+            "Glob" => "Glob: find files by name pattern, newest first.",
+            "TaskStop" => "TaskStop: stop a command you started with run_in_background.",
+            other => {
+                out.push_str(&format!("- {other}: see its description.\n"));
+                continue;
+            }
+        };
+        out.push_str("- ");
+        out.push_str(&collapse_spaces(line));
+        out.push('\n');
+    }
+    out
+}
+
+fn collapse_spaces(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn memory_label(file: &MemoryFile) -> &'static str {
+    match (file.memory_type, file.load_reason) {
+        (_, "include") => "imported",
+        ("User", _) => "the user's instructions for every project",
+        ("Local", _) => "the user's private instructions for this project, not checked in",
+        _ => "project instructions, shared with the project",
+    }
+}
+
+/// The whole system prompt: rein's prompt (or `options.replace`), the environment, the memory
+/// files in load order, then `options.append`.
+pub fn system_prompt(
+    options: &PromptOptions,
+    environment: &Environment,
+    tools: &[String],
+    memory: &Memory,
+) -> String {
+    let mut out = match &options.replace {
+        Some(text) => text.clone(),
+        None => {
+            let mut base = BASE_PROMPT.replace("{tools}", &tool_lines(tools));
+            base.push_str("\n\n# Environment\n");
+            base.push_str(&format!(
+                "- Working directory: {}\n",
+                environment.cwd.display()
+            ));
+            for dir in &environment.additional_dirs {
+                base.push_str(&format!(
+                    "- Additional directory you may work in: {}\n",
+                    dir.display()
+                ));
+            }
+            base.push_str(&format!(
+                "- Git repository: {}\n",
+                if environment.git { "yes" } else { "no" }
+            ));
+            base.push_str(&format!("- Platform: {}\n", std::env::consts::OS));
+            base.push_str(&format!("- Today's date: {}\n", environment.date));
+            base.push_str(&format!("- Model: {}", environment.model));
+            base
+        }
+    };
+    if !memory.files.is_empty() {
+        out.push_str(
+            "\n\n# Memory files\nThe user and the project keep standing instructions in these \
+             files. Follow them; where they differ from the guidance above, they win.",
+        );
+        for file in &memory.files {
+            out.push_str(&format!(
+                "\n\n## {} ({})\n\n{}",
+                file.path.display(),
+                memory_label(file),
+                file.content.trim_end()
+            ));
+        }
+    }
+    for extra in &options.append {
+        out.push_str("\n\n");
+        out.push_str(extra);
+    }
+    out
+}
