@@ -24,6 +24,7 @@ mod hook_runner;
 mod permissions_rules;
 mod process;
 mod providers;
+mod read_only;
 mod session_loop;
 mod settings;
 mod spanned_json;
