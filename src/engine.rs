@@ -26,7 +26,7 @@ use crate::pipeline::PolicyGate;
 use crate::progress::{Observer, Observers};
 use crate::settings::schema::{Diagnostic, Settings};
 use crate::settings::{LoadOptions, load};
-use crate::tools::{Tool, ToolContext, builtin_tools};
+use crate::tools::{ReadFilter, Tool, ToolContext, builtin_tools};
 
 /// What can go wrong while building an [`Engine`].
 #[derive(Debug, thiserror::Error)]
@@ -293,6 +293,11 @@ impl Engine {
             project_dir: self.project_dir.clone(),
             home: self.home.clone(),
             additional_dirs: Vec::new(),
+            // rein's files for this project (a Bash output saved to `tool-results`).
+            readable_dirs: transcript_path(&rein, &self.project_dir, "x")
+                .parent()
+                .map(|d| vec![d.to_path_buf()])
+                .unwrap_or_default(),
         };
         let (policy, _warnings) = PermissionPolicy::from_settings(
             &self.settings.permissions,
@@ -304,6 +309,10 @@ impl Engine {
         let mut ctx = ToolContext::new(self.project_dir.clone());
         ctx.env = bash_env(&self.settings.env, &session_id, false, self.model.effort());
         ctx.env_remove = removed_env();
+        ctx.read_filter = Some({
+            let policy = policy.clone();
+            ReadFilter(Arc::new(move |p: &std::path::Path| policy.read_denied(p)))
+        });
         let mut observers = Observers::new();
         if let Some(observer) = &self.observer {
             observers.push(Box::new(Forward(Arc::clone(observer))));

@@ -62,6 +62,7 @@ mod model;
 mod origin;
 mod permissions;
 mod pipeline;
+mod private_fs;
 mod process;
 mod progress;
 mod settings;

@@ -90,6 +90,15 @@ pub trait PermissionGate: Send + Sync {
     fn suggestions(&self, _tool: &str, _input: &Value) -> Vec<Value> {
         Vec::new()
     }
+    /// Ask rules only: the matching rule's text.
+    fn check_ask(&self, _tool: &str, _input: &Value) -> Option<String> {
+        None
+    }
+    /// A PermissionRequest hook's `updatedPermissions`, for this session; returns what was
+    /// refused.
+    fn apply_hook_updates(&self, _updates: &[Value]) -> Vec<String> {
+        Vec::new()
+    }
     /// Asks a person, if one is attending. An `AllowAlways` answer is remembered by the gate.
     fn prompt<'a>(
         &'a self,
@@ -98,10 +107,6 @@ pub trait PermissionGate: Send + Sync {
         reason: &'a str,
     ) -> BoxFuture<'a, PromptAnswer>;
     /// The session's working directory changed (relative rules resolve against it).
-    #[expect(
-        dead_code,
-        reason = "the session does not report a changed working directory yet"
-    )]
     fn follow_cwd(&self, _cwd: &Path) {}
     /// Whether [`PermissionGate::prompt`] can reach a person (then a `permission_prompt`
     /// Notification fires before it).
@@ -192,6 +197,14 @@ impl PermissionGate for PolicyGate {
 
     fn suggestions(&self, tool: &str, input: &Value) -> Vec<Value> {
         self.with_policy(|p| p.permission_suggestions(tool, input))
+    }
+
+    fn check_ask(&self, tool: &str, input: &Value) -> Option<String> {
+        self.with_policy(|p| p.check_ask(tool, input))
+    }
+
+    fn apply_hook_updates(&self, updates: &[Value]) -> Vec<String> {
+        self.with_policy(|p| p.apply_hook_updates(updates))
     }
 
     fn prompt<'a>(
@@ -422,6 +435,8 @@ impl<'a> ToolPipeline<'a> {
         }
 
         let hook_answer = pre.permission.as_ref().map(hook_answer);
+        // Relative paths in a Bash line resolve where the shell really is (`cd` persists).
+        self.gate.follow_cwd(&self.ctx.current_dir());
         match self.gate.evaluate(&call.name, &input, hook_answer.as_ref()) {
             GateVerdict::Allow => {}
             GateVerdict::Deny { message } => {
@@ -471,7 +486,11 @@ impl<'a> ToolPipeline<'a> {
             )
             .await;
         match outcome.decision {
-            Some(PermissionRequestDecision::Allow { updated_input, .. }) => {
+            Some(PermissionRequestDecision::Allow {
+                updated_input,
+                updated_permissions,
+            }) => {
+                let original = input.clone();
                 if let Some(updated) = updated_input {
                     match self.prepare(tool, updated).await {
                         Ok(v) => *input = v,
@@ -486,14 +505,33 @@ impl<'a> ToolPipeline<'a> {
                         }
                     }
                 }
-                // Why: a hook's rewrite must not smuggle a call past a deny rule.
-                match self.gate.check_deny(&call.name, input) {
-                    Some(text) => Approval::Refused {
+                // Why: a hook's rewrite must not smuggle a call past a deny rule, nor past an
+                // ask rule the call as asked about did not meet (the person, or the hook, was
+                // asked about the original).
+                if let Some(text) = self.gate.check_deny(&call.name, input) {
+                    return Approval::Refused {
                         text,
                         interrupt: false,
-                    },
-                    None => Approval::Approved,
+                    };
                 }
+                if *input != original
+                    && let Some(rule) = self.gate.check_ask(&call.name, input)
+                    && self.gate.check_ask(&call.name, &original).as_ref() != Some(&rule)
+                {
+                    let reason = format!(
+                        "A PermissionRequest hook rewrote this call, and the permission rule `{rule}` requires approval for the rewritten call"
+                    );
+                    let denial = crate::permissions::policy::headless_denial(
+                        &call.name,
+                        &reason,
+                        &crate::permissions::policy::AskCause::AskRule(rule),
+                    );
+                    return self.ask_person(call, input, &reason, denial).await;
+                }
+                for refused in self.gate.apply_hook_updates(&updated_permissions) {
+                    tracing::warn!("PermissionRequest:{}: {refused}", call.name);
+                }
+                Approval::Approved
             }
             Some(PermissionRequestDecision::Deny { message, interrupt }) => Approval::Refused {
                 text: message,

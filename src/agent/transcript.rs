@@ -11,7 +11,7 @@
 //! goes on unchanged, and [`Transcript::fault`] says what is missing so the caller can report
 //! `transcript incomplete: …` and exit non-zero.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -547,10 +547,7 @@ fn lose_line(inner: &mut Inner, lost: Lost) {
 
 /// Opens (creating it and its directory) the transcript for appending.
 fn open(path: &Path) -> std::io::Result<Box<dyn LineFile>> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let file = OpenOptions::new().create(true).append(true).open(path)?;
+    let file = crate::private_fs::open_append(path)?;
     Ok(Box::new(file))
 }
 

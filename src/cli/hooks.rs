@@ -29,6 +29,7 @@ use crate::settings::lint::{LintContext, lint_handler};
 use crate::settings::schema::{
     ConfiguredHandler, Diagnostic, HandlerKind, OnFailure, Settings, Severity,
 };
+use crate::settings::trust::TrustState;
 use crate::settings::{LoadOptions, parse_setting_sources};
 use crate::tools::{ToolContext, builtin_tools};
 
@@ -75,6 +76,14 @@ pub enum HooksCommand {
         /// Warnings fail too (exit 1).
         #[arg(long)]
         strict: bool,
+        /// One JSON document instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Trust this project folder: show what its repository-controlled settings hold (hooks,
+    /// the scripts they run, escalating permissions) and record their fingerprints, so they may
+    /// raise permissions until one of them changes.
+    Trust {
         /// One JSON document instead of text.
         #[arg(long)]
         json: bool,
@@ -143,6 +152,7 @@ pub fn run(args: HooksArgs, runtime: &tokio::runtime::Runtime) -> i32 {
     let result = setup(&args.options).and_then(|ctx| match args.command {
         HooksCommand::List { json } => Ok(list(&ctx, json)),
         HooksCommand::Validate { strict, json } => Ok(validate(&ctx, strict, json)),
+        HooksCommand::Trust { json } => trust_cmd(&ctx, json),
         HooksCommand::Test { firing, json } => test(ctx, &firing, json, runtime),
         HooksCommand::Explain { firing, json } => explain_cmd(ctx, &firing, json),
     });
@@ -179,6 +189,7 @@ fn setup(options: &HooksOptions) -> Result<Context, CliError> {
             parse_setting_sources(sources).map_err(|e| usage(format!("--setting-sources: {e}")))?,
         );
     }
+    opts.repo_trusted = trust_state(&project_dir) == TrustState::Trusted;
     let settings = crate::settings::load(&opts);
     Ok(Context {
         project_dir,
@@ -487,8 +498,63 @@ fn plural(n: usize, word: &str) -> String {
     }
 }
 
+fn trust_state(project_dir: &Path) -> TrustState {
+    crate::settings::trust::state(&crate::agent::transcript::rein_home(), project_dir)
+}
+
+/// The trust line of `validate`: (JSON value, text).
+fn trust_summary(project_dir: &Path) -> (Value, String) {
+    match trust_state(project_dir) {
+        TrustState::Trusted => (
+            json!({"state": "trusted"}),
+            "trust: this folder is trusted".to_string(),
+        ),
+        TrustState::Untrusted => (
+            json!({"state": "untrusted"}),
+            "trust: this folder is not trusted: its repository settings may not raise permissions (`rein hooks trust` records trust)".to_string(),
+        ),
+        TrustState::Changed(items) => (
+            json!({"state": "changed", "changed": items}),
+            format!(
+                "trust: changed since this folder was trusted: {}; run `rein hooks trust` again after reviewing",
+                items.join("; ")
+            ),
+        ),
+        TrustState::Unreadable(message) => (
+            json!({"state": "unreadable", "message": message}),
+            format!("trust: not trusted: {message}"),
+        ),
+    }
+}
+
+fn trust_cmd(ctx: &Context, as_json: bool) -> Result<i32, CliError> {
+    let home = crate::agent::transcript::rein_home();
+    let items =
+        crate::settings::trust::trust(&home, &ctx.project_dir).map_err(|message| CliError {
+            message,
+            code: EXIT_ERROR,
+        })?;
+    let written = if as_json {
+        emit_json(&json!({
+            "trusted": ctx.project_dir.to_string_lossy(),
+            "items": items.iter().map(|i| json!({"label": i.label, "sha256": i.digest})).collect::<Vec<_>>(),
+        }))
+    } else {
+        let mut out = format!(
+            "Trusted {}. Its repository-controlled settings may now raise permissions; a change to any of these asks again:\n",
+            ctx.project_dir.display()
+        );
+        for i in &items {
+            out.push_str(&format!("  {}  sha256:{}\n", i.label, &i.digest[..16]));
+        }
+        emit(&out)
+    };
+    Ok(written)
+}
+
 fn validate(ctx: &Context, strict: bool, as_json: bool) -> i32 {
     let diags = all_diagnostics(ctx);
+    let (trust_json, trust_text) = trust_summary(&ctx.project_dir);
     let errors = diags
         .iter()
         .filter(|d| d.severity == Severity::Error)
@@ -501,6 +567,7 @@ fn validate(ctx: &Context, strict: bool, as_json: bool) -> i32 {
             "errors": errors,
             "warnings": warnings,
             "diagnostics": diags.iter().map(diagnostic_json).collect::<Vec<_>>(),
+            "trust": trust_json,
         }))
     } else {
         let mut out = String::new();
@@ -512,6 +579,8 @@ fn validate(ctx: &Context, strict: bool, as_json: bool) -> i32 {
             plural(errors, "error"),
             plural(warnings, "warning")
         ));
+        out.push_str(&trust_text);
+        out.push('\n');
         emit(&out)
     };
     if written != EXIT_OK {
@@ -824,11 +893,8 @@ fn test(
     if let Some(dir) = sim.transcript.parent() {
         // A session has a transcript by the time hooks run; scripts that read it get an
         // empty one instead of a missing file.
-        let _ = std::fs::create_dir_all(dir);
-        let _ = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&sim.transcript);
+        let _ = dir;
+        let _ = crate::private_fs::open_append(&sim.transcript);
     }
     let env = environment(&ctx, &sim);
     let run_log = env.run_log.clone();

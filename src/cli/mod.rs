@@ -77,6 +77,10 @@ pub struct RunArgs {
     /// Same as `--permission-mode bypassPermissions`.
     #[arg(long = "dangerously-skip-permissions")]
     pub dangerously_skip_permissions: bool,
+    /// Trust the project folder for this run: its repository-controlled settings may raise
+    /// permissions (allow rules, additionalDirectories, env). `rein hooks trust` records it.
+    #[arg(long = "trust")]
+    pub trust: bool,
     /// Tools allowed without asking (comma- or space-separated rules, repeatable).
     #[arg(long = "allowedTools", alias = "allowed-tools", value_name = "TOOLS", num_args = 1..)]
     pub allowed_tools: Vec<String>,

@@ -27,7 +27,7 @@ use crate::progress::Observers;
 use crate::settings::schema::{Settings, Severity};
 use crate::settings::{LoadOptions, parse_setting_sources};
 use crate::tools::background::{BackgroundTask, BackgroundTasks};
-use crate::tools::{Tool, ToolContext, builtin_tools};
+use crate::tools::{ReadFilter, Tool, ToolContext, builtin_tools};
 
 /// Everything the flags resolve to before a session is built.
 struct Setup {
@@ -37,6 +37,8 @@ struct Setup {
     model: Arc<dyn Model>,
     tools: Vec<Arc<dyn Tool>>,
     gate: Box<dyn PermissionGate>,
+    /// Read deny rules, for Grep and Glob to leave denied files out.
+    read_filter: ReadFilter,
 }
 
 /// A signal that ended the run early: its exit code (128 + signo) and its name.
@@ -56,6 +58,13 @@ async fn next_signal(sigint: &mut Signal, sigterm: &mut Signal) -> Caught {
 
 /// Entry of `rein run` and the top-level command; `headless` when a prompt was given or `-p`.
 pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 {
+    let code = main_inner(prompt, args, headless).await;
+    // The Bash tool's private temporary files (cwd records, background logs) end with the run.
+    crate::private_fs::remove_temp_dir();
+    code
+}
+
+async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 {
     let prompt = match prompt {
         Some(p) => Some(p),
         None if headless && !std::io::stdin().is_terminal() => {
@@ -86,6 +95,13 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
     };
     let session_id = uuid_v4();
     let home = rein_home();
+    // rein's home holds transcripts and logs: only the user may list or read it.
+    if let Err(e) = crate::private_fs::create_dir_all(&home) {
+        eprintln!(
+            "rein: warning: cannot create {} private: {e}",
+            home.display()
+        );
+    }
     let transcript = match transcripts_dir(
         args.transcript_dir.as_deref(),
         setup.settings.transcript_dir.as_deref(),
@@ -116,6 +132,7 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
     );
     ctx.env_remove = removed_env();
     ctx.output_dir = Some(transcript.with_extension("").join("tool-results"));
+    ctx.read_filter = Some(setup.read_filter.clone());
     let background = Arc::clone(&ctx.background);
 
     let mut observers = Observers::new();
@@ -569,6 +586,18 @@ fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("/")),
         additional_dirs: Vec::new(),
+        // rein's files for this project (a Bash output saved to `tool-results`).
+        readable_dirs: match transcripts_dir(
+            args.transcript_dir.as_deref(),
+            settings.transcript_dir.as_deref(),
+            &project_dir,
+        ) {
+            Some(dir) => vec![dir.join(encode_cwd(&project_dir.to_string_lossy()))],
+            None => transcript_path(&rein_home(), &project_dir, "x")
+                .parent()
+                .map(|d| vec![d.to_path_buf()])
+                .unwrap_or_default(),
+        },
     };
     let (policy, warnings) = PermissionPolicy::from_settings(
         &settings.permissions,
@@ -585,6 +614,10 @@ fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
     } else {
         None
     };
+    let read_filter = {
+        let policy = policy.clone();
+        ReadFilter(Arc::new(move |p: &Path| policy.read_denied(p)))
+    };
     let gate: Box<dyn PermissionGate> = Box::new(PolicyGate::new(policy, prompter));
     let permission_mode = mode.as_str().to_string();
     Ok(Setup {
@@ -594,6 +627,7 @@ fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
         model,
         tools,
         gate,
+        read_filter,
     })
 }
 
@@ -621,6 +655,25 @@ fn load_settings(args: &RunArgs, project_dir: &Path) -> Result<Settings, SetupEr
         project_dir.to_path_buf(),
         args.settings.clone(),
     );
+    opts.repo_trusted = args.trust
+        || {
+            use crate::settings::trust::{TrustState, state};
+            match state(&rein_home(), project_dir) {
+                TrustState::Trusted => true,
+                TrustState::Untrusted => false,
+                TrustState::Changed(items) => {
+                    eprintln!(
+                        "rein: warning: this folder was trusted, but since then changed: {}; its repository settings may not raise permissions until you run `rein hooks trust` again",
+                        items.join("; ")
+                    );
+                    false
+                }
+                TrustState::Unreadable(message) => {
+                    eprintln!("rein: warning: {message}");
+                    false
+                }
+            }
+        };
     if let Some(sources) = &args.setting_sources {
         opts.setting_sources = Some(
             parse_setting_sources(sources)

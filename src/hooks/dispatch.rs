@@ -340,7 +340,7 @@ impl Dispatcher {
     fn prepare_env_file(&self, index: usize) -> PathBuf {
         let dir = &self.shared.env.env_file_dir;
         let path = dir.join(format!("sessionstart-hook-{index}.sh"));
-        let created = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, b""));
+        let created = crate::private_fs::write(&path, b"");
         if let Err(err) = created {
             tracing::warn!(path = %path.display(), %err, "cannot create CLAUDE_ENV_FILE");
         }

@@ -3,7 +3,7 @@
 
 use std::fs::OpenOptions;
 use std::io::{self, Write};
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 use std::sync::{Mutex, PoisonError};
 
@@ -126,12 +126,15 @@ static APPENDING: Mutex<()> = Mutex::new(());
 fn append_whole_line(path: &Path, line: &[u8]) -> io::Result<()> {
     let _one_at_a_time = APPENDING.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
+        crate::private_fs::create_dir_all(dir)?;
     }
+    // Private (0600, no symlink followed), as every file under rein's home.
     let mut file = OpenOptions::new()
         .create(true)
         .append(true)
         .read(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(path)?;
     let before = file.metadata()?.len();
     let mut last = [0u8; 1];

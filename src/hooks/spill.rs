@@ -31,7 +31,7 @@ pub(crate) fn spill(
         event.as_str(),
         fnv1a(text.as_bytes())
     ));
-    let written = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, &text));
+    let written = crate::private_fs::write(&path, text.as_bytes());
     if let Err(err) = written {
         tracing::warn!(path = %path.display(), %err, "cannot spill large hook output");
         return text;

@@ -21,6 +21,11 @@ pub enum Unchecked {
     Unbalanced,
     /// An env-var prefix that changes what a command runs (`LD_PRELOAD=…`, `PATH=…`).
     DangerousEnv(String),
+    /// An env-var prefix not on the list of harmless variables: allow rules do not cover it.
+    EnvPrefix(String),
+    /// A command word the parser cannot read (`/bin/r?`, `{rm,x}`, a function defined on the
+    /// line, a shell reading its commands from stdin, `alias`, `coproc`, `mapfile -C`).
+    HiddenCommand(&'static str),
     /// Shell syntax this parser does not follow (`case`, function definitions, deep nesting).
     Syntax(&'static str),
 }
@@ -44,6 +49,13 @@ impl Unchecked {
             Unchecked::DangerousEnv(name) => {
                 format!("The variable {name} set before this command can change what it runs")
             }
+            Unchecked::EnvPrefix(name) => format!(
+                "The variable {name} set before this command is not on rein's list of harmless \
+                 variables, so allow rules do not cover it"
+            ),
+            Unchecked::HiddenCommand(what) => {
+                format!("This command uses {what}, so rein can't see which command runs")
+            }
             Unchecked::Syntax(what) => format!("This command uses {what}, which rein can't check"),
         }
     }
@@ -66,6 +78,8 @@ pub struct SimpleCommand {
     pub risky_flags: Vec<&'static str>,
     /// Output redirection targets (unquoted, as written), excluding `/dev/null` and fd dups.
     pub writes: Vec<String>,
+    /// Input redirection targets (`< file`, `<> file`), unquoted.
+    pub reads: Vec<String>,
     /// The innermost command's words after quote removal (`["rm", "-f", "a b"]`).
     pub argv: Vec<String>,
     /// Some word of `argv` contains an expansion (`$X`, `$(…)`), so `argv` is not what runs.
@@ -78,6 +92,20 @@ pub struct ParsedCommand {
     pub parts: Vec<SimpleCommand>,
     /// Set when some part of the line could not be checked (the first reason found).
     pub unchecked: Option<Unchecked>,
+    /// Commands whose text is only partly known: each holds the known beginning of a command
+    /// the line may run (`"git "` for `git $SUB`, `""` when nothing is known, e.g. `$c x` or a
+    /// shell reading stdin) and why the rest is hidden. Deny and ask rules treat a command as
+    /// matching when its known beginning could continue into what they name (fail closed).
+    pub open: Vec<OpenCommand>,
+}
+
+/// A command the parser sees only the beginning of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenCommand {
+    /// The known text, words joined by one space (`""`: nothing is known).
+    pub prefix: String,
+    /// Why the rest cannot be read.
+    pub why: Unchecked,
 }
 
 /// Decomposes `command`. Never fails: problems are reported in [`ParsedCommand::unchecked`].
@@ -88,6 +116,7 @@ pub fn parse(command: &str) -> ParsedCommand {
     ParsedCommand {
         parts: parser.parts,
         unchecked: parser.unchecked,
+        open: parser.open,
     }
 }
 
@@ -98,8 +127,54 @@ const MAX_DEPTH: usize = 8;
 /// a million `(` must not overflow the stack.
 const MAX_NEST: usize = 64;
 
-/// Env vars whose value changes which code a command runs.
-const DANGEROUS_ENV: &[&str] = &[
+/// Env-var prefixes that may stand before a command an allow rule covers: they change output
+/// formatting or build flags, not which code runs. The names are Claude Code 2.1.328's list
+/// (read from its binary); any other prefix makes the command not auto-allowable.
+const SAFE_ENV: &[&str] = &[
+    "GOEXPERIMENT",
+    "GOOS",
+    "GOARCH",
+    "CGO_ENABLED",
+    "GO111MODULE",
+    "RUST_BACKTRACE",
+    "RUST_LOG",
+    "NODE_ENV",
+    "PYTHONUNBUFFERED",
+    "PYTHONDONTWRITEBYTECODE",
+    "PYTEST_DISABLE_PLUGIN_AUTOLOAD",
+    "PYTEST_DEBUG",
+    "ANTHROPIC_API_KEY",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_TIME",
+    "CHARSET",
+    "TERM",
+    "COLORTERM",
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "TZ",
+    "LS_COLORS",
+    "LSCOLORS",
+    "GREP_COLOR",
+    "GREP_COLORS",
+    "GCC_COLORS",
+    "TIME_STYLE",
+    "BLOCK_SIZE",
+    "BLOCKSIZE",
+    "COLUMNS",
+    "LINES",
+    "CLICOLOR",
+    "CLICOLOR_FORCE",
+    "CI",
+    "DEBIAN_FRONTEND",
+    "GIT_TERMINAL_PROMPT",
+];
+
+/// Env vars whose value changes which program, library or configuration a command loads: with
+/// one of them set, the command word no longer says what runs, so every deny/ask rule may match.
+const HIJACK_ENV: &[&str] = &[
     "LD_PRELOAD",
     "LD_LIBRARY_PATH",
     "LD_AUDIT",
@@ -111,20 +186,139 @@ const DANGEROUS_ENV: &[&str] = &[
     "PS4",
     "SHELLOPTS",
     "BASHOPTS",
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "ZDOTDIR",
     "NODE_OPTIONS",
+    "NODE_PATH",
     "PYTHONPATH",
     "PYTHONSTARTUP",
+    "PYTHONHOME",
     "PERL5OPT",
     "PERL5LIB",
     "RUBYOPT",
+    "RUBYLIB",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_EXEC_PATH",
+    "GIT_TEMPLATE_DIR",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "SUDO_ASKPASS",
+    "GIT_CONFIG",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_CONFIG_COUNT",
+];
+
+/// Env vars whose value is itself run as a shell command: parsed like `sh -c VALUE`.
+const SCRIPT_ENV: &[&str] = &[
     "GIT_SSH_COMMAND",
+    "GIT_PROXY_COMMAND",
+    "SRT_SSH_PROXY_COMMAND",
     "GIT_EXTERNAL_DIFF",
     "GIT_PAGER",
     "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
     "PAGER",
+    "MANPAGER",
+    "SYSTEMD_PAGER",
+    "LESSOPEN",
+    "LESSCLOSE",
     "EDITOR",
     "VISUAL",
 ];
+
+fn is_hijack_env(name: &str) -> bool {
+    HIJACK_ENV.contains(&name)
+        || name.starts_with("DYLD_")
+        || name.starts_with("GIT_CONFIG_KEY_")
+        || name.starts_with("GIT_CONFIG_VALUE_")
+        || name.starts_with("GIT_CONFIG_PARAMETERS")
+        || name.to_ascii_lowercase().starts_with("npm_config_")
+}
+
+/// Whether setting `name` changes which program, library or configuration a command loads, or
+/// is itself run as a command (repository settings may not set these in an untrusted folder).
+pub fn env_changes_what_runs(name: &str) -> bool {
+    is_hijack_env(name) || SCRIPT_ENV.contains(&name)
+}
+
+/// A value on the safe list that still looks like a path (`LANG=../x`) is not harmless.
+fn is_safe_env(name: &str, value: &str) -> bool {
+    SAFE_ENV.contains(&name)
+        && !(value.starts_with(['/', '.', '~']) || value.contains("//") || value.contains(".."))
+}
+
+/// Commands that run their arguments as another command, with options rein does not model:
+/// every suffix of their arguments is also a view deny/ask rules are matched against.
+const RUNS_ARGS: &[&str] = &[
+    "flock",
+    "chrt",
+    "taskset",
+    "unshare",
+    "strace",
+    "ltrace",
+    "setpriv",
+    "nsenter",
+    "firejail",
+    "bwrap",
+    "cgexec",
+    "runuser",
+    "pkexec",
+    "numactl",
+    "prlimit",
+    "systemd-run",
+    "catchsegv",
+    "valgrind",
+    "busybox",
+    "toybox",
+    "torsocks",
+    "proxychains",
+    "proxychains4",
+    "faketime",
+    "fakeroot",
+    "sg",
+    "dbus-run-session",
+    "xvfb-run",
+    "caffeinate",
+    "coproc",
+    "setarch",
+    "linux32",
+    "linux64",
+    "schedtool",
+    "cpulimit",
+    "unbuffer",
+    "rlwrap",
+    "daemonize",
+    "start-stop-daemon",
+    "parallel",
+    "sem",
+    "script",
+    "ssh-agent",
+    "dotenv",
+    "with-contenv",
+    "env",
+    "nohup",
+    "nice",
+    "timeout",
+    "stdbuf",
+    "ionice",
+    "time",
+    "command",
+    "builtin",
+    "exec",
+    "xargs",
+    "sudo",
+    "doas",
+    "chroot",
+    "setsid",
+    "watch",
+    "su",
+];
+
+/// Most views one command may collect before the parser gives up reading it.
+const MAX_VIEWS: usize = 256;
 
 #[derive(Debug, Clone, Default)]
 struct Word {
@@ -134,6 +328,19 @@ struct Word {
     text: String,
     /// Contains a parameter expansion or substitution outside single quotes.
     expanded: bool,
+    /// Byte offset in `text` of the first expansion or substitution.
+    expand_at: Option<usize>,
+    /// Byte offset in `text` of the first unquoted glob or brace character (`*?[{`).
+    glob_at: Option<usize>,
+}
+
+impl Word {
+    fn mark_expansion(&mut self) {
+        self.expanded = true;
+        if self.expand_at.is_none() {
+            self.expand_at = Some(self.text.len());
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -141,6 +348,8 @@ enum Token {
     Word(Word),
     /// An output redirection target (`> file`), already filtered.
     Write(Word),
+    /// An input redirection source (`< file`).
+    Read(Word),
 }
 
 struct PendingHeredoc {
@@ -157,8 +366,11 @@ struct Parser {
     escalated: bool,
     /// Current `(` / `$(` / backtick nesting.
     nest: usize,
+    /// Current wrapper nesting inside one simple command (`nice nice … rm`).
+    wrap_depth: usize,
     parts: Vec<SimpleCommand>,
     unchecked: Option<Unchecked>,
+    open: Vec<OpenCommand>,
     heredocs: Vec<PendingHeredoc>,
 }
 
@@ -170,15 +382,42 @@ impl Parser {
             depth,
             escalated,
             nest: 0,
+            wrap_depth: 0,
             parts: Vec::new(),
             unchecked: None,
+            open: Vec::new(),
             heredocs: Vec::new(),
         }
     }
 
+    /// Records that the line could not be fully checked. Reasons that hide which command runs
+    /// (syntax the parser does not follow, an unclosed quote, an unreadable here-document, a
+    /// hidden command word) also open a command of unknown text.
     fn flag(&mut self, why: Unchecked) {
+        let hides_command = match &why {
+            Unchecked::Heredoc
+            | Unchecked::Unbalanced
+            | Unchecked::Syntax(_)
+            | Unchecked::HiddenCommand(_)
+            | Unchecked::DangerousEnv(_) => true,
+            Unchecked::Variable | Unchecked::Eval | Unchecked::EnvPrefix(_) => false,
+        };
+        if hides_command && !self.open.iter().any(|o| o.prefix.is_empty()) {
+            self.open.push(OpenCommand {
+                prefix: String::new(),
+                why: why.clone(),
+            });
+        }
         if self.unchecked.is_none() {
             self.unchecked = Some(why);
+        }
+    }
+
+    /// A command of which only `prefix` is known (for deny/ask rules; whether allow rules may
+    /// still vouch for the line is the caller's `flag`).
+    fn open_command(&mut self, prefix: String, why: Unchecked) {
+        if self.open.len() < MAX_VIEWS && !self.open.iter().any(|o| o.prefix == prefix) {
+            self.open.push(OpenCommand { prefix, why });
         }
     }
 
@@ -244,8 +483,14 @@ impl Parser {
                     }
                 }
                 '(' => {
-                    if !tokens.is_empty() {
-                        self.flag(Unchecked::Syntax("a function definition or array"));
+                    let array =
+                        matches!(tokens.last(), Some(Token::Word(w)) if w.raw.ends_with('='));
+                    if array {
+                        // `a=(x y)`: the elements run nothing unless they hold substitutions,
+                        // which the list below reads; allow rules still do not vouch for it.
+                        self.flag(Unchecked::Variable);
+                    } else if !tokens.is_empty() {
+                        self.flag(Unchecked::HiddenCommand("a function defined on the line"));
                     }
                     self.pos += 1;
                     self.finish(&mut tokens);
@@ -313,7 +558,13 @@ impl Parser {
                 strip_tabs: op == "<<-",
                 quoted: target.raw != target.text,
             }),
+            "<" | "<&" if !target.expanded && !target.text.chars().all(|c| c.is_ascii_digit()) => {
+                tokens.push(Token::Read(target));
+            }
             ">" | ">>" | ">|" | "&>" | "&>>" | "<>" | ">&" => {
+                if op == "<>" && !target.expanded {
+                    tokens.push(Token::Read(target.clone()));
+                }
                 let dup = op == ">&"
                     && (target.text == "-" || target.text.chars().all(|c| c.is_ascii_digit()));
                 let harmless = matches!(
@@ -333,6 +584,8 @@ impl Parser {
     /// Reads one word; stops at whitespace, an operator or `term`.
     fn read_word(&mut self, term: Option<char>) -> Word {
         let mut w = Word::default();
+        // Unquoted `*?[{` (offsets in `w.text`): whether they glob is decided at the end.
+        let mut specials: Vec<(usize, char)> = Vec::new();
         while let Some(c) = self.peek() {
             if Some(c) == term {
                 break;
@@ -373,12 +626,24 @@ impl Parser {
                 '`' => self.read_backticks(&mut w),
                 '$' => self.read_dollar(&mut w),
                 _ => {
+                    if matches!(c, '*' | '?' | '[' | '{') {
+                        specials.push((w.text.len(), c));
+                    }
                     w.raw.push(c);
                     w.text.push(c);
                     self.pos += 1;
                 }
             }
         }
+        w.glob_at = specials.into_iter().find_map(|(at, c)| {
+            let rest = &w.text[at..];
+            let globs = match c {
+                '[' => rest[1..].contains(']'),
+                '{' => rest.contains('}') && (rest.contains(',') || rest.contains("..")),
+                _ => true,
+            };
+            globs.then_some(at)
+        });
         w
     }
 
@@ -428,9 +693,9 @@ impl Parser {
         self.pos += 1;
         self.parse_list(Some('`'));
         let seg: String = self.chars[start..self.pos].iter().collect();
+        w.mark_expansion();
         w.raw.push_str(&seg);
         w.text.push_str(&seg);
-        w.expanded = true;
     }
 
     /// `$…` at `self.pos`: substitution, arithmetic, parameter, ANSI-C quote or a plain `$`.
@@ -460,12 +725,12 @@ impl Parser {
                 if depth != 0 {
                     self.flag(Unchecked::Unbalanced);
                 }
-                w.expanded = true;
+                w.mark_expansion();
             }
             Some('(') => {
                 self.pos += 2;
                 self.parse_list(Some(')'));
-                w.expanded = true;
+                w.mark_expansion();
             }
             Some('{') => {
                 self.pos += 2;
@@ -487,18 +752,18 @@ impl Parser {
                 if depth != 0 {
                     self.flag(Unchecked::Unbalanced);
                 }
-                w.expanded = true;
+                w.mark_expansion();
             }
             Some(c) if c.is_ascii_alphabetic() || c == '_' => {
                 self.pos += 1;
                 while matches!(self.peek(), Some(c) if c.is_ascii_alphanumeric() || c == '_') {
                     self.pos += 1;
                 }
-                w.expanded = true;
+                w.mark_expansion();
             }
             Some(c) if c.is_ascii_digit() || "@*#?$!-".contains(c) => {
                 self.pos += 2;
-                w.expanded = true;
+                w.mark_expansion();
             }
             Some('\'') => {
                 // ANSI-C quoting `$'…'`: literal text for our purposes.
@@ -518,7 +783,8 @@ impl Parser {
                 if self.peek().is_none() {
                     self.flag(Unchecked::Unbalanced);
                 }
-                w.text.extend(&self.chars[body_start..end]);
+                let body: String = self.chars[body_start..end].iter().collect();
+                w.text.push_str(&decode_ansi_c(&body));
                 self.pos = (self.pos + 1).min(self.chars.len());
                 let seg: String = self.chars[start..self.pos].iter().collect();
                 w.raw.push_str(&seg);
@@ -578,10 +844,12 @@ impl Parser {
         let tokens = std::mem::take(tokens);
         let mut words = Vec::new();
         let mut writes = Vec::new();
+        let mut reads = Vec::new();
         for t in tokens {
             match t {
                 Token::Word(w) => words.push(w),
                 Token::Write(w) => writes.push(w.text),
+                Token::Read(w) => reads.push(w.text),
             }
         }
         // Reserved words that open or close a compound command carry no command themselves.
@@ -602,27 +870,27 @@ impl Parser {
                     return;
                 }
                 "function" => {
-                    self.flag(Unchecked::Syntax("a function definition"));
+                    self.flag(Unchecked::HiddenCommand("a function defined on the line"));
                     return;
                 }
                 _ => {}
             }
         }
-        // Env-var prefixes (`FOO=1 cmd`) are skipped; a few are too powerful to ignore.
+        // Env-var prefixes (`FOO=1 cmd`) are skipped for matching; see `env_prefix`.
         while let Some(w) = words.get(start) {
-            let Some(name) = assignment_name(&w.raw) else {
+            if assignment_name(&w.raw).is_none() {
                 break;
-            };
-            if DANGEROUS_ENV.contains(&name) || name.starts_with("DYLD_") {
-                self.flag(Unchecked::DangerousEnv(name.to_string()));
             }
+            let command_follows = words.len() > start + 1;
+            self.env_prefix(w, command_follows);
             start += 1;
         }
         let words = &words[start..];
         if words.is_empty() {
-            if !writes.is_empty() {
+            if !writes.is_empty() || !reads.is_empty() {
                 self.parts.push(SimpleCommand {
                     writes,
+                    reads,
                     ..SimpleCommand::default()
                 });
             }
@@ -630,10 +898,42 @@ impl Parser {
         }
         let mut part = SimpleCommand {
             writes,
+            reads,
             ..SimpleCommand::default()
         };
         self.unwrap_into(words, &mut part, !self.escalated);
         self.parts.push(part);
+    }
+
+    /// One `NAME=value` word before a command (or alone, a plain assignment). Only names on
+    /// [`SAFE_ENV`] leave the command auto-allowable; names that change which code runs
+    /// ([`HIJACK_ENV`]) hide the command from deny rules too; names whose value is run as a
+    /// command ([`SCRIPT_ENV`]) have the value parsed as a script.
+    fn env_prefix(&mut self, w: &Word, command_follows: bool) {
+        let Some(name) = assignment_name(&w.raw) else {
+            return;
+        };
+        let value = w.text.split_once('=').map_or("", |(_, v)| v);
+        if !command_follows {
+            // `X=1` alone sets a shell variable for the rest of the line: a later `$X` in
+            // command position is already hidden; `PATH=…; ls` changes what `ls` is.
+            if is_hijack_env(name) {
+                self.flag(Unchecked::DangerousEnv(name.to_string()));
+            }
+            return;
+        }
+        if SCRIPT_ENV.contains(&name) {
+            if w.expanded {
+                self.flag(Unchecked::DangerousEnv(name.to_string()));
+            } else {
+                self.parse_script(value, true);
+                self.flag(Unchecked::EnvPrefix(name.to_string()));
+            }
+        } else if is_hijack_env(name) {
+            self.flag(Unchecked::DangerousEnv(name.to_string()));
+        } else if w.expanded || !is_safe_env(name, value) {
+            self.flag(Unchecked::EnvPrefix(name.to_string()));
+        }
     }
 
     /// Records `words` as a view of `part`, then unwraps wrappers / `sh -c` into further views
@@ -666,15 +966,70 @@ impl Parser {
         let Some(first) = words.first() else {
             return;
         };
+        if self.wrap_depth >= MAX_NEST || part.deny_views.len() > MAX_VIEWS {
+            self.flag(Unchecked::Syntax("wrappers nested too deeply"));
+            return;
+        }
+        self.open_hidden_words(words);
         if first.expanded {
             self.flag(Unchecked::Variable);
             return;
         }
+        if first.glob_at.is_some() {
+            self.flag(Unchecked::HiddenCommand(
+                "a pattern or brace expansion as the command",
+            ));
+            return;
+        }
+        self.wrap_depth += 1;
+        self.unwrap_named(words, part, allowable);
+        self.wrap_depth -= 1;
+    }
+
+    /// For the first word holding an expansion (or, as the command word, a glob): the command
+    /// is known only up to it, in full and with the bare command name.
+    fn open_hidden_words(&mut self, words: &[Word]) {
+        let Some((i, at)) = words.iter().enumerate().find_map(|(i, w)| {
+            let at = if i == 0 {
+                match (w.expand_at, w.glob_at) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                }
+            } else {
+                w.expand_at
+            };
+            at.map(|at| (i, at))
+        }) else {
+            return;
+        };
+        let mut known: Vec<&str> = words[..i].iter().map(|w| w.text.as_str()).collect();
+        let partial = words[i].text.get(..at).unwrap_or_default();
+        known.push(partial);
+        let full = known.join(" ");
+        let why = Unchecked::HiddenCommand("an expansion whose value decides the command");
+        if let Some(head) = known.first_mut() {
+            *head = head.rsplit('/').next().unwrap_or(head);
+        }
+        let bare = known.join(" ");
+        if bare != full {
+            self.open_command(bare, why.clone());
+        }
+        self.open_command(full, why);
+    }
+
+    /// The wrappers and shells `words` (whose command word is literal) may hide a command in.
+    fn unwrap_named(&mut self, words: &[Word], part: &mut SimpleCommand, allowable: bool) {
+        let Some(first) = words.first() else {
+            return;
+        };
         let name = first.text.rsplit('/').next().unwrap_or(first.text.as_str());
         let args = &words[1..];
         match name {
             "eval" => {
                 self.flag(Unchecked::Eval);
+                if args.iter().any(|w| w.expanded) {
+                    self.flag(Unchecked::HiddenCommand("eval of an expansion"));
+                }
                 let script = args
                     .iter()
                     .map(|w| w.text.as_str())
@@ -682,11 +1037,37 @@ impl Parser {
                     .join(" ");
                 self.parse_script(&script, !allowable);
             }
-            "sh" | "bash" | "zsh" | "dash" | "ksh" | "mksh" | "ash" => {
-                if let Some(script) = shell_script_arg(args) {
-                    self.run_script_word(script, part, !allowable);
+            "sh" | "bash" | "zsh" | "dash" | "ksh" | "mksh" | "ash" | "yash" | "posh" | "fish"
+            | "tcsh" | "csh" | "rbash" => match shell_script_arg(args) {
+                ShellScript::Word(script) => self.run_script_word(script, part, !allowable),
+                ShellScript::Missing => self.flag(Unchecked::HiddenCommand(
+                    "a shell reading its commands from input",
+                )),
+                ShellScript::File => {}
+            },
+            "alias" if args.iter().any(|w| w.text.contains('=')) => {
+                self.flag(Unchecked::HiddenCommand("alias"));
+            }
+            "trap" => {
+                let action = args.iter().find(|w| !w.text.starts_with('-'));
+                let listing = args.iter().any(|w| w.text == "-p" || w.text == "-l");
+                match action {
+                    Some(a) if !listing && a.expanded => {
+                        self.flag(Unchecked::HiddenCommand("trap"));
+                    }
+                    Some(a) if !listing => self.parse_script(&a.text, !allowable),
+                    _ => {}
                 }
             }
+            "mapfile" | "readarray" if args.iter().any(|w| w.text.starts_with("-C")) => {
+                self.flag(Unchecked::HiddenCommand("mapfile -C"));
+            }
+            "export" | "declare" | "typeset" | "local" | "readonly" => {
+                for w in args {
+                    self.env_prefix(w, false);
+                }
+            }
+            _ if is_generic_wrapper(name) => self.unwrap_generic(args, part),
             "su" => {
                 if let Some(i) = args
                     .iter()
@@ -749,15 +1130,15 @@ impl Parser {
                     {
                         self.flag(Unchecked::Syntax("env -S"));
                     }
-                    for w in inner
+                    let assignments = inner
                         .iter()
                         .take_while(|w| assignment_name(&w.raw).is_some())
-                    {
-                        if let Some(n) = assignment_name(&w.raw)
-                            && (DANGEROUS_ENV.contains(&n) || n.starts_with("DYLD_"))
-                        {
-                            self.flag(Unchecked::DangerousEnv(n.to_string()));
-                        }
+                        .count();
+                    for w in &inner[..assignments] {
+                        self.env_prefix(w, inner.len() > assignments);
+                    }
+                    if name == "xargs" && xargs_replaces_command(args, inner) {
+                        self.flag(Unchecked::HiddenCommand("xargs -I feeding a shell"));
                     }
                     let inner: &[Word] = {
                         let skip = inner
@@ -768,6 +1149,56 @@ impl Parser {
                     };
                     if !inner.is_empty() {
                         self.unwrap_into(inner, part, allowable && safe);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A command that runs its arguments with options rein does not model (`flock`, `strace`,
+    /// `unshare`, …): every suffix of its arguments is a deny view, `-c SCRIPT` is parsed as a
+    /// script, and the first suffix starting with a shell or wrapper is unwrapped further.
+    /// Allow rules never see through it.
+    fn unwrap_generic(&mut self, args: &[Word], part: &mut SimpleCommand) {
+        let mut unwrapped = false;
+        for (i, w) in args.iter().enumerate() {
+            if part.deny_views.len() > MAX_VIEWS {
+                self.flag(Unchecked::Syntax("wrappers nested too deeply"));
+                return;
+            }
+            let t = w.text.as_str();
+            if matches!(t, "-c" | "--command" | "-e" | "--exec")
+                && let Some(script) = args.get(i + 1)
+            {
+                if script.expanded {
+                    self.flag(Unchecked::HiddenCommand("a wrapper's -c"));
+                } else {
+                    self.parse_script(&script.text, true);
+                }
+            }
+            if let Some(script) = t.strip_prefix("--command=") {
+                self.parse_script(script, true);
+            }
+            if t.starts_with('-') || w.expanded {
+                continue;
+            }
+            let rest = &args[i..];
+            let base = t.rsplit('/').next().unwrap_or(t);
+            let special = is_generic_wrapper(base)
+                || matches!(
+                    base,
+                    "sh" | "bash" | "zsh" | "dash" | "ksh" | "mksh" | "ash" | "eval" | "find"
+                );
+            if special && !unwrapped {
+                unwrapped = true;
+                self.unwrap_into(rest, part, false);
+            } else {
+                let unquoted = rest.iter().map(|w| w.text.as_str()).collect::<Vec<_>>();
+                let mut bare = unquoted.clone();
+                bare[0] = base;
+                for v in [join_raw(rest), unquoted.join(" "), bare.join(" ")] {
+                    if !part.deny_views.contains(&v) {
+                        part.deny_views.push(v);
                     }
                 }
             }
@@ -797,6 +1228,87 @@ impl Parser {
             self.flag(u);
         }
     }
+}
+
+/// The value of an ANSI-C quoted string `$'…'` (bash's escapes), so `$'\x72m'` reads as `rm`.
+fn decode_ansi_c(body: &str) -> String {
+    let mut out = String::new();
+    let mut chars = body.chars().peekable();
+    let take_digits =
+        |chars: &mut std::iter::Peekable<std::str::Chars<'_>>, radix: u32, max: usize| {
+            let mut v = 0u32;
+            let mut n = 0;
+            while n < max {
+                match chars.peek().and_then(|c| c.to_digit(radix)) {
+                    Some(d) => {
+                        v = v.saturating_mul(radix).saturating_add(d);
+                        chars.next();
+                        n += 1;
+                    }
+                    None => break,
+                }
+            }
+            (v, n)
+        };
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(e) = chars.next() else {
+            out.push('\\');
+            break;
+        };
+        match e {
+            'n' => out.push('\n'),
+            't' => out.push('\t'),
+            'r' => out.push('\r'),
+            'a' => out.push('\u{7}'),
+            'b' => out.push('\u{8}'),
+            'e' | 'E' => out.push('\u{1b}'),
+            'f' => out.push('\u{c}'),
+            'v' => out.push('\u{b}'),
+            '\\' | '\'' | '"' | '?' => out.push(e),
+            'x' => {
+                let (v, n) = take_digits(&mut chars, 16, 2);
+                if n == 0 {
+                    out.push_str("\\x");
+                } else if let Some(ch) = char::from_u32(v) {
+                    out.push(ch);
+                }
+            }
+            'u' | 'U' => {
+                let (v, n) = take_digits(&mut chars, 16, if e == 'u' { 4 } else { 8 });
+                match char::from_u32(v).filter(|_| n > 0) {
+                    Some(ch) => out.push(ch),
+                    None => {
+                        out.push('\\');
+                        out.push(e);
+                    }
+                }
+            }
+            'c' => {
+                if let Some(ch) = chars.next() {
+                    out.push(char::from_u32(ch as u32 & 0x1f).unwrap_or(ch));
+                }
+            }
+            '0'..='7' => {
+                let mut v = e.to_digit(8).unwrap_or(0);
+                let (rest, n) = take_digits(&mut chars, 8, 2);
+                if n > 0 {
+                    v = v * 8u32.pow(n as u32) + rest;
+                }
+                if let Some(ch) = char::from_u32(v) {
+                    out.push(ch);
+                }
+            }
+            other => {
+                out.push('\\');
+                out.push(other);
+            }
+        }
+    }
+    out
 }
 
 fn static_flag(flag: &str) -> &'static str {
@@ -837,14 +1349,27 @@ fn assignment_name(raw: &str) -> Option<&str> {
     }
 }
 
-/// The script of `sh [opts] -c SCRIPT`, if the options include `c`.
-fn shell_script_arg(args: &[Word]) -> Option<&Word> {
+/// What a shell invocation runs.
+enum ShellScript<'a> {
+    /// `sh -c SCRIPT`.
+    Word(&'a Word),
+    /// A script file operand (`sh x.sh`): an interpreter running a file rein does not read.
+    File,
+    /// Nothing on the command line: commands come from stdin (`| sh`, `bash <<<`, `sh -s`,
+    /// `sh -c` without a script).
+    Missing,
+}
+
+/// What `sh [opts] …` runs.
+fn shell_script_arg(args: &[Word]) -> ShellScript<'_> {
     let mut has_c = false;
+    let mut from_stdin = false;
     let mut i = 0;
     while let Some(w) = args.get(i) {
         let t = w.text.as_str();
-        if t == "--" {
-            return if has_c { args.get(i + 1) } else { None };
+        if t == "--" || t == "-" {
+            i += 1;
+            break;
         }
         if t.starts_with("--") {
             i += if t == "--rcfile" || t == "--init-file" {
@@ -858,13 +1383,57 @@ fn shell_script_arg(args: &[Word]) -> Option<&Word> {
             if flags.contains('c') {
                 has_c = true;
             }
+            if flags.contains('s') || flags.contains('i') {
+                from_stdin = true;
+            }
             // `-o OPTION` takes a value.
             i += if flags.ends_with('o') { 2 } else { 1 };
             continue;
         }
-        return if has_c { Some(w) } else { None };
+        break;
     }
-    None
+    match args.get(i) {
+        Some(w) if has_c => ShellScript::Word(w),
+        Some(_) if !from_stdin => ShellScript::File,
+        _ => ShellScript::Missing,
+    }
+}
+
+/// `xargs -I R …` whose command is a shell or contains `R`: input lines become commands.
+fn xargs_replaces_command(args: &[Word], inner: &[Word]) -> bool {
+    let mut replace: Option<String> = None;
+    for (i, w) in args.iter().enumerate() {
+        let t = w.text.as_str();
+        if t == "-I" {
+            replace = args.get(i + 1).map(|w| w.text.clone());
+        } else if let Some(r) = t
+            .strip_prefix("-I")
+            .or_else(|| t.strip_prefix("--replace="))
+        {
+            replace = Some(r.to_string());
+        } else if t == "-i" || t == "--replace" {
+            replace = Some("{}".to_string());
+        }
+    }
+    let Some(replace) = replace else {
+        return false;
+    };
+    let Some(first) = inner.iter().find(|w| assignment_name(&w.raw).is_none()) else {
+        return false;
+    };
+    let base = first.text.rsplit('/').next().unwrap_or(&first.text);
+    first.text.contains(&replace)
+        || matches!(
+            base,
+            "sh" | "bash" | "zsh" | "dash" | "ksh" | "mksh" | "ash" | "eval"
+        )
+}
+
+/// Commands in [`RUNS_ARGS`] that [`strip_wrapper`] and the named cases do not model.
+fn is_generic_wrapper(name: &str) -> bool {
+    RUNS_ARGS.contains(&name)
+        && strip_wrapper_options(name).is_none()
+        && !matches!(name, "watch" | "su")
 }
 
 /// `watch` options; returns the command words and whether `-x` (exec form) was given.
@@ -893,8 +1462,15 @@ fn skip_watch_options(args: &[Word]) -> (&[Word], bool) {
 /// caller's privileges (only then may allow rules see through it). `None`: not a wrapper, or a
 /// wrapper form that runs no command (`ionice -p PID`, `command -v x`).
 fn strip_wrapper<'a>(name: &str, args: &'a [Word]) -> Option<(&'a [Word], bool)> {
+    let (with_value, safe) = strip_wrapper_options(name)?;
+    strip_wrapper_args(name, args, with_value, safe)
+}
+
+/// For a wrapper [`strip_wrapper`] models: its options taking a separate value, and whether it
+/// keeps the caller's privileges.
+fn strip_wrapper_options(name: &str) -> Option<(&'static [&'static str], bool)> {
     // Options taking a separate value, per wrapper.
-    let (with_value, safe): (&[&str], bool) = match name {
+    let (with_value, safe): (&'static [&'static str], bool) = match name {
         "timeout" => (&["-s", "--signal", "-k", "--kill-after"], true),
         "nice" => (&["-n", "--adjustment"], true),
         "nohup" | "setsid" | "builtin" => (&[], true),
@@ -951,6 +1527,15 @@ fn strip_wrapper<'a>(name: &str, args: &'a [Word]) -> Option<(&'a [Word], bool)>
         "chroot" => (&["--userspec", "--groups"], false),
         _ => return None,
     };
+    Some((with_value, safe))
+}
+
+fn strip_wrapper_args<'a>(
+    name: &str,
+    args: &'a [Word],
+    with_value: &[&str],
+    safe: bool,
+) -> Option<(&'a [Word], bool)> {
     let mut i = 0;
     while let Some(w) = args.get(i) {
         let t = w.text.as_str();

@@ -52,4 +52,6 @@ pub struct PermissionSettings {
     /// The highest-precedence `defaultMode` and the tier that set it.
     pub default_mode: Option<(String, SourceKind)>,
     pub additional_directories: Vec<String>,
+    /// `permissions.disableBypassPermissionsMode: "disable"` in some settings file.
+    pub disable_bypass_mode: bool,
 }

@@ -102,7 +102,27 @@ impl ToolTier {
 /// 4. else `default`.
 ///
 /// An unknown flag value is an error; an unknown settings value is a warning and `default`.
+/// `permissions.disableBypassPermissionsMode: "disable"` turns a resolved bypassPermissions
+/// into `default`, with a warning.
 pub fn resolve_mode(
+    dangerously_skip_permissions: bool,
+    flag: Option<&str>,
+    settings: &PermissionSettings,
+) -> Result<(PermissionMode, Vec<String>), ModeError> {
+    let (mode, mut warnings) =
+        resolve_requested_mode(dangerously_skip_permissions, flag, settings)?;
+    if mode == PermissionMode::BypassPermissions && settings.disable_bypass_mode {
+        // Claude Code's reading: a session asking for the mode anyway runs in default.
+        warnings.push(
+            "bypassPermissions is disabled by permissions.disableBypassPermissionsMode; running in default mode"
+                .to_string(),
+        );
+        return Ok((PermissionMode::Default, warnings));
+    }
+    Ok((mode, warnings))
+}
+
+fn resolve_requested_mode(
     dangerously_skip_permissions: bool,
     flag: Option<&str>,
     settings: &PermissionSettings,

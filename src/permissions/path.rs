@@ -14,7 +14,7 @@
 //! single-segment `dir/**` matches only `<cwd>/dir/…` in allow rules and `if` conditions, but
 //! at any depth in deny/ask rules (Claude Code 2.1.214). `./path` is always anchored: it names
 //! the one file in the current directory. Paths are normalised lexically (`.`/`..`) before
-//! matching; symlinks are not resolved.
+//! matching; the policy also matches the path with its symlinks resolved ([`resolve_links`]).
 
 use std::path::{Component, Path, PathBuf};
 
@@ -237,6 +237,46 @@ pub fn normalize(path: &Path, cwd: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// `path` (absolute, normalised) with its symlinks resolved: the longest existing prefix is
+/// canonicalised and the rest appended, so a file that does not exist yet under a linked
+/// directory still resolves. A dangling final symlink resolves to its target. Never fails: on
+/// an error the path comes back as given.
+pub fn resolve_links(path: &Path) -> PathBuf {
+    let mut existing = path.to_path_buf();
+    let mut rest: Vec<std::ffi::OsString> = Vec::new();
+    // A dangling symlink: follow it by hand (bounded), so `Write` through it is seen.
+    let mut hops = 0;
+    while hops < 40 {
+        match std::fs::symlink_metadata(&existing) {
+            Ok(m) if m.file_type().is_symlink() && std::fs::metadata(&existing).is_err() => {
+                let Ok(target) = std::fs::read_link(&existing) else {
+                    break;
+                };
+                let parent = existing.parent().unwrap_or(Path::new("/")).to_path_buf();
+                existing = normalize(&target, &parent);
+                hops += 1;
+            }
+            _ => break,
+        }
+    }
+    loop {
+        if let Ok(real) = std::fs::canonicalize(&existing) {
+            let mut out = real;
+            for seg in rest.iter().rev() {
+                out.push(seg);
+            }
+            return out;
+        }
+        match (existing.file_name(), existing.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name.to_os_string());
+                existing = parent.to_path_buf();
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
 }
 
 #[cfg(test)]

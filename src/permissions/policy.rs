@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use crate::permissions::config::{PermissionSettings, RuleEntry};
 use crate::permissions::mode::{PermissionMode, ToolTier};
-use crate::permissions::path::normalize;
+use crate::permissions::path::{normalize, resolve_links};
 use crate::permissions::rule::{
     Rule, RuleContext, RuleError, RulePurpose, canonical_tool_name, input_path,
 };
@@ -83,6 +83,9 @@ pub struct PolicyPaths {
     /// `permissions.additionalDirectories` and `--add-dir`, absolute: with the cwd and the
     /// project dir, the working directories acceptEdits may edit in.
     pub additional_dirs: Vec<PathBuf>,
+    /// Directories read-only tools may read without a prompt besides the working directories
+    /// (rein's own session files, e.g. a Bash output saved to `tool-results`).
+    pub readable_dirs: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone)]
@@ -120,6 +123,10 @@ pub struct PermissionPolicy {
     /// Exact Bash lines approved "always for this session".
     session_commands: Vec<String>,
     paths: PolicyPaths,
+    /// Whether a permission update may switch to bypassPermissions: only when the session
+    /// started in it and `permissions.disableBypassPermissionsMode` is not set (Claude Code's
+    /// rule).
+    bypass_available: bool,
 }
 
 /// Commands acceptEdits runs without a prompt when they stay inside the working directories.
@@ -149,6 +156,8 @@ impl PermissionPolicy {
             broken_deny: Vec::new(),
             session_commands: Vec::new(),
             paths,
+            bypass_available: mode == PermissionMode::BypassPermissions
+                && !settings.disable_bypass_mode,
         };
         // Rules from files were compiled when they were loaded; flag rules are compiled here.
         type Compiled = Result<Rule, crate::permissions::rule::RuleError>;
@@ -328,7 +337,22 @@ impl PermissionPolicy {
         }
         let bypass = self.mode == PermissionMode::BypassPermissions;
         match tier {
-            ToolTier::ReadOnly => Verdict::Allow,
+            ToolTier::ReadOnly => {
+                if bypass || self.allowed_by_rule(tool, input) {
+                    return Verdict::Allow;
+                }
+                match input_path(tool, input, &self.paths.cwd) {
+                    Some(p) if !self.in_working_dirs(&p) && !self.in_readable_dirs(&p) => self.ask(
+                        tool,
+                        format!(
+                            "Reading {}, outside the working directories, requires approval",
+                            p.display()
+                        ),
+                        AskCause::Tier,
+                    ),
+                    _ => Verdict::Allow,
+                }
+            }
             ToolTier::Edit => {
                 if self.allowed_by_rule(tool, input) || bypass {
                     return Verdict::Allow;
@@ -336,7 +360,16 @@ impl PermissionPolicy {
                 let path = input_path(tool, input, &self.paths.cwd);
                 match path {
                     Some(p) if self.in_working_dirs(&p) => {
-                        if self.mode == PermissionMode::AcceptEdits {
+                        if let Some(place) = protected_place(&p) {
+                            self.ask(
+                                tool,
+                                format!(
+                                    "{} is in {place}, which is always asked about",
+                                    p.display()
+                                ),
+                                AskCause::Tier,
+                            )
+                        } else if self.mode == PermissionMode::AcceptEdits {
                             Verdict::Allow
                         } else {
                             self.ask(
@@ -465,25 +498,121 @@ impl PermissionPolicy {
                 None => e.rule.matches(tool, input, &ctx, RulePurpose::Deny),
             };
             if hit {
+                if let Some((command, parsed)) = &bash_line
+                    && let Some(open) = e.rule.hidden_bash_match(parsed, command)
+                {
+                    return Some(format!(
+                        "Permission to use Bash with command {command} has been denied: {}, and \
+                         the deny rule `{}` might match what it runs.",
+                        open.why.reason(),
+                        e.text
+                    ));
+                }
                 return Some(deny_message(tool, input, &e.rule));
             }
         }
-        if tool == "Bash" {
-            let command = input
-                .get("command")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            for target in bash_write_targets(command, &self.paths.cwd) {
-                let as_write = json!({ "file_path": target.to_string_lossy() });
-                if self.deny.iter().any(|e| {
-                    e.rule.is_path_rule()
-                        && e.rule.matches("Write", &as_write, &ctx, RulePurpose::Deny)
-                }) {
-                    return Some(FILE_DENIED.to_string());
+        if let Some((_, parsed)) = &bash_line {
+            // File rules mean the file, whichever tool touches it: Read deny rules cover the
+            // files a command names or reads from, Edit deny rules the ones it writes.
+            let targets = bash_file_targets(
+                parsed,
+                &[&self.paths.cwd, &self.paths.project_dir],
+                &self.paths.home,
+            );
+            for (paths, as_tool) in [(&targets.writes, "Write"), (&targets.reads, "Read")] {
+                for target in paths {
+                    if self.path_denied(as_tool, target) {
+                        return Some(FILE_DENIED.to_string());
+                    }
                 }
+            }
+        } else if let Some(real) = self.resolved_input(tool, input) {
+            // The same call with its symlinks resolved: a link to a denied file is denied.
+            let rctx_paths = self.resolved_dirs();
+            let rctx = RuleContext {
+                cwd: &rctx_paths.0,
+                project_dir: &rctx_paths.1,
+                home: &rctx_paths.2,
+            };
+            if let Some(e) = self.deny.iter().find(|e| {
+                e.rule.matches(tool, &real, &ctx, RulePurpose::Deny)
+                    || e.rule.matches(tool, &real, &rctx, RulePurpose::Deny)
+            }) {
+                return Some(deny_message(tool, &real, &e.rule));
             }
         }
         None
+    }
+
+    /// Whether a path deny rule covers `path` for `tool` (`Read` or `Write`), as spelled or
+    /// with its symlinks resolved.
+    fn path_denied(&self, tool: &str, path: &Path) -> bool {
+        if !self.deny.iter().any(|e| e.rule.is_path_rule()) {
+            return false;
+        }
+        let ctx = self.ctx();
+        let spelled = json!({ "file_path": path.to_string_lossy() });
+        let real = resolve_links(path);
+        let rdirs = self.resolved_dirs();
+        let rctx = RuleContext {
+            cwd: &rdirs.0,
+            project_dir: &rdirs.1,
+            home: &rdirs.2,
+        };
+        let resolved = json!({ "file_path": real.to_string_lossy() });
+        self.deny.iter().any(|e| {
+            e.rule.is_path_rule()
+                && (e.rule.matches(tool, &spelled, &ctx, RulePurpose::Deny)
+                    || (real != path
+                        && (e.rule.matches(tool, &resolved, &ctx, RulePurpose::Deny)
+                            || e.rule.matches(tool, &resolved, &rctx, RulePurpose::Deny))))
+        })
+    }
+
+    /// The cwd, project dir and home with their symlinks resolved.
+    fn resolved_dirs(&self) -> (PathBuf, PathBuf, PathBuf) {
+        (
+            resolve_links(&self.paths.cwd),
+            resolve_links(&self.paths.project_dir),
+            resolve_links(&self.paths.home),
+        )
+    }
+
+    /// For a file tool: its input with the path's symlinks resolved, when that changes it.
+    fn resolved_input(&self, tool: &str, input: &Value) -> Option<Value> {
+        let field = match tool {
+            "Read" | "Edit" | "Write" | "MultiEdit" => "file_path",
+            "NotebookEdit" | "NotebookRead" => "notebook_path",
+            "Grep" | "Glob" | "LS" => "path",
+            _ => return None,
+        };
+        let spelled = match input.get(field).and_then(Value::as_str) {
+            Some(p) if !p.is_empty() => normalize(Path::new(p), &self.paths.cwd),
+            _ if field == "path" => self.paths.cwd.clone(),
+            _ => return None,
+        };
+        let real = resolve_links(&spelled);
+        if real == spelled {
+            return None;
+        }
+        let mut out = input.clone();
+        if let Some(map) = out.as_object_mut() {
+            map.insert(field.to_string(), json!(real.to_string_lossy()));
+        }
+        Some(out)
+    }
+
+    /// Whether `path` is a file Read deny rules cover (Grep and Glob leave such files out of
+    /// what they return).
+    pub fn read_denied(&self, path: &Path) -> bool {
+        catch_unwind(AssertUnwindSafe(|| self.path_denied("Read", path))).unwrap_or(true)
+    }
+
+    /// The ask rule covering this call, if any (for an input a hook rewrote after the decision).
+    pub fn check_ask(&self, tool_name: &str, input: &Value) -> Option<String> {
+        let tool = canonical_tool_name(tool_name);
+        catch_unwind(AssertUnwindSafe(|| self.ask_rule(tool, input)))
+            .unwrap_or_else(|_| Some("(rein's permission check failed internally)".to_string()))
     }
 
     fn ask_rule(&self, tool: &str, input: &Value) -> Option<String> {
@@ -496,6 +625,8 @@ impl PermissionPolicy {
         }
         let ctx = self.ctx();
         let bash_line = bash_line(tool, input);
+        let real = self.resolved_input(tool, input);
+        let rdirs = real.as_ref().map(|_| self.resolved_dirs());
         self.ask
             .iter()
             .find(|e| match &bash_line {
@@ -503,16 +634,48 @@ impl PermissionPolicy {
                     e.rule
                         .matches_bash_parsed(parsed, command, RulePurpose::Ask)
                 }
-                None => e.rule.matches(tool, input, &ctx, RulePurpose::Ask),
+                None => {
+                    e.rule.matches(tool, input, &ctx, RulePurpose::Ask)
+                        || real.as_ref().zip(rdirs.as_ref()).is_some_and(|(r, d)| {
+                            let rctx = RuleContext {
+                                cwd: &d.0,
+                                project_dir: &d.1,
+                                home: &d.2,
+                            };
+                            e.rule.matches(tool, r, &ctx, RulePurpose::Ask)
+                                || e.rule.matches(tool, r, &rctx, RulePurpose::Ask)
+                        })
+                }
             })
             .map(|e| e.text.clone())
     }
 
+    /// Allow rules vouch for a file by where it really is: with its symlinks resolved, the
+    /// path must match (against the dirs as given or resolved).
     fn allowed_by_rule(&self, tool: &str, input: &Value) -> bool {
         let ctx = self.ctx();
-        self.allow
-            .iter()
-            .any(|e| e.rule.matches(tool, input, &ctx, RulePurpose::Allow))
+        match self.resolved_input(tool, input) {
+            None => self
+                .allow
+                .iter()
+                .any(|e| e.rule.matches(tool, input, &ctx, RulePurpose::Allow)),
+            Some(real) => {
+                let rdirs = self.resolved_dirs();
+                let rctx = RuleContext {
+                    cwd: &rdirs.0,
+                    project_dir: &rdirs.1,
+                    home: &rdirs.2,
+                };
+                self.allow.iter().any(|e| {
+                    if e.rule.is_path_rule() {
+                        e.rule.matches(tool, &real, &ctx, RulePurpose::Allow)
+                            || e.rule.matches(tool, &real, &rctx, RulePurpose::Allow)
+                    } else {
+                        e.rule.matches(tool, input, &ctx, RulePurpose::Allow)
+                    }
+                })
+            }
+        }
     }
 
     fn bash_allowance(&self, command: &str) -> BashAllowance {
@@ -547,7 +710,9 @@ impl PermissionPolicy {
                 let target = normalize(Path::new(w), &self.paths.cwd);
                 let as_write = json!({ "file_path": target.to_string_lossy() });
                 let edit_ok = self.allowed_by_rule("Write", &as_write)
-                    || (self.mode == PermissionMode::AcceptEdits && self.in_working_dirs(&target));
+                    || (self.mode == PermissionMode::AcceptEdits
+                        && self.in_working_dirs(&target)
+                        && protected_place(&target).is_none());
                 if !edit_ok {
                     return BashAllowance::Writes(target);
                 }
@@ -577,7 +742,9 @@ impl PermissionPolicy {
                 };
                 let target = normalize(&expanded, &self.paths.cwd);
                 // Strictly inside: `rm -rf .` on a working directory itself still asks.
-                self.in_working_dirs(&target) && !self.is_working_dir_root(&target)
+                self.in_working_dirs(&target)
+                    && !self.is_working_dir_root(&target)
+                    && protected_place(&target).is_none()
             };
             FS_COMMANDS.contains(&name.as_str())
                 && !part.argv_expanded
@@ -598,12 +765,30 @@ impl PermissionPolicy {
             .any(|d| path == normalize(d, Path::new("/")))
     }
 
+    /// Whether `path` is inside a working directory, as spelled and with its symlinks resolved
+    /// (a link in the project pointing at `~/.ssh` is not inside).
     fn in_working_dirs(&self, path: &Path) -> bool {
         let p = &self.paths;
-        std::iter::once(&p.cwd)
-            .chain(std::iter::once(&p.project_dir))
-            .chain(p.additional_dirs.iter())
-            .any(|d| path.starts_with(normalize(d, Path::new("/"))))
+        let dirs = || {
+            std::iter::once(&p.cwd)
+                .chain(std::iter::once(&p.project_dir))
+                .chain(p.additional_dirs.iter())
+        };
+        if !dirs().any(|d| path.starts_with(normalize(d, Path::new("/")))) {
+            return false;
+        }
+        let real = resolve_links(path);
+        real == path
+            || dirs().any(|d| {
+                real.starts_with(normalize(d, Path::new("/"))) || real.starts_with(resolve_links(d))
+            })
+    }
+
+    fn in_readable_dirs(&self, path: &Path) -> bool {
+        let real = resolve_links(path);
+        self.paths.readable_dirs.iter().any(|d| {
+            path.starts_with(d) && (real.starts_with(d) || real.starts_with(resolve_links(d)))
+        })
     }
 
     /// Remembers "always allow for this session" for a call the user approved: a Bash line
@@ -650,6 +835,36 @@ impl PermissionPolicy {
 }
 
 impl PermissionPolicy {
+    /// Applies a hook's `updatedPermissions` (PermissionRequest `allow`) to this session only,
+    /// refusing what would escalate past the user's own settings: removing or replacing deny or
+    /// ask rules, and `setMode` to bypassPermissions when `disableBypassPermissionsMode` is set.
+    /// Allow rules a hook adds still come after deny and ask rules. Returns one message per
+    /// update not applied.
+    pub fn apply_hook_updates(&mut self, updates: &[Value]) -> Vec<String> {
+        let mut refused = Vec::new();
+        for update in updates {
+            let kind = update.get("type").and_then(Value::as_str).unwrap_or("");
+            let behavior = update.get("behavior").and_then(Value::as_str).unwrap_or("");
+            let why = if matches!(kind, "removeRules" | "replaceRules")
+                && matches!(behavior, "deny" | "ask")
+            {
+                Some(format!("a hook may not remove {behavior} rules"))
+            } else {
+                None
+            };
+            let result = match why {
+                Some(why) => Err(why),
+                None => self.apply_update(update),
+            };
+            if let Err(e) = result {
+                refused.push(format!(
+                    "updatedPermissions entry {update} not applied: {e}"
+                ));
+            }
+        }
+        refused
+    }
+
     /// `permission_suggestions` for a PermissionRequest about this call (SDK `PermissionUpdate`
     /// objects): for edits and filesystem-only Bash lines, working in acceptEdits (plus the
     /// directory, when outside the working directories), as Claude Code suggests for
@@ -725,13 +940,6 @@ impl PermissionPolicy {
     /// `addDirectories`, `removeDirectories`. rein never writes settings files here: every
     /// destination takes effect for the session only. A malformed update changes nothing and
     /// returns what is wrong with it.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "no PermissionRequest answer is applied as an update yet"
-        )
-    )]
     pub fn apply_update(&mut self, update: &Value) -> Result<(), String> {
         let kind = update
             .get("type")
@@ -782,6 +990,13 @@ impl PermissionPolicy {
                     .and_then(Value::as_str)
                     .ok_or("setMode without `mode`")?;
                 let (mode, _) = PermissionMode::parse(mode).map_err(|e| e.to_string())?;
+                if mode == PermissionMode::BypassPermissions && !self.bypass_available {
+                    return Err(
+                        "bypassPermissions is not available: disabled by \
+                         permissions.disableBypassPermissionsMode, or the session did not start in it"
+                            .to_string(),
+                    );
+                }
                 self.mode = mode;
                 Ok(())
             }
@@ -831,6 +1046,56 @@ fn bash_line<'a>(tool: &str, input: &'a Value) -> Option<(&'a str, bash::ParsedC
     Some((command, bash::parse(command)))
 }
 
+/// Places acceptEdits never edits without asking, by tool or by Bash: version control and
+/// editor/agent configuration (a hook or a task there runs code), and shell start-up files.
+/// Returns what the place is.
+fn protected_place(path: &Path) -> Option<&'static str> {
+    const DIRS: &[&str] = &[".git", ".claude", ".vscode", ".idea", ".husky"];
+    const FILES: &[&str] = &[
+        ".bashrc",
+        ".bash_profile",
+        ".bash_login",
+        ".bash_logout",
+        ".profile",
+        ".zshrc",
+        ".zshenv",
+        ".zprofile",
+        ".zlogin",
+        ".zlogout",
+        ".kshrc",
+        ".cshrc",
+        ".tcshrc",
+        ".inputrc",
+        ".gitconfig",
+        ".gitmodules",
+        ".envrc",
+    ];
+    let real = resolve_links(path);
+    for p in [path, real.as_path()] {
+        for c in p.components() {
+            if let std::path::Component::Normal(name) = c
+                && let Some(name) = name.to_str()
+                && let Some(d) = DIRS.iter().find(|d| **d == name)
+            {
+                return Some(match *d {
+                    ".git" => "the .git directory",
+                    ".claude" => "the .claude directory",
+                    ".vscode" => "the .vscode directory",
+                    ".idea" => "the .idea directory",
+                    _ => "the .husky directory",
+                });
+            }
+        }
+        if p.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| FILES.contains(&n))
+        {
+            return Some("a shell or git start-up file");
+        }
+    }
+    None
+}
+
 /// The model-facing text for a call a deny rule refused (Claude Code's wording).
 fn deny_message(tool: &str, input: &Value, rule: &Rule) -> String {
     if tool == "Bash"
@@ -844,13 +1109,154 @@ fn deny_message(tool: &str, input: &Value, rule: &Rule) -> String {
     format!("Permission to use {tool} has been denied.")
 }
 
-fn bash_write_targets(command: &str, cwd: &Path) -> Vec<PathBuf> {
-    bash::parse(command)
-        .parts
-        .iter()
-        .flat_map(|p| p.writes.iter())
-        .map(|w| normalize(Path::new(w), cwd))
-        .collect()
+/// The files a Bash line reads and writes, as far as its words say.
+#[derive(Debug, Default)]
+struct FileTargets {
+    reads: Vec<PathBuf>,
+    writes: Vec<PathBuf>,
+}
+
+/// Commands whose file operands are written (or removed, or have their mode changed).
+const WRITERS: &[&str] = &[
+    "tee", "touch", "truncate", "rm", "unlink", "shred", "chmod", "chown", "chgrp", "mkdir",
+    "rmdir", "mkfifo", "mknod",
+];
+/// Commands that copy or move operands to a destination (the last operand or `-t DIR`).
+const COPIERS: &[&str] = &["cp", "mv", "install", "ln", "rsync", "scp"];
+
+/// What each simple command of `parsed` reads and writes: every literal operand is a file it
+/// may read (fail closed: `cat`, `base64`, `cp`, `tar` all read their operands), input
+/// redirections are reads; output redirections, the operands of [`WRITERS`], the destinations
+/// of [`COPIERS`] (and `dest/<name>` for each source) and the files of `sed -i`/`perl -i` are
+/// writes. A literal `cd DIR` earlier on the line moves where later relative paths point; every
+/// directory the line may be in is tried, so a subshell's `cd` cannot hide a path.
+fn bash_file_targets(parsed: &bash::ParsedCommand, cwds: &[&Path], home: &Path) -> FileTargets {
+    let expand = |arg: &str, dir: &Path| -> Option<PathBuf> {
+        if arg.contains(['$', '`']) || arg.is_empty() {
+            return None;
+        }
+        let p = match arg.strip_prefix('~') {
+            Some("") => home.to_path_buf(),
+            Some(rest) if rest.starts_with('/') => home.join(&rest[1..]),
+            Some(_) => return None,
+            None => PathBuf::from(arg),
+        };
+        Some(normalize(&p, dir))
+    };
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for d in cwds {
+        if !dirs.iter().any(|x| x == d) {
+            dirs.push(d.to_path_buf());
+        }
+    }
+    let mut out = FileTargets::default();
+    for part in &parsed.parts {
+        let argv = &part.argv;
+        let name = argv
+            .first()
+            .map(|n| n.rsplit('/').next().unwrap_or(n).to_string())
+            .unwrap_or_default();
+        let operands: Vec<&str> = argv
+            .iter()
+            .skip(1)
+            .map(String::as_str)
+            .filter(|a| !a.starts_with('-'))
+            .collect();
+        let push = |list: &mut Vec<PathBuf>, arg: &str| {
+            for d in &dirs {
+                if let Some(p) = expand(arg, d)
+                    && !list.contains(&p)
+                {
+                    list.push(p);
+                }
+            }
+        };
+        for a in &operands {
+            push(&mut out.reads, a);
+        }
+        // `--opt=value` values may name files too.
+        for a in argv.iter().skip(1) {
+            if let Some((_, v)) = a.split_once('=')
+                && a.starts_with('-')
+            {
+                push(&mut out.reads, v);
+            }
+        }
+        for r in &part.reads {
+            push(&mut out.reads, r);
+        }
+        for w in &part.writes {
+            push(&mut out.writes, w);
+        }
+        if WRITERS.contains(&name.as_str()) {
+            for a in &operands {
+                push(&mut out.writes, a);
+            }
+        }
+        let in_place = matches!(name.as_str(), "sed" | "perl" | "ruby")
+            && argv.iter().skip(1).any(|a| {
+                a.starts_with("-i")
+                    || a == "--in-place"
+                    || a.starts_with("--in-place=")
+                    || (a.starts_with('-') && !a.starts_with("--") && a.contains('i'))
+            });
+        if in_place {
+            for a in &operands {
+                push(&mut out.writes, a);
+            }
+        }
+        if name == "dd" {
+            for a in argv.iter().skip(1) {
+                if let Some(f) = a.strip_prefix("of=") {
+                    push(&mut out.writes, f);
+                }
+            }
+        }
+        if COPIERS.contains(&name.as_str()) {
+            let mut target_dir: Option<&str> = None;
+            let mut i = 1;
+            while let Some(a) = argv.get(i) {
+                if a == "-t" || a == "--target-directory" {
+                    target_dir = argv.get(i + 1).map(String::as_str);
+                    i += 1;
+                } else if let Some(d) = a.strip_prefix("--target-directory=") {
+                    target_dir = Some(d);
+                } else if let Some(d) = a.strip_prefix("-t").filter(|d| !d.is_empty()) {
+                    target_dir = Some(d);
+                }
+                i += 1;
+            }
+            let (dest, sources): (Option<&str>, &[&str]) = match target_dir {
+                Some(d) => (Some(d), &operands[..]),
+                None => match operands.split_last() {
+                    Some((last, rest)) => (Some(*last), rest),
+                    None => (None, &[]),
+                },
+            };
+            if let Some(dest) = dest {
+                push(&mut out.writes, dest);
+                for src in sources {
+                    let base = src.trim_end_matches('/').rsplit('/').next().unwrap_or(src);
+                    if !base.is_empty() {
+                        push(
+                            &mut out.writes,
+                            &format!("{}/{base}", dest.trim_end_matches('/')),
+                        );
+                    }
+                }
+            }
+        }
+        if matches!(name.as_str(), "cd" | "pushd") && !part.argv_expanded {
+            let target = operands.first().copied().unwrap_or("~");
+            let new: Vec<PathBuf> = dirs.iter().filter_map(|d| expand(target, d)).collect();
+            for d in new {
+                if !dirs.contains(&d) && dirs.len() < 16 {
+                    dirs.push(d);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The tool an unparsable rule names, if its tool part is readable.

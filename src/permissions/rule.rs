@@ -92,20 +92,69 @@ pub(crate) struct BashPattern {
     regex: Regex,
     /// The content as written, for the `find -exec`-style flag check.
     text: String,
+    /// The literal text every match starts with (up to the first wildcard).
+    literal: String,
+    /// What may follow `literal` in a match.
+    after: After,
+}
+
+/// What a pattern allows after its literal beginning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum After {
+    /// Nothing: the pattern has no wildcard.
+    End,
+    /// The end, or a space and more (`prefix:*`, `prefix *`).
+    Words,
+    /// Anything (`prefix*…`).
+    Any,
 }
 
 impl BashPattern {
     fn compile(content: &str) -> Result<BashPattern, String> {
         let c = collapse_ws(content.trim());
-        let body = if let Some(prefix) = c.strip_suffix(":*") {
-            format!("{}(?:\\s.*)?", wildcard(prefix))
+        let (body, head, words) = if let Some(prefix) = c.strip_suffix(":*") {
+            (format!("{}(?:\\s.*)?", wildcard(prefix)), prefix, true)
         } else if let Some(head) = c.strip_suffix(" *").filter(|h| !h.ends_with('\\')) {
-            format!("{}(?: .*)?", wildcard(head))
+            (format!("{}(?: .*)?", wildcard(head)), head, true)
         } else {
-            wildcard(&c)
+            (wildcard(&c), c.as_str(), false)
         };
         let regex = Regex::new(&format!("(?s)^{body}$")).map_err(|e| e.to_string())?;
-        Ok(BashPattern { regex, text: c })
+        // The literal beginning: up to the first `*` or escape.
+        let cut = head.find(['*', '\\']);
+        let literal = head[..cut.unwrap_or(head.len())].to_string();
+        let after = match (cut, words) {
+            (Some(_), _) => After::Any,
+            (None, true) => After::Words,
+            (None, false) => After::End,
+        };
+        Ok(BashPattern {
+            regex,
+            text: c,
+            literal,
+            after,
+        })
+    }
+
+    /// Whether some command starting with `known` could match: `known` and the literal
+    /// beginning agree as far as both go, and what `known` adds past the literal is allowed.
+    fn could_continue(&self, known: &str) -> bool {
+        if self.literal.starts_with(known) {
+            return true;
+        }
+        let Some(extra) = known.strip_prefix(self.literal.as_str()) else {
+            return false;
+        };
+        match self.after {
+            After::Any => true,
+            After::Words => extra.starts_with([' ', '\t']),
+            After::End => false,
+        }
+    }
+
+    /// Whether some command the parser sees only the beginning of could match.
+    pub(crate) fn touches_open(&self, parsed: &ParsedCommand) -> bool {
+        parsed.open.iter().any(|o| self.could_continue(&o.prefix))
     }
 
     fn is_match(&self, text: &str) -> bool {
@@ -298,6 +347,27 @@ impl Rule {
         }
     }
 
+    /// For a deny/ask match on a Bash line: the hidden command that made it match, when no
+    /// visible command did (the match is the fail-closed reading of a line rein cannot see).
+    pub(crate) fn hidden_bash_match<'p>(
+        &self,
+        parsed: &'p ParsedCommand,
+        command: &str,
+    ) -> Option<&'p bash::OpenCommand> {
+        let Compiled::Bash(pattern) = self.compiled.as_ref() else {
+            return None;
+        };
+        let visible = parsed.parts.iter().any(|p| pattern.touches_part(p))
+            || (parsed.unchecked.is_some() && pattern.is_match(&collapse_ws(command.trim())));
+        if visible {
+            return None;
+        }
+        parsed
+            .open
+            .iter()
+            .find(|o| pattern.could_continue(&o.prefix))
+    }
+
     /// Whether the rule has a path pattern (a file rule).
     pub(crate) fn is_path_rule(&self) -> bool {
         matches!(self.compiled.as_ref(), Compiled::Path(_))
@@ -426,6 +496,8 @@ fn bash_matches_parsed(
             parsed.parts.iter().any(|p| pattern.touches_part(p))
                 // A line that could not be fully read is also tried as a whole.
                 || (parsed.unchecked.is_some() && pattern.is_match(&collapse_ws(command.trim())))
+                // Fail closed: a command whose text is hidden may be what the rule names.
+                || pattern.touches_open(parsed)
         }
     }
 }

@@ -31,6 +31,7 @@ pub mod lint;
 pub mod parse;
 pub mod schema;
 pub mod spanned;
+pub mod trust;
 
 use std::path::PathBuf;
 
@@ -60,6 +61,9 @@ pub struct LoadOptions {
     pub setting_sources: Option<Vec<SourceKind>>,
     /// Managed settings directory (`/etc/claude-code`; `REIN_MANAGED_SETTINGS_DIR` overrides).
     pub managed_dir: PathBuf,
+    /// Whether the user trusts the project folder ([`trust`]): only then may the files the
+    /// repository controls raise permissions.
+    pub repo_trusted: bool,
 }
 
 impl LoadOptions {
@@ -80,6 +84,7 @@ impl LoadOptions {
             setting_sources: None,
             managed_dir: non_empty("REIN_MANAGED_SETTINGS_DIR")
                 .unwrap_or_else(|| PathBuf::from(DEFAULT_MANAGED_DIR)),
+            repo_trusted: false,
         }
     }
 }
@@ -142,8 +147,72 @@ pub fn load(opts: &LoadOptions) -> Settings {
             }
         }
     }
-    merge(files, &mut settings);
+    let local_tracked = !opts.repo_trusted && trust::local_is_tracked(&opts.project_dir);
+    merge(files, &mut settings, opts.repo_trusted, local_tracked);
     settings
+}
+
+/// A file the repository controls, in a folder the user has not trusted: what in it would raise
+/// permissions is dropped, each with a warning (Claude Code 2.1.328 ignores project allow
+/// rules, `additionalDirectories` and permissive modes in an untrusted folder too; rein also
+/// drops env vars that change what tools run, and treats a committed local file the same).
+fn drop_escalations(fs: &mut FileSettings, diagnostics: &mut Vec<Diagnostic>) {
+    let why = "the folder is not trusted (run `rein hooks trust` or pass --trust)";
+    let at = |line| Location {
+        file: fs.label.to_string().into(),
+        line,
+        col: 1,
+    };
+    if !fs.allow.is_empty() {
+        let first = fs.allow[0].location.clone();
+        diagnostics.push(Diagnostic {
+            severity: Severity::Warning,
+            location: first,
+            message: format!(
+                "{} allow rule(s) from this repository-controlled file are ignored: {why}",
+                fs.allow.len()
+            ),
+        });
+        fs.allow.clear();
+    }
+    if !fs.additional_directories.is_empty() {
+        diagnostics.push(Diagnostic {
+            severity: Severity::Warning,
+            location: at(1),
+            message: format!(
+                "\"additionalDirectories\" ({}) from this repository-controlled file is ignored: {why}",
+                fs.additional_directories.join(", ")
+            ),
+        });
+        fs.additional_directories.clear();
+    }
+    if let Some(mode) = &fs.default_mode
+        && (is_escalating(&mode.value) || mode.value == "dontAsk")
+    {
+        diagnostics.push(Diagnostic {
+            severity: Severity::Warning,
+            location: mode.location.clone(),
+            message: format!(
+                "\"defaultMode\": \"{}\" from this repository-controlled file is ignored: {why}",
+                mode.value
+            ),
+        });
+        fs.default_mode = None;
+    }
+    let (risky, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut fs.env)
+        .into_iter()
+        .partition(|(k, _)| crate::permissions::bash::env_changes_what_runs(k));
+    fs.env = kept;
+    if !risky.is_empty() {
+        diagnostics.push(Diagnostic {
+            severity: Severity::Warning,
+            location: at(1),
+            message: format!(
+                "\"env\" {} from this repository-controlled file is ignored: it changes what tools run, and {why}",
+                risky.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+        });
+    }
 }
 
 fn rule_entries(
@@ -163,7 +232,12 @@ fn is_escalating(mode: &str) -> bool {
     matches!(mode, "bypassPermissions" | "auto" | "acceptEdits")
 }
 
-fn merge(files: Vec<FileSettings>, settings: &mut Settings) {
+fn merge(
+    files: Vec<FileSettings>,
+    settings: &mut Settings,
+    repo_trusted: bool,
+    local_tracked: bool,
+) {
     let mut disable: Option<(Located<bool>, SourceKind, String)> = None;
     let mut managed_only: Option<(Located<bool>, String)> = None;
     let mut default_mode: Option<(String, SourceKind)> = None;
@@ -191,7 +265,14 @@ fn merge(files: Vec<FileSettings>, settings: &mut Settings) {
         if !fs.parsed || fs.voided.is_some() {
             continue;
         }
+        let repo_controlled =
+            fs.source == SourceKind::Project || (fs.source == SourceKind::Local && local_tracked);
+        if repo_controlled && !repo_trusted {
+            drop_escalations(&mut fs, &mut settings.diagnostics);
+        }
         let p = &mut settings.permissions;
+        // Restrictive: any tier may switch bypassPermissions off, none back on.
+        p.disable_bypass_mode |= fs.disable_bypass_mode;
         p.allow.extend(rule_entries(fs.allow, fs.source));
         p.ask.extend(rule_entries(fs.ask, fs.source));
         p.deny.extend(rule_entries(fs.deny, fs.source));

@@ -53,6 +53,8 @@ pub struct FileSettings {
     pub deny: Vec<Located<RuleText>>,
     pub default_mode: Option<Located<String>>,
     pub additional_directories: Vec<String>,
+    /// `permissions.disableBypassPermissionsMode: "disable"`.
+    pub disable_bypass_mode: bool,
     pub env: Vec<(String, String)>,
     pub disable_all_hooks: Option<Located<bool>>,
     pub allow_managed_hooks_only: Option<Located<bool>>,
@@ -111,6 +113,7 @@ pub fn parse_file(
         deny: Vec::new(),
         default_mode: None,
         additional_directories: Vec::new(),
+        disable_bypass_mode: false,
         env: Vec::new(),
         disable_all_hooks: None,
         allow_managed_hooks_only: None,
@@ -883,6 +886,15 @@ impl FileCx<'_> {
                         "\"defaultMode\" must be one of {}; ignored",
                         MODES.join(", ")
                     ),
+                ),
+            }
+        }
+        if let Some(m) = spanned::get(members, "disableBypassPermissionsMode") {
+            match m.value.value.as_str() {
+                Some("disable") => self.out.disable_bypass_mode = true,
+                _ => self.error(
+                    m.value.offset,
+                    "\"disableBypassPermissionsMode\" takes only \"disable\"; ignored",
                 ),
             }
         }

@@ -14,6 +14,7 @@ fn options(fx: &Fixture) -> LoadOptions {
         flag_settings: Vec::new(),
         setting_sources: None,
         managed_dir: fx.path("no-managed"),
+        repo_trusted: true,
     }
 }
 

@@ -738,6 +738,7 @@ fn paths() -> PolicyPaths {
         project_dir: PathBuf::from(PROJECT),
         home: PathBuf::from(HOME),
         additional_dirs: Vec::new(),
+        readable_dirs: Vec::new(),
     }
 }
 
@@ -1309,4 +1310,72 @@ fn permission_suggestions_and_updates() {
         assert!(p.apply_update(&bad).is_err(), "{bad}");
     }
     assert_eq!(p.mode(), PermissionMode::AcceptEdits);
+}
+
+/// Fail-closed deny rules on lines whose command word is hidden, and the lines that must stay
+/// precise (no false denial): (command, deny rule, denied?).
+#[test]
+fn hidden_commands_meet_deny_rules_and_visible_ones_stay_precise() {
+    let table: &[(&str, &str, bool)] = &[
+        ("c=rm; $c x", "Bash(rm:*)", true),
+        ("$'\\x72m' x", "Bash(rm:*)", true),
+        ("rm${IFS}x", "Bash(rm:*)", true),
+        ("/bin/r? x", "Bash(rm:*)", true),
+        ("{rm,x}", "Bash(rm:*)", true),
+        ("git $(echo push) origin", "Bash(git push:*)", true),
+        ("flock /tmp/l rm x", "Bash(rm:*)", true),
+        ("strace -f -o /dev/null -- rm x", "Bash(rm:*)", true),
+        ("flock /tmp/l -c 'rm x'", "Bash(rm:*)", true),
+        ("unshare -r sh", "Bash(rm:*)", true),
+        ("trap 'rm x' EXIT", "Bash(rm:*)", true),
+        ("PAGER='rm x' git log", "Bash(rm:*)", true),
+        ("PATH=/tmp/b ls", "Bash(rm:*)", true),
+        // Precise: the hidden part cannot be what the rule names.
+        ("echo $HOME", "Bash(rm:*)", false),
+        ("rmdir $X", "Bash(rm:*)", false),
+        ("git commit -m \"$(date)\"", "Bash(git push:*)", false),
+        ("[ -f x ] && echo y", "Bash(rm:*)", false),
+        ("LANG=C ls *.txt", "Bash(rm:*)", false),
+        ("sh build.sh", "Bash(rm:*)", false),
+    ];
+    let mut failures = Vec::new();
+    for (cmd, rule, want) in table {
+        let (p, _) = policy(PermissionMode::BypassPermissions, &[], &[], &[rule]);
+        let got = p.check_deny("Bash", &bash(cmd)).is_some();
+        if got != *want {
+            failures.push(format!(
+                "{cmd:?} under deny {rule}: denied {got}, want {want}"
+            ));
+        }
+        let (p, _) = policy(PermissionMode::BypassPermissions, &[], &[rule], &[]);
+        let asked = matches!(p.evaluate("Bash", &bash(cmd), None), Verdict::Ask { .. });
+        if asked != *want {
+            failures.push(format!(
+                "{cmd:?} under ask {rule}: asked {asked}, want {want}"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn env_prefixes_reach_allow_rules_only_from_the_safe_list() {
+    let (p, _) = policy(PermissionMode::Default, &["Bash(git status:*)"], &[], &[]);
+    for (cmd, allowed) in [
+        ("git status", true),
+        ("LANG=C git status", true),
+        ("NO_COLOR=1 TERM=dumb git status", true),
+        ("LANG=../../x git status", false),
+        ("GIT_CONFIG_COUNT=1 git status", false),
+        ("GIT_DIR=/tmp/x git status", false),
+        ("HOME=/tmp/h git status", false),
+        ("npm_config_script_shell=/tmp/x git status", false),
+        ("BASH_ENV=/tmp/x git status", false),
+        ("LD_PRELOAD=/tmp/x.so git status", false),
+        ("FOO=1 git status", false),
+        ("env GIT_DIR=/tmp/x git status", false),
+    ] {
+        let got = p.evaluate("Bash", &bash(cmd), None) == Verdict::Allow;
+        assert_eq!(got, allowed, "{cmd}");
+    }
 }

@@ -29,6 +29,7 @@ impl Env {
             flag_settings: Vec::new(),
             setting_sources: None,
             managed_dir: root.join("managed"),
+            repo_trusted: true,
         };
         Env {
             _sandbox: sandbox,

@@ -185,9 +185,13 @@ pub fn bash_response(stdout: &str) -> Value {
     Value::Object(map)
 }
 
+/// A fresh file name in rein's private temporary directory (0700, random name, so no other
+/// user can plant a file or symlink there); the system temp dir only if that cannot be made.
 fn unique_name(kind: &str) -> PathBuf {
-    let n = CALLS.fetch_add(1, Ordering::Relaxed);
-    std::env::temp_dir().join(format!("rein-bash-{kind}-{}-{n}", std::process::id()))
+    crate::private_fs::temp_path(&format!("bash-{kind}")).unwrap_or_else(|_| {
+        let n = CALLS.fetch_add(1, Ordering::Relaxed);
+        std::env::temp_dir().join(format!("rein-bash-{kind}-{}-{n}", std::process::id()))
+    })
 }
 
 fn shell_quote(s: &str) -> String {
@@ -269,17 +273,14 @@ fn finish_output(c: &Captured) -> String {
 /// A new file for a command's whole output, private to the user (`O_EXCL`, mode 0600), in
 /// the session's `tool-results` folder (else the temp folder); `None` if it cannot be made.
 fn new_output_file(ctx: &ToolContext) -> Option<(PathBuf, Tee)> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let dir = ctx.output_dir.clone().unwrap_or_else(std::env::temp_dir);
+    let dir = match &ctx.output_dir {
+        Some(dir) => dir.clone(),
+        None => crate::private_fs::temp_dir().ok()?.to_path_buf(),
+    };
     // Claude Code's name: a short random id.
     let path = dir.join(format!("{}.txt", crate::id::short_id(9)));
-    let opened = std::fs::create_dir_all(&dir).and_then(|()| {
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&path)
-    });
+    let opened =
+        crate::private_fs::create_dir_all(&dir).and_then(|()| crate::private_fs::create_new(&path));
     match opened {
         Ok(file) => Some((
             path,
@@ -476,8 +477,9 @@ async fn run_background(
 ) -> ToolOutcome {
     let n = CALLS.fetch_add(1, Ordering::Relaxed);
     let id = format!("bash_{}_{n}", std::process::id());
-    let log = std::env::temp_dir().join(format!("rein-{id}.log"));
-    let (out, err) = match std::fs::File::create(&log).and_then(|f| Ok((f.try_clone()?, f))) {
+    let log = unique_name(&id).with_extension("log");
+    let (out, err) = match crate::private_fs::create_new(&log).and_then(|f| Ok((f.try_clone()?, f)))
+    {
         Ok(files) => files,
         Err(e) => return failure(format!("Failed to create {}: {e}", log.display())),
     };

@@ -21,7 +21,7 @@ use serde_json::{Map, Value, json};
 
 use super::input::{self, Field, FieldKind};
 use super::newest::Newest;
-use super::{BoxFuture, Tool, ToolContext, ToolOutcome};
+use super::{BoxFuture, ReadFilter, Tool, ToolContext, ToolOutcome};
 
 /// Most filenames returned.
 pub const MAX_RESULTS: usize = 100;
@@ -74,7 +74,9 @@ impl Tool for GlobTool {
     fn execute<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutcome> {
         Box::pin(async move {
             let cwd = ctx.current_dir();
-            let outcome = tokio::task::spawn_blocking(move || glob(&input, &cwd)).await;
+            let filter = ctx.read_filter.clone();
+            let outcome =
+                tokio::task::spawn_blocking(move || glob(&input, &cwd, filter.as_ref())).await;
             match outcome {
                 Ok(Ok(response)) => {
                     let content = GlobTool.render(&response).unwrap_or_default();
@@ -141,7 +143,7 @@ fn names_hidden(pattern: &str) -> bool {
         .any(|part| part.starts_with('.') && part != "." && part != "..")
 }
 
-fn glob(input: &Value, cwd: &Path) -> Result<Value, String> {
+fn glob(input: &Value, cwd: &Path, denied: Option<&ReadFilter>) -> Result<Value, String> {
     let started = Instant::now();
     let pattern = input
         .get("pattern")
@@ -185,7 +187,7 @@ fn glob(input: &Value, cwd: &Path) -> Result<Value, String> {
             let Ok(rel) = path.strip_prefix(&root) else {
                 continue;
             };
-            if matcher.is_match(rel) {
+            if matcher.is_match(rel) && !denied.is_some_and(|d| d.denies(path)) {
                 let mtime = entry
                     .metadata()
                     .ok()

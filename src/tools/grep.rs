@@ -35,7 +35,7 @@ use super::bounded_read::format_size;
 use super::device_guard::{self, SpecialKind};
 use super::input::{self, Field, FieldKind};
 use super::newest::Newest;
-use super::{BoxFuture, Tool, ToolContext, ToolOutcome};
+use super::{BoxFuture, ReadFilter, Tool, ToolContext, ToolOutcome};
 
 /// Characters of a content line shown; longer lines are replaced by a note, as ripgrep's
 /// `--max-columns 500` that Claude Code passes (minified files would flood the context).
@@ -132,7 +132,9 @@ impl Tool for GrepTool {
     fn execute<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutcome> {
         Box::pin(async move {
             let cwd = ctx.current_dir();
-            let outcome = tokio::task::spawn_blocking(move || grep(&input, &cwd)).await;
+            let filter = ctx.read_filter.clone();
+            let outcome =
+                tokio::task::spawn_blocking(move || grep(&input, &cwd, filter.as_ref())).await;
             match outcome {
                 Ok(Ok(response)) => {
                     let content = GrepTool.render(&response).unwrap_or_default();
@@ -483,7 +485,7 @@ impl<T> Page<T> {
     }
 }
 
-fn grep(input: &Value, cwd: &Path) -> Result<Value, String> {
+fn grep(input: &Value, cwd: &Path, denied: Option<&ReadFilter>) -> Result<Value, String> {
     let pattern = input
         .get("pattern")
         .and_then(Value::as_str)
@@ -581,6 +583,10 @@ fn grep(input: &Value, cwd: &Path) -> Result<Value, String> {
     let mut emitted_any = false;
     let mut too_large: Vec<String> = Vec::new();
     for path in files(input, &base)? {
+        // A file Read deny rules cover is neither searched nor named.
+        if denied.is_some_and(|d| d.denies(&path)) {
+            continue;
+        }
         // `/proc/kmsg` and its kind are regular files that block or never end.
         if device_guard::classify(&path).is_some() {
             continue;

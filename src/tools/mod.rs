@@ -15,7 +15,7 @@ pub mod read;
 pub mod task_stop;
 pub mod write;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
@@ -64,6 +64,26 @@ pub struct ToolContext {
     /// Where a Bash output over the inline cap is saved (the session's `tool-results`
     /// directory); the system temp directory when `None`.
     pub output_dir: Option<PathBuf>,
+    /// Files the permission rules forbid reading (`true`: denied): Grep and Glob leave them
+    /// out of what they return. `None`: nothing is filtered.
+    pub read_filter: Option<ReadFilter>,
+}
+
+/// Whether a path is denied to read (see [`ToolContext::read_filter`]).
+#[derive(Clone)]
+pub struct ReadFilter(pub Arc<dyn Fn(&Path) -> bool + Send + Sync>);
+
+impl ReadFilter {
+    /// Whether `path` is denied.
+    pub fn denies(&self, path: &Path) -> bool {
+        (self.0)(path)
+    }
+}
+
+impl std::fmt::Debug for ReadFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ReadFilter")
+    }
 }
 
 impl ToolContext {
@@ -77,6 +97,7 @@ impl ToolContext {
             in_context: Mutex::new(std::collections::HashSet::new()),
             background: Arc::new(background::BackgroundTasks::new()),
             output_dir: None,
+            read_filter: None,
         }
     }
 
@@ -98,6 +119,7 @@ impl ToolContext {
             }),
             background: Arc::clone(&self.background),
             output_dir: self.output_dir.clone(),
+            read_filter: self.read_filter.clone(),
         }
     }
 

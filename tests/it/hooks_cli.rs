@@ -260,10 +260,12 @@ fn validate_prints_every_problem_compiler_style_and_fails() {
     let (m, flags) = mistakes();
     let (code, out, err) = m.run(&with(&["hooks", "validate"], &flags));
     assert_eq!(code, 1, "{out}{err}");
-    let last = out.lines().last().unwrap();
-    assert_eq!(last, "5 errors, 9 warnings");
+    let lines: Vec<&str> = out.lines().collect();
+    let (last, summary) = (lines[lines.len() - 1], lines[lines.len() - 2]);
+    assert_eq!(summary, "5 errors, 9 warnings");
+    assert!(last.starts_with("trust: "), "{last}");
     let re = regex::Regex::new(r"^\S+:\d+:\d+: (error|warning): ").unwrap();
-    for line in out.lines().filter(|l| *l != last) {
+    for line in out.lines().filter(|l| *l != last && *l != summary) {
         assert!(re.is_match(line), "not compiler-style: {line}");
     }
     insta::assert_snapshot!("validate_mistakes", m.redact(&out));
@@ -293,14 +295,20 @@ fn validate_passes_on_warnings_alone_and_strict_makes_them_fail() {
         r#"{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"hooks/ok.sh"}]}]}}"#,
     );
     let (code, out, _) = m.run(&["hooks", "validate"]);
-    assert_eq!((code, out.as_str()), (0, "0 errors, 0 warnings\n"));
+    assert_eq!(
+        (code, out.as_str()),
+        (
+            0,
+            "0 errors, 0 warnings\ntrust: this folder is not trusted: its repository settings may not raise permissions (`rein hooks trust` records trust)\n"
+        )
+    );
     m.write(
         "project/.claude/settings.json",
         r#"{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"hooks/ok.sh","timeout":3000}]}]}}"#,
     );
     let (code, out, _) = m.run(&["hooks", "validate"]);
     assert_eq!(code, 0, "{out}");
-    assert!(out.ends_with("0 errors, 1 warning\n"), "{out}");
+    assert!(out.ends_with("0 errors, 1 warning\ntrust: this folder is not trusted: its repository settings may not raise permissions (`rein hooks trust` records trust)\n"), "{out}");
     assert!(out.contains("\"timeout\": 3000 is in seconds"), "{out}");
     let (code, _, _) = m.run(&["hooks", "validate", "--strict"]);
     assert_eq!(code, 1);
@@ -940,7 +948,7 @@ fn validate_checks_scripts_the_way_sh_and_interpreters_will_run_them() {
     assert_eq!(code, 0, "warnings only: {out}{err}");
     let out = m.redact(&out);
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 6, "{out}");
+    assert_eq!(lines.len(), 7, "{out}");
     assert!(lines[0].contains("[TMP]/project/hooks/noshebang.sh line 2 uses `source` (POSIX sh has `.`), which is bash-only, but it has no #! line, so /bin/sh runs it"), "{out}");
     assert!(
         lines[1].contains(

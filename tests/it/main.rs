@@ -25,3 +25,4 @@ mod hook_scripts;
 mod hooks_cli;
 mod interactive_tmux;
 mod readme;
+mod security;
