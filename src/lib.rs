@@ -90,6 +90,9 @@ pub use settings::schema::{Diagnostic, Severity};
 /// The unit type is what [`Engine::on`] is called with; its input is what an in-process hook
 /// gets; some also build [`HookReply`]s (`PreToolUse::deny`, `PostToolUse::replace_output`).
 pub mod events {
+    pub use crate::hooks::events::cwd_changed::{
+        CwdChangedInput, CwdChangedOutcome, CwdChangedOutput,
+    };
     pub use crate::hooks::events::notification::{
         NotificationInput, NotificationOutcome, NotificationOutput,
     };
@@ -126,9 +129,9 @@ pub mod events {
         UserPromptSubmitInput, UserPromptSubmitOutcome, UserPromptSubmitOutput,
     };
     pub use crate::hooks::events::{
-        BaseInput, Common, Effort, Event, Notification, PermissionDenied, PermissionRequest,
-        PostToolBatch, PostToolUse, PostToolUseFailure, PreToolUse, SessionEnd, SessionStart, Stop,
-        StopFailure, UserPromptSubmit,
+        BaseInput, Common, CwdChanged, Effort, Event, Notification, PermissionDenied,
+        PermissionRequest, PostToolBatch, PostToolUse, PostToolUseFailure, PreToolUse, SessionEnd,
+        SessionStart, Stop, StopFailure, UserPromptSubmit,
     };
 }
 

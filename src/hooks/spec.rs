@@ -470,7 +470,12 @@ impl HookEvent {
             HookEvent::WorktreeCreate => unfired("WorktreeCreate", NoTarget, WORKTREE_CREATE),
             HookEvent::WorktreeRemove => unfired("WorktreeRemove", NoTarget, NONE),
             HookEvent::InstructionsLoaded => unfired("InstructionsLoaded", Extended, NONE),
-            HookEvent::CwdChanged => unfired("CwdChanged", NoTarget, WATCH_PATHS),
+            HookEvent::CwdChanged => EventSpec {
+                fires: Some(Fires::<events::CwdChanged>::REF),
+                permission_mode: false,
+                effort: false,
+                ..unfired("CwdChanged", NoTarget, WATCH_PATHS)
+            },
             HookEvent::FileChanged => unfired("FileChanged", Strict, WATCH_PATHS),
             HookEvent::DirectoryAdded => unfired("DirectoryAdded", Extended, NONE),
             HookEvent::MessageDisplay => unfired("MessageDisplay", NoTarget, MESSAGE_DISPLAY),
@@ -550,6 +555,6 @@ mod tests {
             .filter(|e| e.fired_by_rein())
             .map(|e| e.as_str())
             .collect();
-        assert_eq!(fired.len(), 12, "{fired:?}");
+        assert_eq!(fired.len(), 13, "{fired:?}");
     }
 }

@@ -498,3 +498,22 @@ fn read_only_scenario(name: &str) {
         asked(fixture_stdins(&fx, "PermissionRequest"))
     );
 }
+
+/// A Bash `cd` moves the session at once: that call's PostToolUse already runs in and is told
+/// the new directory, CwdChanged fires with both directories, later calls start there. Every
+/// hook's stdin equals Claude Code's.
+#[test]
+fn bash_cd_moves_the_session_and_fires_cwd_changed() {
+    let fx = fixture("env_cwd");
+    let r = run("env_cwd", &[]);
+    assert_hooks_match(&fx, &r, &[]);
+    let post = r.of("PostToolUse");
+    assert_eq!(
+        post[1].cwd, "<PROJECT>/sub",
+        "the hook runs in the new directory"
+    );
+    let changed = r.of("CwdChanged");
+    assert_eq!(changed.len(), 1);
+    assert_eq!(changed[0].stdin["old_cwd"], "<PROJECT>");
+    assert_eq!(changed[0].stdin["new_cwd"], "<PROJECT>/sub");
+}
