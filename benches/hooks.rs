@@ -57,7 +57,7 @@ struct Plan {
     selection: usize,
     startup: usize,
     session: usize,
-    /// Sections to run (`REIN_BENCH_ONLY=one,fan,call,selection,session`); all when unset.
+    /// Sections to run (`REIN_BENCH_ONLY=one,fan,http,call,selection,session`); all when unset.
     only: Option<Vec<String>>,
 }
 
@@ -759,6 +759,115 @@ fn section_one_hook(ctx: &Ctx) {
     println!();
 }
 
+/// A loopback HTTP/1.1 policy service answering every POST with a PreToolUse allow; with
+/// `close`, every answer carries `Connection: close` and the socket is closed (no reuse).
+fn policy_service(close: bool) -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}/policy", listener.local_addr().expect("addr"));
+    let body = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+        "permissionDecision": "allow", "permissionDecisionReason": "bench"}})
+    .to_string();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let body = body.clone();
+            std::thread::spawn(move || {
+                let _ = stream.set_nodelay(true);
+                let mut w = stream.try_clone().expect("clone");
+                let mut r = BufReader::new(stream);
+                loop {
+                    let mut len = 0usize;
+                    let mut line = String::new();
+                    if r.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    loop {
+                        let mut h = String::new();
+                        if r.read_line(&mut h).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        if h.trim().is_empty() {
+                            break;
+                        }
+                        if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                            len = v.trim().parse().unwrap_or(0);
+                        }
+                    }
+                    let mut buf = vec![0; len];
+                    if r.read_exact(&mut buf).is_err() {
+                        return;
+                    }
+                    let conn = if close { "Connection: close\r\n" } else { "" };
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{conn}\r\n",
+                        body.len()
+                    );
+                    // One write: head and body in two meet Nagle and delayed ACKs (40 ms).
+                    if w.write_all(format!("{head}{body}").as_bytes()).is_err() {
+                        return;
+                    }
+                    if close {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    url
+}
+
+/// Section: one PreToolUse decision from a loopback policy service (http hook, connection
+/// reuse on and off) against the same decision from a command hook.
+fn section_http(ctx: &Ctx) {
+    let Ctx { rt, fx, .. } = ctx;
+    let keep = policy_service(false);
+    let close = policy_service(true);
+    let allow = r#"cat >/dev/null; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"bench"}}'"#;
+    let http = |url: &str| json!({"PreToolUse": [{"matcher": "Read", "hooks": [{"type": "http", "url": url}]}]});
+    let mut variants = [
+        fx.variant(rt, Call::Read, json!({}), Expect::Nothing),
+        fx.variant(
+            rt,
+            Call::Read,
+            pre_hooks("Read", &[allow.to_string()]),
+            Expect::Allowed(1),
+        ),
+        fx.variant(rt, Call::Read, http(&keep), Expect::Allowed(1)),
+        fx.variant(rt, Call::Read, http(&close), Expect::Allowed(1)),
+    ];
+    let s = interleave(4, 10, ctx.plan.sh, |v| rt.block_on(variants[v].prompt()));
+    end_all(rt, &mut variants);
+    let base = stats(&s[0]);
+    println!(
+        "## One PreToolUse decision: http hook to a loopback policy service vs. a command hook\n"
+    );
+    println!(
+        "Each prompt makes one `Read` call whose PreToolUse hook answers allow. \"Share\" is the \
+         prompt's median minus the median of the same prompt without hooks.\n"
+    );
+    println!("| hook | n | prompt median | prompt p95 | hook's share | share / command hook's |");
+    println!("|---|---|---|---|---|---|");
+    let cmd_share = stats(&s[1]).median.saturating_sub(base.median);
+    for (label, samples) in [
+        ("none", &s[0]),
+        ("command (`/bin/sh`: cat, echo JSON)", &s[1]),
+        ("http, connection reused (one client per session)", &s[2]),
+        ("http, new connection per call (`Connection: close`)", &s[3]),
+    ] {
+        let st = stats(samples);
+        let share = st.median.saturating_sub(base.median);
+        println!(
+            "| {label} | {} | {} | {} | {} | {} |",
+            st.n,
+            ms(st.median),
+            ms(st.p95),
+            ms(share),
+            ratio(share, cmd_share)
+        );
+    }
+    println!();
+}
+
 /// Section 3: N matching hooks on one PreToolUse, rein and bare.
 fn section_fan_out(ctx: &mut Ctx) {
     println!("## Fan-out: N matching hooks on one PreToolUse (they run concurrently)\n");
@@ -1167,6 +1276,9 @@ fn main() {
     }
     if ctx.plan.runs("fan") {
         section_fan_out(&mut ctx);
+    }
+    if ctx.plan.runs("http") {
+        section_http(&ctx);
     }
     if ctx.plan.runs("call") {
         section_call(&ctx);

@@ -64,6 +64,7 @@ pub struct EngineBuilder {
     home: Option<PathBuf>,
     settings: Vec<String>,
     user_settings: bool,
+    trust_project: bool,
     model: Option<Arc<dyn Model>>,
     permission_mode: Option<String>,
     allowed_tools: Vec<String>,
@@ -89,6 +90,15 @@ impl EngineBuilder {
     /// `true`. With `false` only [`EngineBuilder::settings`] apply.
     pub fn read_settings_files(mut self, read: bool) -> EngineBuilder {
         self.user_settings = read;
+        self
+    }
+
+    /// Trust the project folder, as `rein --trust` does: its repository-controlled settings
+    /// (`.claude/settings.json`, a git-tracked `settings.local.json`) may then add allow rules,
+    /// directories and env. Default `false`: a folder recorded by `rein hooks trust` (whose
+    /// hooks and scripts have not changed since) is trusted, any other is not.
+    pub fn trust_project(mut self, trust: bool) -> EngineBuilder {
+        self.trust_project = trust;
         self
     }
 
@@ -148,6 +158,11 @@ impl EngineBuilder {
             opts.setting_sources = Some(Vec::new());
             opts.managed_dir = project_dir.join(".rein-no-managed-settings");
         }
+        opts.repo_trusted = self.trust_project || {
+            let rein = rein_home_under(&opts.home);
+            crate::settings::trust::state(&rein, &project_dir)
+                == crate::settings::trust::TrustState::Trusted
+        };
         let settings = load(&opts);
         let (mode, _warnings) = resolve_mode(
             false,
@@ -232,6 +247,7 @@ impl Engine {
             home: None,
             settings: Vec::new(),
             user_settings: true,
+            trust_project: false,
             model: None,
             permission_mode: None,
             allowed_tools: Vec::new(),
@@ -284,6 +300,7 @@ impl Engine {
             debug: false,
             output_dir: Some(transcript.with_extension("").join("tool-results")),
             attended: false,
+            http_policy: self.settings.http_policy.clone(),
             home: Some(self.home.clone()),
         };
         let dispatcher =

@@ -58,6 +58,7 @@ mod cli;
 mod engine;
 mod hooks;
 mod id;
+mod mcp;
 mod model;
 mod origin;
 mod permissions;

@@ -29,6 +29,7 @@ use std::time::Instant;
 use futures_util::FutureExt;
 use serde_json::Value;
 
+use crate::hooks::events::McpServerRef;
 use crate::hooks::events::cwd_changed::CwdChangedInput;
 use crate::hooks::events::notification::NotificationInput;
 use crate::hooks::events::permission_denied::{PermissionDeniedInput, retry_text};
@@ -301,6 +302,11 @@ impl<'a> ToolPipeline<'a> {
             .find(|t| t.name() == name || t.aliases().contains(&name))
     }
 
+    /// The tool events' `mcp_server` for the tool offered under `name`.
+    fn mcp_server_of(&self, name: &str) -> Option<McpServerRef> {
+        self.find(name).and_then(|t| t.mcp_server())
+    }
+
     async fn fire<E: Event>(&self, input: E::Input, tool_use_id: Option<&str>) -> E::Outcome {
         fire_observed::<E>(self.hooks, input, self.observer, tool_use_id).await
     }
@@ -396,6 +402,7 @@ impl<'a> ToolPipeline<'a> {
                     tool_name: call.name.clone(),
                     tool_input: input.clone(),
                     tool_use_id: call.id.clone(),
+                    mcp_server: self.mcp_server_of(&call.name),
                 },
                 Some(&call.id),
             )
@@ -482,6 +489,7 @@ impl<'a> ToolPipeline<'a> {
                     // Always present, `[]` included, as Claude Code sends it (fixture
                     // `tests/fixtures/cc-2.1.328/read_only_bash`).
                     permission_suggestions: Some(self.gate.suggestions(&call.name, input)),
+                    mcp_server: self.mcp_server_of(&call.name),
                 },
                 None,
             )
@@ -593,6 +601,7 @@ impl<'a> ToolPipeline<'a> {
                     tool_input: input.clone(),
                     tool_use_id: report.tool_use_id.clone(),
                     reason: text.clone(),
+                    mcp_server: self.mcp_server_of(&report.tool_name),
                 },
                 Some(&report.tool_use_id),
             )
@@ -666,6 +675,7 @@ impl<'a> ToolPipeline<'a> {
                             tool_response: response.clone(),
                             tool_use_id: call.id.clone(),
                             duration_ms,
+                            mcp_server: self.mcp_server_of(&call.name),
                         },
                         Some(&call.id),
                     )
@@ -695,6 +705,7 @@ impl<'a> ToolPipeline<'a> {
                             error: error.clone(),
                             is_interrupt,
                             duration_ms,
+                            mcp_server: self.mcp_server_of(&call.name),
                         },
                         Some(&call.id),
                     )

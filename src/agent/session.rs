@@ -294,6 +294,22 @@ impl Session {
         }
     }
 
+    /// The tools offered to the model now: every tool that is available (an MCP tool whose
+    /// server died is left out, so the model stops calling it).
+    fn offered_specs(&self) -> std::borrow::Cow<'_, [ToolSpec]> {
+        if self.tools.iter().all(|t| t.available()) {
+            return std::borrow::Cow::Borrowed(&self.specs);
+        }
+        std::borrow::Cow::Owned(
+            self.tools
+                .iter()
+                .zip(&self.specs)
+                .filter(|(t, _)| t.available())
+                .map(|(_, s)| s.clone())
+                .collect(),
+        )
+    }
+
     /// The session's background commands.
     #[cfg(test)]
     pub(crate) fn background_tasks(&self) -> &Arc<crate::tools::background::BackgroundTasks> {
@@ -488,7 +504,8 @@ impl Session {
                 return;
             }
             self.deliver_pending();
-            let response = match self.model.complete(&self.messages, &self.specs).await {
+            let specs = self.offered_specs();
+            let response = match self.model.complete(&self.messages, &specs).await {
                 Ok(r) => r,
                 Err(err) => {
                     self.fire::<StopFailure>(StopFailureInput {

@@ -579,7 +579,8 @@ fn run_attachment(
         RunStatus::TimedOut
         | RunStatus::SpawnFailed(_)
         | RunStatus::Backgrounded
-        | RunStatus::Crashed(_) => Value::Null,
+        | RunStatus::Crashed(_)
+        | RunStatus::RequestFailed(_) => Value::Null,
     };
     let mut a = Map::new();
     a.insert("type".into(), json!(kind));

@@ -145,6 +145,8 @@ struct Context {
     home: PathBuf,
     settings: Settings,
     debug: bool,
+    /// Names of the configured MCP servers (not started).
+    mcp_servers: Vec<String>,
 }
 
 /// Runs a `hooks` subcommand on `runtime`; returns the exit code.
@@ -191,9 +193,11 @@ fn setup(options: &HooksOptions) -> Result<Context, CliError> {
     }
     opts.repo_trusted = trust_state(&project_dir) == TrustState::Trusted;
     let settings = crate::settings::load(&opts);
+    let mcp_servers = crate::cli::mcp::configured_names(&project_dir, &settings);
     Ok(Context {
         project_dir,
         home: opts.home,
+        mcp_servers,
         settings,
         debug: matches!(options.debug.as_deref(), Some("hooks" | "all")),
     })
@@ -288,6 +292,8 @@ fn lint_ctx(ctx: &Context) -> LintContext<'_> {
         project_dir: &ctx.project_dir,
         home: &ctx.home,
         settings_env: &ctx.settings.env,
+        http_policy: &ctx.settings.http_policy,
+        mcp_servers: Some(&ctx.mcp_servers),
     }
 }
 
@@ -329,7 +335,7 @@ fn list(ctx: &Context, as_json: bool) -> i32 {
             h.origin.source.as_str()
         ));
         out.push_str(&format!(
-            "    {:<8}{}\n",
+            "    {:<7} {}\n",
             h.kind.type_name(),
             handler_text(h)
         ));
@@ -790,6 +796,7 @@ fn environment(ctx: &Context, sim: &Simulated) -> HookEnvironment {
         debug: ctx.debug,
         output_dir: Some(sim.transcript.with_extension("").join("tool-results")),
         attended: false,
+        http_policy: ctx.settings.http_policy.clone(),
         home: None,
     }
 }
@@ -813,6 +820,7 @@ fn status_text(run: &HandlerRun, timeout: f64) -> String {
         RunStatus::SpawnFailed(e) => format!("could not be started: {e}"),
         RunStatus::Backgrounded => "backgrounded (async): the event went ahead at once".to_string(),
         RunStatus::Crashed(e) => format!("crashed: {e}"),
+        RunStatus::RequestFailed(e) => format!("no usable answer: {e}"),
     }
 }
 
@@ -866,6 +874,7 @@ fn run_status_json(run: &HandlerRun) -> Value {
         RunStatus::SpawnFailed(e) => ("spawn_failed", None, None, Some(e.clone())),
         RunStatus::Backgrounded => ("backgrounded", None, None, None),
         RunStatus::Crashed(e) => ("crashed", None, None, Some(e.clone())),
+        RunStatus::RequestFailed(e) => ("request_failed", None, None, Some(e.clone())),
     };
     let (outcome, outcome_text) = match &run.outcome {
         OutcomeKind::Success => ("success", None),
@@ -899,6 +908,27 @@ fn test(
     let env = environment(&ctx, &sim);
     let run_log = env.run_log.clone();
     let dispatcher = Arc::new(Dispatcher::new(ctx.settings.handlers.clone(), env));
+    // mcp_tool hooks of this event call their servers for real: start just those.
+    let wanted: Vec<String> = ctx
+        .settings
+        .handlers
+        .iter()
+        .filter(|h| h.inactive.is_none() && h.event == Some(sim.firing.event()))
+        .filter_map(|h| match &h.kind {
+            crate::settings::schema::HandlerKind::McpTool(m) => Some(m.server.clone()),
+            _ => None,
+        })
+        .collect();
+    let mcp = (!wanted.is_empty()).then(|| {
+        runtime.block_on(crate::cli::mcp::start_named(
+            &ctx.project_dir,
+            &ctx.settings,
+            &wanted,
+        ))
+    });
+    if let Some(mcp) = &mcp {
+        dispatcher.set_mcp_caller(Arc::clone(mcp) as Arc<dyn crate::hooks::mcp_tool::McpCaller>);
+    }
     let d = Arc::clone(&dispatcher);
     let firing = sim.firing.as_ref();
     let (mut outcome, async_context) = runtime.block_on(async move {
@@ -907,6 +937,9 @@ fn test(
         d.wait_background().await;
         (outcome, d.take_async_context())
     });
+    if let Some(mcp) = &mcp {
+        runtime.block_on(mcp.shutdown());
+    }
     let v = firing.explain(outcome.as_ref()).unwrap_or_default();
     let decision: Common = firing
         .common_of(outcome.as_mut())

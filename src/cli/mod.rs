@@ -2,6 +2,7 @@
 //! TTY, and the `hooks` subcommands. Flags follow `claude` where it has one.
 
 pub mod hooks;
+pub mod mcp;
 pub mod render;
 pub mod run;
 
@@ -41,6 +42,8 @@ pub enum Command {
     },
     /// Inspect and test the configured hooks.
     Hooks(hooks::HooksArgs),
+    /// List, inspect, add and remove MCP servers.
+    Mcp(mcp::McpArgs),
 }
 
 /// `--output-format`.
@@ -102,6 +105,13 @@ pub struct RunArgs {
     /// Project directory (default: the current directory).
     #[arg(long = "cwd", value_name = "DIR")]
     pub cwd: Option<PathBuf>,
+    /// MCP servers from JSON files or strings (`{"mcpServers": {…}}`), in addition to the
+    /// configured ones.
+    #[arg(long = "mcp-config", value_name = "FILE|JSON", num_args = 1..)]
+    pub mcp_config: Vec<String>,
+    /// Use only the servers of `--mcp-config`.
+    #[arg(long = "strict-mcp-config")]
+    pub strict_mcp_config: bool,
     /// Effort level sent to models that take one (default: the settings' `effortLevel`,
     /// `CLAUDE_CODE_EFFORT_LEVEL`, else `medium`).
     #[arg(long = "effort", value_name = "LEVEL", value_parser = clap::builder::PossibleValuesParser::new(crate::agent::providers::EFFORT_LEVELS.iter().copied()))]
@@ -150,6 +160,7 @@ pub fn main() -> i32 {
     };
     let code = match cli.command {
         Some(Command::Hooks(args)) => hooks::run(args, &runtime),
+        Some(Command::Mcp(args)) => mcp::run(args, &runtime),
         Some(Command::Run { prompt, run }) => runtime.block_on(run::main(prompt, *run, true)),
         None => {
             let headless = cli.run.print || cli.prompt.is_some();

@@ -139,6 +139,7 @@ pub struct StreamJson {
     pub cwd: String,
     pub permission_mode: String,
     pub tools: Vec<String>,
+    pub mcp_servers: Vec<Value>,
     /// `--include-hook-events`: a `hook_started` and a `hook_response` line per hook run.
     pub include_hook_events: bool,
     broken: AtomicBool,
@@ -151,9 +152,16 @@ impl StreamJson {
             cwd: cwd.to_string(),
             permission_mode: permission_mode.to_string(),
             tools,
+            mcp_servers: Vec::new(),
             include_hook_events: false,
             broken: AtomicBool::new(false),
         }
+    }
+
+    /// The `mcp_servers` of `init`: `{name, status, source}` per configured server.
+    pub fn with_mcp_servers(mut self, servers: Vec<Value>) -> Self {
+        self.mcp_servers = servers;
+        self
     }
 
     /// Writes one line; after a closed stdout, nothing more is written.
@@ -203,7 +211,7 @@ impl Observer for StreamJson {
                 "cwd": self.cwd,
                 "session_id": session_id,
                 "tools": self.tools,
-                "mcp_servers": [],
+                "mcp_servers": self.mcp_servers,
                 "model": model,
                 "permissionMode": self.permission_mode,
                 "slash_commands": [],
@@ -280,7 +288,8 @@ impl Observer for StreamJson {
                         | RunStatus::TimedOut
                         | RunStatus::SpawnFailed(_)
                         | RunStatus::Backgrounded
-                        | RunStatus::Crashed(_) => Value::Null,
+                        | RunStatus::Crashed(_)
+                        | RunStatus::RequestFailed(_) => Value::Null,
                     };
                     // rein reports a run when it has ended, so its `hook_started` line comes
                     // right before its `hook_response`.

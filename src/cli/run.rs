@@ -121,8 +121,21 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
         debug: matches!(args.debug.as_deref(), Some("hooks") | Some("all")),
         output_dir: Some(transcript.with_extension("").join("tool-results")),
         attended: interactive,
+        http_policy: setup.settings.http_policy.clone(),
         home: None,
     };
+    let mcp = crate::cli::mcp::start_for_session(
+        &setup.project_dir,
+        &setup.settings,
+        &crate::cli::mcp::McpFlags {
+            configs: args.mcp_config.clone(),
+            strict: args.strict_mcp_config,
+        },
+        interactive,
+    )
+    .await;
+    let mut setup = setup;
+    setup.tools.extend(mcp.tools());
     let mut ctx = ToolContext::new(setup.project_dir.clone());
     ctx.env = bash_env(
         &setup.settings.env,
@@ -153,12 +166,14 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
                 &setup.project_dir.to_string_lossy(),
                 &setup.permission_mode,
                 setup.tools.iter().map(|t| t.name().to_string()).collect(),
-            );
+            )
+            .with_mcp_servers(mcp.init_entries());
             stream.include_hook_events = args.include_hook_events;
             observers.push(Box::new(stream));
         }
     }
     let dispatcher = Dispatcher::new(setup.settings.handlers, env);
+    dispatcher.set_mcp_caller(Arc::clone(&mcp) as Arc<dyn crate::hooks::mcp_tool::McpCaller>);
     let config = SessionConfig {
         session_id: session_id.clone(),
         project_dir: setup.project_dir.clone(),
@@ -248,6 +263,7 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
         }
     };
     session.end_unless(reason, cancel).await;
+    mcp.shutdown().await;
     let late = bg_signal.or(late);
     let code = match result {
         Err(caught) => caught.code,
@@ -551,7 +567,7 @@ fn setup_error(message: impl Into<String>, code: i32) -> SetupError {
 
 fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
     let project_dir = resolve_project_dir(args.cwd.as_deref())?;
-    let settings = load_settings(args, &project_dir)?;
+    let settings = load_settings(args, &project_dir, interactive)?;
     // Why notes are left out: they list the Claude Code settings rein does not act on, which a
     // settings file shared with Claude Code holds many of; `rein hooks validate` shows them.
     for diagnostic in settings
@@ -648,32 +664,65 @@ fn resolve_project_dir(cwd: Option<&Path>) -> Result<PathBuf, SetupError> {
     Ok(project_dir)
 }
 
+/// Whether the project folder is trusted: a recorded trust that still matches, or, on a
+/// terminal, the person's answer to the trust question (asked when the repository's settings
+/// would do something and the folder is not trusted, or changed since it was).
+fn folder_trusted(project_dir: &Path, interactive: bool) -> bool {
+    use crate::permissions::prompt::{TrustAnswer, ask_trust};
+    use crate::settings::trust::{TrustState, describe, state, trust};
+    let home = rein_home();
+    let heading = match state(&home, project_dir) {
+        TrustState::Trusted => return true,
+        TrustState::Untrusted => "rein has not been told to trust this folder:".to_string(),
+        TrustState::Changed(items) => {
+            let changed = format!(
+                "This folder was trusted, but since then changed: {}.",
+                items.join("; ")
+            );
+            if !interactive {
+                eprintln!(
+                    "rein: warning: {changed} Its repository settings may not raise permissions until you run `rein hooks trust` again"
+                );
+                return false;
+            }
+            format!("{changed} Trust it again?")
+        }
+        TrustState::Unreadable(message) => {
+            eprintln!("rein: warning: {message}");
+            return false;
+        }
+    };
+    if !interactive {
+        return false;
+    }
+    let lines = describe(project_dir);
+    if lines.is_empty() {
+        return false;
+    }
+    match ask_trust(&project_dir.to_string_lossy(), &heading, &lines) {
+        TrustAnswer::Remember => {
+            if let Err(e) = trust(&home, project_dir) {
+                eprintln!("rein: warning: trusted for this run only: {e}");
+            }
+            true
+        }
+        TrustAnswer::ThisRun => true,
+        TrustAnswer::No => false,
+    }
+}
+
 /// Settings from the files and `--settings` (diagnostics are printed by the caller).
-fn load_settings(args: &RunArgs, project_dir: &Path) -> Result<Settings, SetupError> {
+fn load_settings(
+    args: &RunArgs,
+    project_dir: &Path,
+    interactive: bool,
+) -> Result<Settings, SetupError> {
     let mut opts = LoadOptions::from_env(
         project_dir.to_path_buf(),
         project_dir.to_path_buf(),
         args.settings.clone(),
     );
-    opts.repo_trusted = args.trust
-        || {
-            use crate::settings::trust::{TrustState, state};
-            match state(&rein_home(), project_dir) {
-                TrustState::Trusted => true,
-                TrustState::Untrusted => false,
-                TrustState::Changed(items) => {
-                    eprintln!(
-                        "rein: warning: this folder was trusted, but since then changed: {}; its repository settings may not raise permissions until you run `rein hooks trust` again",
-                        items.join("; ")
-                    );
-                    false
-                }
-                TrustState::Unreadable(message) => {
-                    eprintln!("rein: warning: {message}");
-                    false
-                }
-            }
-        };
+    opts.repo_trusted = args.trust || folder_trusted(project_dir, interactive);
     if let Some(sources) = &args.setting_sources {
         opts.setting_sources = Some(
             parse_setting_sources(sources)

@@ -38,7 +38,9 @@ use crate::hooks::config::{
 };
 use crate::hooks::environment::{hook_cwd, hook_env, removed_env, substitute_project_dir};
 use crate::hooks::events::{Answer, Event, merge, stdin_bytes};
+use crate::hooks::http::{self as http_hook, HttpHookClient, HttpRun};
 use crate::hooks::in_process::run_in_process;
+use crate::hooks::mcp_tool::{self, McpCaller, McpToolRun};
 use crate::hooks::preflight;
 use crate::hooks::registry::Registry;
 use crate::hooks::run::{HandlerRun, OutcomeKind, RunStatus};
@@ -50,7 +52,7 @@ use crate::hooks::timeout;
 use crate::permissions::rule::RuleContext;
 
 pub use crate::hooks::environment::HookEnvironment;
-pub use crate::hooks::select::{SelectedHandler, Target, dedup, dedup_key, tool_names};
+pub use crate::hooks::select::{SelectedHandler, Target, dedup, tool_names};
 
 /// State shared with background (`async`) hook tasks.
 #[derive(Debug)]
@@ -61,6 +63,16 @@ struct Shared {
     background: Mutex<Vec<JoinHandle<()>>>,
     cancel: tokio::sync::watch::Sender<bool>,
     spill_counter: AtomicU64,
+    /// One connection pool for every http hook of the session.
+    http: HttpHookClient,
+    /// The session's MCP servers, for mcp_tool hooks (set once they have started).
+    mcp: std::sync::OnceLock<Arc<dyn McpCaller>>,
+}
+
+impl std::fmt::Debug for dyn McpCaller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("McpCaller")
+    }
 }
 
 /// Locks a mutex even if poisoned: every value guarded here is a plain list that a panic
@@ -112,8 +124,15 @@ impl Dispatcher {
                 background: Mutex::new(Vec::new()),
                 cancel,
                 spill_counter: AtomicU64::new(0),
+                http: HttpHookClient::new(),
+                mcp: std::sync::OnceLock::new(),
             }),
         }
+    }
+
+    /// Gives mcp_tool hooks the session's MCP servers (once; later calls are ignored).
+    pub fn set_mcp_caller(&self, caller: Arc<dyn McpCaller>) {
+        let _ = self.shared.mcp.set(caller);
     }
 
     /// The configured handlers, in configuration order.
@@ -147,8 +166,8 @@ impl Dispatcher {
             if handler.event != Some(event) || handler.inactive.is_some() {
                 continue;
             }
-            let HandlerKind::Command(command) = &handler.kind else {
-                // Non-command types are marked inactive by the loader; this is the backstop.
+            // Types rein does not run are marked inactive by the loader; this is the backstop.
+            let Some(chosen) = SelectedHandler::configured(handler) else {
                 continue;
             };
             if !matcher_accepts(&handler.matcher, target) {
@@ -164,7 +183,7 @@ impl Dispatcher {
                     continue;
                 }
             }
-            selected.push(SelectedHandler::Command { handler, command });
+            selected.push(chosen);
         }
         for hook in self.registry.for_event(event) {
             if matcher_accepts(&hook.matcher, target) {
@@ -208,7 +227,10 @@ impl Dispatcher {
                     env_file_index += 1;
                     Some(path)
                 }
-                SelectedHandler::Command { .. } | SelectedHandler::InProcess(_) => None,
+                SelectedHandler::Command { .. }
+                | SelectedHandler::Http { .. }
+                | SelectedHandler::McpTool { .. }
+                | SelectedHandler::InProcess(_) => None,
             };
             let span = tracing::info_span!(
                 "hook",
@@ -299,10 +321,9 @@ impl Dispatcher {
     /// rein's environment.
     fn session_end_budget(&self, selected: &[SelectedHandler<'_>]) -> Duration {
         timeout::session_end_budget(
-            selected.iter().map(|sel| match sel {
-                SelectedHandler::Command { handler, .. } => handler.timeout,
-                SelectedHandler::InProcess(_) => None,
-            }),
+            selected
+                .iter()
+                .map(|sel| sel.handler().and_then(|h| h.timeout)),
             self.session_end_override().as_deref(),
         )
     }
@@ -315,10 +336,10 @@ impl Dispatcher {
                 .iter()
                 .filter(|h| h.event == Some(HookEvent::SessionEnd) && h.inactive.is_none())
                 .filter(|h| match h.kind {
-                    HandlerKind::Command(_) | HandlerKind::Http(_) => true,
-                    HandlerKind::Prompt(_) | HandlerKind::Agent(_) | HandlerKind::McpTool(_) => {
-                        false
+                    HandlerKind::Command(_) | HandlerKind::Http(_) | HandlerKind::McpTool(_) => {
+                        true
                     }
+                    HandlerKind::Prompt(_) | HandlerKind::Agent(_) => false,
                 })
                 .map(|h| h.timeout),
             self.session_end_override().as_deref(),
@@ -436,6 +457,32 @@ impl Dispatcher {
                     self.run_foreground(target, handler.origin.clone(), text, plan, &stdin)
                         .await
                 }
+            }
+            SelectedHandler::Http { handler, http } => {
+                let env = &self.shared.env;
+                let request = HttpRun {
+                    event: target.event,
+                    origin: handler.origin.clone(),
+                    handler: http,
+                    on_failure: handler.on_failure,
+                    timeout: timeout::effective(target.event, handler.timeout, session_end),
+                    policy: &env.http_policy,
+                    extra_env: &env.extra_env,
+                };
+                // The POST body is the hook input without stdin's trailing newline.
+                let body = stdin.strip_suffix(b"\n").unwrap_or(&stdin);
+                http_hook::run(&self.shared.http, request, body).await
+            }
+            SelectedHandler::McpTool { handler, mcp } => {
+                let request = McpToolRun {
+                    event: target.event,
+                    origin: handler.origin.clone(),
+                    handler: mcp,
+                    on_failure: handler.on_failure,
+                    timeout: timeout::effective(target.event, handler.timeout, session_end),
+                };
+                let caller = self.shared.mcp.get().map(|c| c.as_ref());
+                mcp_tool::run(caller, request, &stdin).await
             }
             SelectedHandler::InProcess(hook) => {
                 let timeout = timeout::effective(target.event, None, session_end);

@@ -28,6 +28,8 @@ pub struct HookEnvironment {
     /// The home directory (last-resort cwd, `~` in `if` rules). `None`: `$HOME`.
     /// (Added to the skeleton contract.)
     pub home: Option<PathBuf>,
+    /// `allowedHttpHookUrls` and `httpHookAllowedEnvVars` from the settings.
+    pub http_policy: crate::hooks::http::HttpHookPolicy,
 }
 
 impl HookEnvironment {
@@ -47,6 +49,7 @@ impl HookEnvironment {
             output_dir: None,
             attended: false,
             home: None,
+            http_policy: crate::hooks::http::HttpHookPolicy::default(),
         }
     }
 

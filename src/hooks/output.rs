@@ -233,7 +233,7 @@ pub fn interpret(
 
     // Steps 1–3.
     let code = match &raw.status {
-        RunStatus::SpawnFailed(err) | RunStatus::Crashed(err) => {
+        RunStatus::SpawnFailed(err) | RunStatus::Crashed(err) | RunStatus::RequestFailed(err) => {
             let text = format!("Error occurred while executing hook command: {err}");
             let outcome = if block_on_failure {
                 OutcomeKind::Blocking(failed_blocking(&text))

@@ -22,6 +22,9 @@ pub enum RunStatus {
     Backgrounded,
     /// An in-process handler panicked or returned an error.
     Crashed(String),
+    /// An http or mcp_tool hook got no usable answer (refused URL, connection error, non-2xx
+    /// status, a body that is not hook JSON, a tool error); the error text.
+    RequestFailed(String),
 }
 
 /// What one handler's run meant, after exit code and stdout were interpreted (spec §4.1).

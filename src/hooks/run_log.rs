@@ -56,9 +56,12 @@ fn run_record(event: HookEvent, stdin_bytes: usize, answer: &Answer) -> Value {
         RunStatus::SpawnFailed(_) => ("spawn_failed", None, None),
         RunStatus::Backgrounded => ("backgrounded", None, None),
         RunStatus::Crashed(_) => ("crashed", None, None),
+        RunStatus::RequestFailed(_) => ("request_failed", None, None),
     };
     let error = match &run.status {
-        RunStatus::SpawnFailed(e) | RunStatus::Crashed(e) => Some(e.clone()),
+        RunStatus::SpawnFailed(e) | RunStatus::Crashed(e) | RunStatus::RequestFailed(e) => {
+            Some(e.clone())
+        }
         RunStatus::Exited(_)
         | RunStatus::Signaled(_)
         | RunStatus::TimedOut

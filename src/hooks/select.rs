@@ -7,7 +7,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::hooks::command::CommandForm;
-use crate::hooks::config::{CommandHandler, ConfiguredHandler, HandlerOrigin};
+use crate::hooks::config::{
+    CommandHandler, ConfiguredHandler, HandlerKind, HandlerOrigin, HttpHandler, McpToolHandler,
+};
 use crate::hooks::events::Event;
 use crate::hooks::matcher::{self, Matcher};
 use crate::hooks::registry::InProcessHook;
@@ -22,16 +24,48 @@ pub enum SelectedHandler<'a> {
         handler: &'a ConfiguredHandler,
         command: &'a CommandHandler,
     },
+    /// A `type: "http"` handler from the settings.
+    Http {
+        handler: &'a ConfiguredHandler,
+        http: &'a HttpHandler,
+    },
+    /// A `type: "mcp_tool"` handler from the settings.
+    McpTool {
+        handler: &'a ConfiguredHandler,
+        mcp: &'a McpToolHandler,
+    },
     /// A closure from the [`Registry`].
     InProcess(InProcessHook),
 }
 
-impl SelectedHandler<'_> {
+impl<'a> SelectedHandler<'a> {
+    /// `handler` as the dispatcher runs it; `None` for a type rein does not run.
+    pub fn configured(handler: &'a ConfiguredHandler) -> Option<SelectedHandler<'a>> {
+        match &handler.kind {
+            HandlerKind::Command(command) => Some(SelectedHandler::Command { handler, command }),
+            HandlerKind::Http(http) => Some(SelectedHandler::Http { handler, http }),
+            HandlerKind::McpTool(mcp) => Some(SelectedHandler::McpTool { handler, mcp }),
+            HandlerKind::Prompt(_) | HandlerKind::Agent(_) => None,
+        }
+    }
+
+    /// The configured handler behind it; `None` for an in-process one.
+    pub fn handler(&self) -> Option<&'a ConfiguredHandler> {
+        selected_key(self).map(|(h, _)| h)
+    }
+
+    /// Its identity for dedup (spec §5.2); `None` for an in-process one.
+    pub fn dedup_key(&self) -> Option<String> {
+        selected_key(self).map(|(_, k)| k)
+    }
+
     /// The command as shown in texts: shell string, or exec form joined by spaces; for
     /// in-process handlers `in-process:<id>`.
     pub fn command_text(&self) -> String {
         match self {
             SelectedHandler::Command { command, .. } => command_display(command),
+            SelectedHandler::Http { http, .. } => http.url.clone(),
+            SelectedHandler::McpTool { mcp, .. } => crate::hooks::mcp_tool::display(mcp),
             SelectedHandler::InProcess(hook) => format!("in-process:{}", hook.id),
         }
     }
@@ -41,7 +75,9 @@ impl SelectedHandler<'_> {
     /// like `--settings`).
     pub fn origin(&self) -> HandlerOrigin {
         match self {
-            SelectedHandler::Command { handler, .. } => handler.origin.clone(),
+            SelectedHandler::Command { handler, .. }
+            | SelectedHandler::Http { handler, .. }
+            | SelectedHandler::McpTool { handler, .. } => handler.origin.clone(),
             SelectedHandler::InProcess(hook) => HandlerOrigin {
                 source: SourceKind::Flag,
                 event_key: hook.event.as_str().to_string(),
@@ -145,6 +181,37 @@ pub fn dedup_key(handler: &ConfiguredHandler, command: &CommandHandler) -> Strin
     .join("\0")
 }
 
+/// The identity key of an http handler (spec §5.2): type, URL, `if`, NUL-joined.
+pub fn http_dedup_key(handler: &ConfiguredHandler, http: &HttpHandler) -> String {
+    ["http", &http.url, handler.if_text.as_deref().unwrap_or("")].join("\0")
+}
+
+/// The handler and identity key of a selected configured handler; `None` for in-process ones.
+fn selected_key<'a>(sel: &SelectedHandler<'a>) -> Option<(&'a ConfiguredHandler, String)> {
+    match sel {
+        SelectedHandler::Command { handler, command } => {
+            Some((handler, dedup_key(handler, command)))
+        }
+        SelectedHandler::Http { handler, http } => Some((handler, http_dedup_key(handler, http))),
+        SelectedHandler::McpTool { handler, mcp } => {
+            let input = mcp
+                .input
+                .as_ref()
+                .map_or_else(|| "{}".to_string(), |v| v.to_string());
+            let key = [
+                "mcp_tool",
+                &mcp.server,
+                &mcp.tool,
+                &input,
+                handler.if_text.as_deref().unwrap_or(""),
+            ]
+            .join("\0");
+            Some((handler, key))
+        }
+        SelectedHandler::InProcess(_) => None,
+    }
+}
+
 /// Collapses identical command handlers to one (spec §5.2).
 ///
 /// Which copy survives: the **last** copy from a `policy` or `flag` (`--settings`) source if
@@ -154,8 +221,7 @@ pub fn dedup_key(handler: &ConfiguredHandler, command: &CommandHandler) -> Strin
 pub fn dedup(selected: Vec<SelectedHandler<'_>>) -> Vec<SelectedHandler<'_>> {
     let mut survivor: HashMap<String, (usize, bool)> = HashMap::new();
     for (i, sel) in selected.iter().enumerate() {
-        if let SelectedHandler::Command { handler, command } = sel {
-            let key = dedup_key(handler, command);
+        if let Some((handler, key)) = selected_key(sel) {
             let preferred = matches!(handler.origin.source, SourceKind::Policy | SourceKind::Flag);
             match survivor.get(&key) {
                 Some((_, true)) if !preferred => {}
@@ -168,11 +234,9 @@ pub fn dedup(selected: Vec<SelectedHandler<'_>>) -> Vec<SelectedHandler<'_>> {
     selected
         .into_iter()
         .enumerate()
-        .filter(|(i, sel)| match sel {
-            SelectedHandler::Command { handler, command } => survivor
-                .get(&dedup_key(handler, command))
-                .is_some_and(|(kept, _)| kept == i),
-            SelectedHandler::InProcess(_) => true,
+        .filter(|(i, sel)| match selected_key(sel) {
+            Some((_, key)) => survivor.get(&key).is_some_and(|(kept, _)| kept == i),
+            None => true,
         })
         .map(|(_, sel)| sel)
         .collect()

@@ -360,7 +360,7 @@ impl PermissionPolicy {
                 let path = input_path(tool, input, &self.paths.cwd);
                 match path {
                     Some(p) if self.in_working_dirs(&p) => {
-                        if let Some(place) = protected_place(&p) {
+                        if let Some(place) = self.protected_place(&p) {
                             self.ask(
                                 tool,
                                 format!(
@@ -712,7 +712,7 @@ impl PermissionPolicy {
                 let edit_ok = self.allowed_by_rule("Write", &as_write)
                     || (self.mode == PermissionMode::AcceptEdits
                         && self.in_working_dirs(&target)
-                        && protected_place(&target).is_none());
+                        && self.protected_place(&target).is_none());
                 if !edit_ok {
                     return BashAllowance::Writes(target);
                 }
@@ -744,7 +744,7 @@ impl PermissionPolicy {
                 // Strictly inside: `rm -rf .` on a working directory itself still asks.
                 self.in_working_dirs(&target)
                     && !self.is_working_dir_root(&target)
-                    && protected_place(&target).is_none()
+                    && self.protected_place(&target).is_none()
             };
             FS_COMMANDS.contains(&name.as_str())
                 && !part.argv_expanded
@@ -763,6 +763,34 @@ impl PermissionPolicy {
             .chain(std::iter::once(&p.project_dir))
             .chain(p.additional_dirs.iter())
             .any(|d| path == normalize(d, Path::new("/")))
+    }
+
+    /// [`protected_place`] judged on the part of `path` below the working directory holding it
+    /// (a project that itself lives under some `.claude` directory is not all protected).
+    fn protected_place(&self, path: &Path) -> Option<&'static str> {
+        let p = &self.paths;
+        let below = |path: &Path| -> PathBuf {
+            std::iter::once(&p.cwd)
+                .chain(std::iter::once(&p.project_dir))
+                .chain(p.additional_dirs.iter())
+                .filter_map(|d| path.strip_prefix(normalize(d, Path::new("/"))).ok())
+                .min_by_key(|rel| rel.components().count())
+                .map_or_else(|| path.to_path_buf(), Path::to_path_buf)
+        };
+        let real = resolve_links(path);
+        protected_place(&below(path)).or_else(|| {
+            let rdirs: Vec<PathBuf> = std::iter::once(&p.cwd)
+                .chain(std::iter::once(&p.project_dir))
+                .chain(p.additional_dirs.iter())
+                .map(|d| resolve_links(d))
+                .collect();
+            let rel = rdirs
+                .iter()
+                .filter_map(|d| real.strip_prefix(d).ok())
+                .min_by_key(|rel| rel.components().count())
+                .map_or_else(|| below(&real), Path::to_path_buf);
+            protected_place(&rel)
+        })
     }
 
     /// Whether `path` is inside a working directory, as spelled and with its symlinks resolved
@@ -1048,7 +1076,7 @@ fn bash_line<'a>(tool: &str, input: &'a Value) -> Option<(&'a str, bash::ParsedC
 
 /// Places acceptEdits never edits without asking, by tool or by Bash: version control and
 /// editor/agent configuration (a hook or a task there runs code), and shell start-up files.
-/// Returns what the place is.
+/// Returns what the place is. `path` is relative to the working directory holding it.
 fn protected_place(path: &Path) -> Option<&'static str> {
     const DIRS: &[&str] = &[".git", ".claude", ".vscode", ".idea", ".husky"];
     const FILES: &[&str] = &[
@@ -1070,28 +1098,26 @@ fn protected_place(path: &Path) -> Option<&'static str> {
         ".gitmodules",
         ".envrc",
     ];
-    let real = resolve_links(path);
-    for p in [path, real.as_path()] {
-        for c in p.components() {
-            if let std::path::Component::Normal(name) = c
-                && let Some(name) = name.to_str()
-                && let Some(d) = DIRS.iter().find(|d| **d == name)
-            {
-                return Some(match *d {
-                    ".git" => "the .git directory",
-                    ".claude" => "the .claude directory",
-                    ".vscode" => "the .vscode directory",
-                    ".idea" => "the .idea directory",
-                    _ => "the .husky directory",
-                });
-            }
-        }
-        if p.file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| FILES.contains(&n))
+    for c in path.components() {
+        if let std::path::Component::Normal(name) = c
+            && let Some(name) = name.to_str()
+            && let Some(d) = DIRS.iter().find(|d| **d == name)
         {
-            return Some("a shell or git start-up file");
+            return Some(match *d {
+                ".git" => "the .git directory",
+                ".claude" => "the .claude directory",
+                ".vscode" => "the .vscode directory",
+                ".idea" => "the .idea directory",
+                _ => "the .husky directory",
+            });
         }
+    }
+    if path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| FILES.contains(&n))
+    {
+        return Some("a shell or git start-up file");
     }
     None
 }

@@ -95,6 +95,63 @@ pub fn input_summary(tool_name: &str, input: &Value) -> String {
 
 /// Replaces control characters (except newline and tab) so model-chosen text cannot drive the
 /// terminal (escape sequences could hide or fake parts of the prompt).
+/// The answer to the folder-trust question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrustAnswer {
+    /// Trust, and record it (`rein hooks trust`).
+    Remember,
+    /// Trust for this run only.
+    ThisRun,
+    /// Do not trust.
+    No,
+}
+
+/// Asks on `/dev/tty` whether to trust the project folder, showing `lines` (what its
+/// repository-controlled settings would do). No terminal, EOF or an error → No.
+pub fn ask_trust(project: &str, heading: &str, lines: &[String]) -> TrustAnswer {
+    let Ok(tty) = OpenOptions::new().read(true).write(true).open("/dev/tty") else {
+        return TrustAnswer::No;
+    };
+    let Ok(writer) = tty.try_clone() else {
+        return TrustAnswer::No;
+    };
+    ask_trust_on(BufReader::new(tty), writer, project, heading, lines)
+}
+
+/// [`ask_trust`] over any reader/writer: `y` → Remember, `o` → ThisRun, anything else → No.
+pub fn ask_trust_on(
+    mut reader: impl BufRead,
+    mut writer: impl Write,
+    project: &str,
+    heading: &str,
+    lines: &[String],
+) -> TrustAnswer {
+    let mut text = format!("\n{} {}\n", sanitize(heading), sanitize(project));
+    for l in lines {
+        text.push_str(&format!("  {}\n", sanitize(l).replace('\n', " ")));
+    }
+    text.push_str(
+        "Without trust these settings do not raise permissions (deny and ask rules and hooks \
+         still apply).\nTrust this folder? [y] yes, remember  [o] this run only  [n] no > ",
+    );
+    if writer
+        .write_all(text.as_bytes())
+        .and_then(|()| writer.flush())
+        .is_err()
+    {
+        return TrustAnswer::No;
+    }
+    let mut line = String::new();
+    match reader.read_line(&mut line) {
+        Ok(0) | Err(_) => TrustAnswer::No,
+        Ok(_) => match line.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" => TrustAnswer::Remember,
+            "o" | "once" => TrustAnswer::ThisRun,
+            _ => TrustAnswer::No,
+        },
+    }
+}
+
 fn sanitize(s: &str) -> String {
     s.chars()
         .map(|c| {

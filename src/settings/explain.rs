@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 
-use crate::hooks::dispatch::{Dispatcher, SelectedHandler, Target, dedup, dedup_key, tool_names};
+use crate::hooks::dispatch::{Dispatcher, SelectedHandler, Target, dedup, tool_names};
 use crate::hooks::matcher::Matcher;
 use crate::hooks::spec::HookEvent;
 use crate::hooks::spec::MatcherClass;
@@ -127,6 +127,18 @@ pub fn inactive_reason(handler: &ConfiguredHandler, why: &Inactive, settings: &S
     }
 }
 
+/// An active handler that runs but can never reach what it calls: an http hook whose URL
+/// `allowedHttpHookUrls` refuses (each firing is an error, or a block with `onFailure: block`).
+fn never_reaches(handler: &ConfiguredHandler, settings: &Settings) -> Option<Reason> {
+    match &handler.kind {
+        HandlerKind::Http(http) => settings
+            .http_policy
+            .url_refusal(&http.url)
+            .map(|refusal| reason("url_not_allowed", refusal)),
+        _ => None,
+    }
+}
+
 /// The same configured handler: its origin (file, position, tier, place in the file) names it.
 fn same_handler(a: &ConfiguredHandler, b: &ConfiguredHandler) -> bool {
     a.origin == b.origin
@@ -151,7 +163,8 @@ pub fn statuses(settings: &Settings) -> Vec<HandlerStatus<'_>> {
             never: handler
                 .inactive
                 .as_ref()
-                .map(|why| inactive_reason(handler, why, settings)),
+                .map(|why| inactive_reason(handler, why, settings))
+                .or_else(|| never_reaches(handler, settings)),
             duplicate: None,
         })
         .collect();
@@ -162,35 +175,18 @@ pub fn statuses(settings: &Settings) -> Vec<HandlerStatus<'_>> {
             .handlers
             .iter()
             .filter(|h| h.event == Some(event) && h.inactive.is_none())
-            .filter_map(|h| match &h.kind {
-                HandlerKind::Command(command) => Some(SelectedHandler::Command {
-                    handler: h,
-                    command,
-                }),
-                HandlerKind::Http(_)
-                | HandlerKind::Prompt(_)
-                | HandlerKind::Agent(_)
-                | HandlerKind::McpTool(_) => None,
-            })
+            .filter_map(SelectedHandler::configured)
             .collect();
         if candidates.len() < 2 {
             continue;
         }
         let keys: Vec<(usize, String)> = candidates
             .iter()
-            .filter_map(|sel| match sel {
-                SelectedHandler::Command { handler, command } => {
-                    Some((index_of(settings, handler)?, dedup_key(handler, command)))
-                }
-                SelectedHandler::InProcess(_) => None,
-            })
+            .filter_map(|sel| Some((index_of(settings, sel.handler()?)?, sel.dedup_key()?)))
             .collect();
         let kept: Vec<usize> = dedup(candidates)
             .iter()
-            .filter_map(|sel| match sel {
-                SelectedHandler::Command { handler, .. } => index_of(settings, handler),
-                SelectedHandler::InProcess(_) => None,
-            })
+            .filter_map(|sel| index_of(settings, sel.handler()?))
             .collect();
         for (i, key) in &keys {
             if kept.contains(i) {
@@ -265,10 +261,9 @@ pub fn explain<'a>(
         if handler.event != Some(event) {
             continue;
         }
-        let runs = selected.iter().any(|sel| match sel {
-            SelectedHandler::Command { handler: h, .. } => same_handler(h, handler),
-            SelectedHandler::InProcess(_) => false,
-        });
+        let runs = selected
+            .iter()
+            .any(|sel| sel.handler().is_some_and(|h| same_handler(h, handler)));
         let verdict = if runs {
             Verdict::Runs
         } else {
@@ -293,7 +288,7 @@ fn skip_reason(
     if let Some(why) = &handler.inactive {
         return inactive_reason(handler, why, settings);
     }
-    let HandlerKind::Command(command) = &handler.kind else {
+    let Some(this) = SelectedHandler::configured(handler) else {
         return inactive_reason(handler, &Inactive::UnsupportedType, settings);
     };
     if let Some(value) = target.match_value {
@@ -326,13 +321,10 @@ fn skip_reason(
             return reason("if", format!("\"if\": {text:?} does not match this call"));
         }
     }
-    let key = dedup_key(handler, command);
+    let key = this.dedup_key();
     for sel in selected {
-        if let SelectedHandler::Command {
-            handler: s,
-            command: c,
-        } = sel
-            && dedup_key(s, c) == key
+        if let Some(s) = sel.handler()
+            && sel.dedup_key() == key
         {
             let n = index_of(settings, s).map_or(0, |i| i + 1);
             return reason(

@@ -221,4 +221,9 @@ pub const HONOURED_KEYS: &[&str] = &[
     "model",
     "effortLevel",
     "transcriptDir",
+    "allowedHttpHookUrls",
+    "httpHookAllowedEnvVars",
+    "enableAllProjectMcpServers",
+    "enabledMcpjsonServers",
+    "disabledMcpjsonServers",
 ];

@@ -46,6 +46,11 @@ pub struct LintContext<'a> {
     pub home: &'a Path,
     /// Settings `env`, which hooks get on top of rein's environment.
     pub settings_env: &'a [(String, String)],
+    /// `allowedHttpHookUrls` / `httpHookAllowedEnvVars`.
+    pub http_policy: &'a crate::hooks::http::HttpHookPolicy,
+    /// Names of the configured MCP servers (every scope, approved or not); `None`: unknown,
+    /// so nothing is checked against them.
+    pub mcp_servers: Option<&'a [String]>,
 }
 
 /// How the script named by a command is started.
@@ -82,6 +87,39 @@ pub fn lint_handler(handler: &ConfiguredHandler, ctx: LintContext<'_>) -> Vec<Di
                 format_seconds(t / 1000.0)
             ),
         ));
+    }
+    out.extend(
+        mcp_matcher_warnings(handler, ctx)
+            .into_iter()
+            .map(|m| warning(at, m)),
+    );
+    if let (HandlerKind::McpTool(m), Some(servers)) = (&handler.kind, ctx.mcp_servers)
+        && !servers.contains(&m.server)
+    {
+        out.push(Diagnostic {
+            severity: Severity::Error,
+            location: at.clone(),
+            message: format!(
+                "mcp_tool hook names MCP server \"{}\", which is not configured ({}); every firing is an error{}",
+                m.server,
+                if servers.is_empty() {
+                    "no MCP server is configured".to_string()
+                } else {
+                    format!("configured: {}", servers.join(", "))
+                },
+                if handler.on_failure == crate::settings::schema::OnFailure::Block {
+                    " and blocks (onFailure: \"block\")"
+                } else {
+                    ""
+                }
+            ),
+        });
+    }
+    if let HandlerKind::Http(http) = &handler.kind {
+        let on_failure = handler.on_failure;
+        for message in crate::hooks::http::lint(http, ctx.http_policy, on_failure) {
+            out.push(warning(at, message));
+        }
     }
     let HandlerKind::Command(command) = &handler.kind else {
         return out;
@@ -169,6 +207,56 @@ pub fn lint_handler(handler: &ConfiguredHandler, ctx: LintContext<'_>) -> Vec<Di
                 "script {shown} can never block this {event} call: its only non-zero exit is `exit 1` (line {line}), and only exit 2 blocks (exit 1 lets the tool run); exit 2 with the reason on stderr, or print {{\"hookSpecificOutput\":{{\"hookEventName\":\"{event}\",\"permissionDecision\":\"deny\",…}}}}"
             ),
         ));
+    }
+    out
+}
+
+/// Matchers aimed at MCP tools that can never match: `mcp__server` alone (tool names are
+/// `mcp__<server>__<tool>`, and a hook matcher without regex characters is an exact name), and
+/// a matcher that names a server which is not configured.
+fn mcp_matcher_warnings(handler: &ConfiguredHandler, ctx: LintContext<'_>) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(text) = handler.matcher_text.as_deref() else {
+        return out;
+    };
+    if !handler.event.is_some_and(HookEvent::is_tool_event) {
+        return out;
+    }
+    for alt in text.split('|') {
+        let Some(rest) = alt.trim().strip_prefix("mcp__") else {
+            continue;
+        };
+        let server: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+            .collect();
+        let server = match server.find("__") {
+            Some(i) => server[..i].to_string(),
+            None => server,
+        };
+        let literal_only = rest
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if literal_only && !rest.contains("__") {
+            out.push(format!(
+                "matcher {alt:?} matches no tool: MCP tool names are mcp__<server>__<tool>; write \"mcp__{rest}__.*\" for every tool of the server"
+            ));
+            continue;
+        }
+        if server.is_empty() {
+            continue;
+        }
+        // Only when some server is configured: then a name that is not one is most likely a
+        // typo. Without any, such matchers are common in shared settings and say nothing.
+        if let Some(servers) = ctx.mcp_servers
+            && !servers.is_empty()
+            && !servers.contains(&server)
+        {
+            out.push(format!(
+                "matcher {alt:?} is about MCP server \"{server}\", which is not configured (configured: {}); it matches nothing until one is",
+                servers.join(", ")
+            ));
+        }
     }
     out
 }
@@ -579,11 +667,18 @@ fn exit_one_only(text: &str) -> Option<usize> {
 mod tests {
     use super::*;
 
+    static NO_POLICY: crate::hooks::http::HttpHookPolicy = crate::hooks::http::HttpHookPolicy {
+        allowed_urls: None,
+        allowed_env_vars: None,
+    };
+
     fn ctx() -> LintContext<'static> {
         LintContext {
             project_dir: Path::new("/p"),
             home: Path::new("/h"),
             settings_env: &[],
+            http_policy: &NO_POLICY,
+            mcp_servers: None,
         }
     }
 

@@ -305,6 +305,30 @@ fn merge(
                 None => settings.env.push((k, v)),
             }
         }
+        let mut network = std::mem::take(&mut fs.network);
+        if fs.source == SourceKind::Local && local_tracked && !repo_trusted {
+            // A settings.local.json that git tracks came with the repository: like the project
+            // file, it may not approve the repository's own .mcp.json servers.
+            if network.enabled_mcpjson_servers.take().is_some()
+                | network.enable_all_project_mcp_servers.take().is_some()
+            {
+                settings.diagnostics.push(Diagnostic {
+                    severity: Severity::Warning,
+                    location: crate::origin::Location {
+                        file: fs.label.clone(),
+                        line: 0,
+                        col: 0,
+                    },
+                    message: "git tracks this settings.local.json, so its approval of .mcp.json servers is ignored until the folder is trusted".to_string(),
+                });
+            }
+        }
+        parse::network::merge(
+            network,
+            fs.source,
+            &mut settings.http_policy,
+            &mut settings.mcp_approval,
+        );
         if fs.model.is_some() {
             settings.model = fs.model;
         }

@@ -58,11 +58,16 @@ pub struct FileSettings {
     pub env: Vec<(String, String)>,
     pub disable_all_hooks: Option<Located<bool>>,
     pub allow_managed_hooks_only: Option<Located<bool>>,
+    /// http-hook lists and `.mcp.json` approval keys.
+    pub network: network::NetworkKeys,
     pub model: Option<String>,
     pub effort_level: Option<String>,
     pub transcript_dir: Option<String>,
     pub diagnostics: Vec<Diagnostic>,
 }
+
+#[path = "network.rs"]
+pub(super) mod network;
 
 const HANDLER_TYPES: &str = "\"command\", \"http\", \"prompt\", \"agent\" or \"mcp_tool\"";
 const COMMON_KEYS: &[&str] = &["type", "if", "timeout", "statusMessage", "once"];
@@ -117,6 +122,7 @@ pub fn parse_file(
         env: Vec::new(),
         disable_all_hooks: None,
         allow_managed_hooks_only: None,
+        network: network::NetworkKeys::default(),
         model: None,
         effort_level: None,
         transcript_dir: None,
@@ -307,6 +313,7 @@ impl FileCx<'_> {
         if let Some(m) = spanned::get(members, "disableAllHooks") {
             self.out.disable_all_hooks = self.bool_switch(m);
         }
+        self.network_keys(members);
         if let Some(m) = spanned::get(members, "allowManagedHooksOnly") {
             let value = self.bool_switch(m);
             match self.source {
@@ -750,11 +757,8 @@ impl FileCx<'_> {
             set(Inactive::EventNotFired);
         }
         match &kind {
-            HandlerKind::Command(_) => {}
-            HandlerKind::Http(_)
-            | HandlerKind::Prompt(_)
-            | HandlerKind::Agent(_)
-            | HandlerKind::McpTool(_) => {
+            HandlerKind::Command(_) | HandlerKind::Http(_) | HandlerKind::McpTool(_) => {}
+            HandlerKind::Prompt(_) | HandlerKind::Agent(_) => {
                 self.warn(
                     node.offset,
                     format!("{type_name} hooks are not run by rein yet; this hook is loaded but never runs"),

@@ -67,6 +67,10 @@ pub struct Settings {
     pub env: Vec<(String, String)>,
     pub disable_all_hooks: bool,
     pub allow_managed_hooks_only: bool,
+    /// `allowedHttpHookUrls` / `httpHookAllowedEnvVars`, merged.
+    pub http_policy: crate::hooks::http::HttpHookPolicy,
+    /// `enabledMcpjsonServers` / `disabledMcpjsonServers` / `enableAllProjectMcpServers`.
+    pub mcp_approval: crate::settings::parse::network::McpJsonApproval,
     /// `model` (highest tier that sets it wins).
     pub model: Option<String>,
     /// `effortLevel` (highest tier that sets it wins).

@@ -134,6 +134,81 @@ pub fn items(project_dir: &Path) -> Vec<Item> {
     out
 }
 
+/// What the repository-controlled settings of `project_dir` would do, one line each: hooks
+/// (event and command) and escalating settings (allow rules, directories, mode, env). Empty
+/// when there is nothing to trust.
+pub fn describe(project_dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for file in repo_files(project_dir) {
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        let Ok(value) = serde_json::from_str::<Value>(&text) else {
+            continue;
+        };
+        let rel = file
+            .strip_prefix(project_dir)
+            .unwrap_or(&file)
+            .display()
+            .to_string();
+        if let Some(hooks) = value.get("hooks").and_then(Value::as_object) {
+            for (event, groups) in hooks {
+                for group in groups.as_array().into_iter().flatten() {
+                    for h in group
+                        .get("hooks")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                    {
+                        let what = h
+                            .get("command")
+                            .or_else(|| h.get("url"))
+                            .or_else(|| h.get("prompt"))
+                            .and_then(Value::as_str)
+                            .unwrap_or("?");
+                        out.push(format!("{rel}: {event} hook runs `{what}`"));
+                    }
+                }
+            }
+        }
+        let perms = value.get("permissions");
+        for rule in perms
+            .and_then(|p| p.get("allow"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
+            out.push(format!("{rel}: allows {rule}"));
+        }
+        for dir in perms
+            .and_then(|p| p.get("additionalDirectories"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
+            out.push(format!("{rel}: adds the directory {dir}"));
+        }
+        if let Some(mode) = perms
+            .and_then(|p| p.get("defaultMode"))
+            .and_then(Value::as_str)
+        {
+            out.push(format!("{rel}: sets defaultMode {mode}"));
+        }
+        for key in value
+            .get("env")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flat_map(|m| m.keys())
+            .filter(|k| crate::permissions::bash::env_changes_what_runs(k))
+        {
+            out.push(format!("{rel}: sets {key} for every tool"));
+        }
+    }
+    out
+}
+
 /// Files a hook command names: each word (after `$CLAUDE_PROJECT_DIR` is put in) that is an
 /// existing file, relative words against the project dir.
 fn scripts_named(command: &str, project_dir: &Path) -> Vec<PathBuf> {

@@ -51,6 +51,7 @@ fn input_from_golden(v: &Value) -> HookInput {
             tool_name: s(v, "tool_name"),
             tool_input: v["tool_input"].clone(),
             tool_use_id: s(v, "tool_use_id"),
+            mcp_server: None,
         }),
         HookEvent::PermissionRequest => HookInput::PermissionRequest(PermissionRequestInput {
             base,
@@ -58,6 +59,7 @@ fn input_from_golden(v: &Value) -> HookInput {
             tool_name: s(v, "tool_name"),
             tool_input: v["tool_input"].clone(),
             permission_suggestions: v["permission_suggestions"].as_array().cloned(),
+            mcp_server: None,
         }),
         HookEvent::PostToolUse => HookInput::PostToolUse(PostToolUseInput {
             base,
@@ -67,6 +69,7 @@ fn input_from_golden(v: &Value) -> HookInput {
             tool_response: v["tool_response"].clone(),
             tool_use_id: s(v, "tool_use_id"),
             duration_ms: v["duration_ms"].as_u64().expect("duration"),
+            mcp_server: None,
         }),
         HookEvent::PostToolUseFailure => HookInput::PostToolUseFailure(PostToolUseFailureInput {
             base,
@@ -77,6 +80,7 @@ fn input_from_golden(v: &Value) -> HookInput {
             error: s(v, "error"),
             is_interrupt: v["is_interrupt"].as_bool().expect("is_interrupt"),
             duration_ms: v["duration_ms"].as_u64().expect("duration"),
+            mcp_server: None,
         }),
         HookEvent::PostToolBatch => HookInput::PostToolBatch(PostToolBatchInput {
             base,
@@ -960,6 +964,7 @@ async fn permission_request_and_permission_denied_answers() {
         tool_name: "Bash".into(),
         tool_input: json!({"command": "touch c"}),
         permission_suggestions: None,
+        mcp_server: None,
     });
     let allow = json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
         "decision": {"behavior": "allow", "updatedInput": {"command": "touch d"}}}});
@@ -1258,6 +1263,7 @@ async fn permission_denied_retry_is_merged() {
             tool_input: json!({"command": "rm x"}),
             tool_use_id: "toolu_1".into(),
             reason: "denied by rule".into(),
+            mcp_server: None,
         },
     );
     let out = json!({"hookSpecificOutput": {"hookEventName": "PermissionDenied", "retry": true}});

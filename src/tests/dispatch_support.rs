@@ -93,6 +93,7 @@ impl Fixture {
             tool_name: tool.into(),
             tool_input,
             tool_use_id: "toolu_1".into(),
+            mcp_server: None,
         })
     }
 
@@ -109,6 +110,7 @@ impl Fixture {
             tool_response: json!({"stdout": "x", "stderr": "", "interrupted": false}),
             tool_use_id: "toolu_1".into(),
             duration_ms: 3,
+            mcp_server: None,
         })
     }
 

@@ -21,6 +21,7 @@ mod fuzz;
 mod harness;
 mod hook_compat;
 mod hook_runner;
+mod mcp_http;
 mod permissions_rules;
 mod process;
 mod providers;

@@ -1337,6 +1337,18 @@ fn hidden_commands_meet_deny_rules_and_visible_ones_stay_precise() {
         ("[ -f x ] && echo y", "Bash(rm:*)", false),
         ("LANG=C ls *.txt", "Bash(rm:*)", false),
         ("sh build.sh", "Bash(rm:*)", false),
+        (
+            "git commit -m \"$(cat <<'EOF'\nFix the parser\n\nDetails.\nEOF\n)\"",
+            "Bash(rm:*)",
+            false,
+        ),
+        ("for f in *.txt; do echo \"$f\"; done", "Bash(rm:*)", false),
+        ("if [ -f x ]; then cat x; fi", "Bash(rm:*)", false),
+        (
+            "npm test -- --watch=false 2>&1 | tail -n 20",
+            "Bash(rm:*)",
+            false,
+        ),
     ];
     let mut failures = Vec::new();
     for (cmd, rule, want) in table {
@@ -1377,5 +1389,34 @@ fn env_prefixes_reach_allow_rules_only_from_the_safe_list() {
     ] {
         let got = p.evaluate("Bash", &bash(cmd), None) == Verdict::Allow;
         assert_eq!(got, allowed, "{cmd}");
+    }
+}
+
+#[test]
+fn accept_edits_protected_places_are_judged_below_the_working_directory() {
+    let settings = PermissionSettings::default();
+    let root = "/nonexistent-i14/home/u/.claude/work/proj";
+    let paths = PolicyPaths {
+        cwd: PathBuf::from(root),
+        project_dir: PathBuf::from(root),
+        home: PathBuf::from("/nonexistent-i14/home/u"),
+        additional_dirs: Vec::new(),
+        readable_dirs: Vec::new(),
+    };
+    let (p, _) =
+        PermissionPolicy::from_settings(&settings, PermissionMode::AcceptEdits, &[], &[], paths);
+    let write = |rel: &str| p.evaluate("Write", &file(&format!("{root}/{rel}")), None);
+    assert_eq!(write("src/x.rs"), Verdict::Allow);
+    for protected in [
+        ".git/config",
+        ".claude/settings.json",
+        ".vscode/tasks.json",
+        "a/.bashrc",
+    ] {
+        assert!(
+            matches!(write(protected), Verdict::Ask { .. }),
+            "{protected}: {:?}",
+            write(protected)
+        );
     }
 }

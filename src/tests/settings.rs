@@ -335,12 +335,6 @@ fn each_problem_gives_one_located_diagnostic() {
             "\"once\" has no effect",
         ),
         (
-            "http unsupported",
-            r#"{"hooks": [{"type": "http", "url": "http://127.0.0.1:9/h"}]}"#,
-            "3:12: warning",
-            "http hooks are not run by rein yet",
-        ),
-        (
             "typo",
             r#"{"hooks": [{"type": "command", "command": "x", "timout": 5}]}"#,
             "3:48: warning",
@@ -404,9 +398,11 @@ fn inactive_reasons_are_recorded() {
     assert_eq!(reasons[4], Some(Inactive::UnknownEvent));
     assert_eq!(s.handlers[4].event, None);
     assert_eq!(s.handlers[4].origin.event_key, "NotAnEvent");
-    for r in &reasons[5..9] {
+    assert_eq!(reasons[5], None, "http hooks run");
+    for r in &reasons[6..8] {
         assert_eq!(*r, Some(Inactive::UnsupportedType));
     }
+    assert_eq!(reasons[8], None, "mcp_tool hooks run");
     let kinds: Vec<_> = s.handlers[5..].iter().map(|h| h.kind.type_name()).collect();
     assert_eq!(kinds, ["http", "prompt", "agent", "mcp_tool"]);
     let HandlerKind::McpTool(m) = &s.handlers[8].kind else {

@@ -177,6 +177,14 @@ pub trait Tool: Send + Sync {
     /// The model-facing content derived from a `tool_response` of this tool's shape (used for
     /// `updatedToolOutput`); `None` if `response` does not have the shape.
     fn render(&self, response: &Value) -> Option<String>;
+    /// The MCP server behind this tool (the tool events' `mcp_server`); `None` for built-ins.
+    fn mcp_server(&self) -> Option<crate::hooks::events::McpServerRef> {
+        None
+    }
+    /// Whether the tool is offered to the model now (an MCP tool whose server died is not).
+    fn available(&self) -> bool {
+        true
+    }
 }
 
 /// The built-in tools in the order they are offered to the model: Bash, Read, Write, Edit,

@@ -1237,12 +1237,14 @@ fn interactive_session_prompts_for_permission_and_ends_with_prompt_input_exit() 
         bash("touch approved.flag"),
         say("interactive answer")
     ]));
+    // The project's hooks make rein ask about trusting the folder first: `o`, this run only.
     let (code, shown) = run_on_tty(
         &e,
         &format!("--mock-script {}", script.display()),
-        "go\ny\n/exit\n",
+        "o\ngo\ny\n/exit\n",
     );
     assert_eq!(code, 0, "{shown}");
+    assert!(shown.contains("Trust this folder?"), "{shown}");
     assert!(e.exists("approved.flag"), "{shown}");
     assert!(shown.contains("rein wants to use Bash"), "{shown}");
     assert!(shown.contains("interactive answer"), "{shown}");

@@ -134,3 +134,27 @@ fn a_project_dir_that_is_not_utf8_is_refused_by_the_builder() {
         other => panic!("built: {other:?}"),
     }
 }
+
+/// The library follows folder trust: a project file's allow rule applies only with
+/// `trust_project(true)` (or a recorded trust).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn project_allow_rules_apply_only_in_a_trusted_folder() {
+    for trusted in [false, true] {
+        let sandbox = Sandbox::new("project", &["project/.claude", "project/victim"]);
+        sandbox.settings(serde_json::json!({"permissions": {"allow": ["Bash(rm -rf victim)"]}}));
+        let engine = Engine::builder(&sandbox.project)
+            .home(&sandbox.home)
+            .trust_project(trusted)
+            .build()
+            .unwrap();
+        let mut session = engine.session();
+        session.start().await;
+        session.run_prompt("执行命令 rm -rf victim").await;
+        session.end("other").await;
+        assert_eq!(
+            sandbox.project.join("victim").is_dir(),
+            !trusted,
+            "trusted = {trusted}"
+        );
+    }
+}

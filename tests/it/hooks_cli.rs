@@ -114,7 +114,8 @@ fn mistakes() -> (Machine, Vec<String>) {
     "PreCompact": [ { "hooks": [ { "type": "command", "command": "echo compact" } ] } ],
     "PostToolUse": [ { "hooks": [ { "type": "http", "url": "http://127.0.0.1:9/audit" } ] } ],
     "NotAnEvent": [ { "hooks": [ { "type": "command", "command": "echo unknown" } ] } ]
-  }
+  },
+  "allowedHttpHookUrls": ["https://audit.example.com/*"]
 }
 "#,
     );
@@ -202,7 +203,7 @@ fn list_json_has_stable_fields_and_a_reason_code_per_handler() {
     expect("echo unknown", Some("unknown_event"));
     expect("echo local-stop", Some("file_voided"));
     expect("echo note", None);
-    expect("http://127.0.0.1:9/audit", Some("unsupported_type"));
+    expect("http://127.0.0.1:9/audit", Some("url_not_allowed"));
     let ups_copies: Vec<&Value> = handlers
         .iter()
         .filter(|h| h["text"] == "echo remember the style guide")

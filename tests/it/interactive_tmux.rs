@@ -14,6 +14,7 @@ use crate::harness::{LEAKY_VARS, Sandbox, home_vars, rein_bin, write_executable}
 const PROMPT_HEADER: &str = "rein wants to use Bash: ";
 const PROMPT_KEYS: &str = "[y] allow once  [a] always for this session  [n] deny >";
 const DENIAL: &str = "The user doesn't want to proceed with this tool use.";
+const TRUST_QUESTION: &str = "Trust this folder? [y] yes, remember  [o] this run only  [n] no >";
 
 /// A tmux server on a socket of its own; dropping it kills the server and everything in it.
 struct Tmux {
@@ -242,6 +243,9 @@ fn sigterm_while_a_permission_prompt_waits_ends_rein_within_3_s_and_runs_session
         "command": format!("cat > '{}'", end.display()),
     }]}]}));
     let (tmux, code_file) = launch(&sandbox);
+    // The project's hook makes rein ask about trusting the folder first.
+    tmux.wait_for("the trust question", |s| s.contains(TRUST_QUESTION));
+    tmux.type_line("o");
     tmux.wait_for("the first `> ` prompt", at_input_prompt);
     tmux.type_line("run command touch made.txt");
     tmux.wait_for("the permission prompt", |s| prompts(s) == 1);
@@ -269,4 +273,139 @@ fn sigterm_while_a_permission_prompt_waits_ends_rein_within_3_s_and_runs_session
         serde_json::from_str(&std::fs::read_to_string(&end).unwrap()).unwrap();
     assert_eq!(ended["hook_event_name"], "SessionEnd");
     assert!(!sandbox.exists("made.txt"), "the unanswered call ran");
+}
+
+/// Interactive start in an untrusted folder shows what the repository's settings would do and
+/// asks once; `y` records trust (an allow rule from the project file then applies, no permission
+/// prompt); a later change to the hook's script asks again, naming the hook, and `n` leaves
+/// the allow rule out (the call is asked about, and denied here).
+#[test]
+fn trust_question_on_a_real_terminal_and_a_changed_script_asks_again() {
+    let sandbox = Sandbox::new("proj", &["proj/.claude", "proj/hooks"]);
+    let guard = sandbox.script("guard.sh", "cat >/dev/null; exit 0");
+    sandbox.settings(json!({
+        "permissions": {"allow": ["Bash(touch made-by-allow.txt)"]},
+        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": guard}]}]}
+    }));
+
+    // 1. First start: the question lists the hook and the allow rule; `y` trusts and records.
+    let (tmux, code_file) = launch(&sandbox);
+    let screen = tmux.wait_for("the trust question", |s| s.contains(TRUST_QUESTION));
+    assert!(screen.contains("PreToolUse hook runs"), "{screen}");
+    assert!(screen.contains("guard.sh"), "{screen}");
+    assert!(
+        screen.contains("allows Bash(touch made-by-allow.txt)"),
+        "{screen}"
+    );
+    tmux.type_line("y");
+    tmux.wait_for("the first `> ` prompt", at_input_prompt);
+    tmux.type_line("run command touch made-by-allow.txt");
+    let screen = tmux.wait_for("the allowed run", |s| {
+        at_input_prompt(s) && sandbox.exists("made-by-allow.txt")
+    });
+    assert_eq!(
+        prompts(&screen),
+        0,
+        "asked despite the trusted allow rule:\n{screen}"
+    );
+    tmux.type_line("/exit");
+    assert_eq!(exit_code(&tmux, &code_file), "0");
+    drop(tmux);
+    std::fs::remove_file(sandbox.path("made-by-allow.txt")).unwrap();
+    std::fs::remove_file(&code_file).unwrap();
+
+    // 2. Unchanged: no question at all.
+    let (tmux, code_file) = launch(&sandbox);
+    let screen = tmux.wait_for("the first `> ` prompt", at_input_prompt);
+    assert!(!screen.contains(TRUST_QUESTION), "asked again:\n{screen}");
+    tmux.type_line("/exit");
+    assert_eq!(exit_code(&tmux, &code_file), "0");
+    drop(tmux);
+    std::fs::remove_file(&code_file).unwrap();
+
+    // 3. The script changes: asked again, naming the hook; `n` keeps the allow rule out.
+    sandbox.script("guard.sh", "cat >/dev/null; touch sneaky; exit 0");
+    let (tmux, code_file) = launch(&sandbox);
+    let screen = tmux.wait_for("the trust question again", |s| s.contains(TRUST_QUESTION));
+    assert!(
+        screen.contains("since then changed") && screen.contains("guard.sh"),
+        "{screen}"
+    );
+    tmux.type_line("n");
+    tmux.wait_for("the first `> ` prompt", at_input_prompt);
+    tmux.type_line("run command touch made-by-allow.txt");
+    tmux.wait_for("the permission prompt", |s| prompts(s) == 1);
+    tmux.type_line("n");
+    tmux.wait_for("the denial", |s| s.contains(DENIAL) && at_input_prompt(s));
+    assert!(
+        !sandbox.exists("made-by-allow.txt"),
+        "the untrusted allow rule applied"
+    );
+    tmux.type_line("/exit");
+    assert_eq!(exit_code(&tmux, &code_file), "0");
+}
+
+/// A cloned repository's `.mcp.json` starts nothing until a person says yes at the terminal;
+/// the answers are remembered in `.claude/settings.local.json`.
+#[test]
+fn project_mcp_servers_wait_for_a_yes_on_the_terminal() {
+    let sandbox = Sandbox::new("proj", &["proj/.claude"]);
+    let project = sandbox.project.clone();
+    let wrapper = |name: &str| {
+        let path = project.join(format!("{name}.sh"));
+        write_executable(
+            &path,
+            format!(
+                "#!/bin/sh\necho $$ > '{}'\nexec '{}' stdio\n",
+                project.join(format!("{name}.pid")).display(),
+                crate::mcp_servers::everything()
+            ),
+        );
+        path.display().to_string()
+    };
+    let config = json!({"mcpServers": {
+        "refused": {"command": wrapper("refused")},
+        "accepted": {"command": wrapper("accepted")},
+    }});
+    std::fs::write(project.join(".mcp.json"), config.to_string()).unwrap();
+    let (tmux, code_file) = launch(&sandbox);
+    tmux.wait_for("the question about \"refused\"", |s| {
+        s.contains("MCP server \"refused\"") && s.contains("Start it? [y/N]")
+    });
+    assert!(
+        !project.join("refused.pid").exists(),
+        "started before the answer"
+    );
+    tmux.type_line("n");
+    tmux.wait_for("the question about \"accepted\"", |s| {
+        s.contains("MCP server \"accepted\"")
+    });
+    tmux.type_line("y");
+    tmux.wait_for("the first `> ` prompt", at_input_prompt);
+    assert!(
+        project.join("accepted.pid").exists(),
+        "the approved server did not start"
+    );
+    assert!(
+        !project.join("refused.pid").exists(),
+        "the refused server started"
+    );
+    let local: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(project.join(".claude/settings.local.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(local["enabledMcpjsonServers"], json!(["accepted"]));
+    assert_eq!(local["disabledMcpjsonServers"], json!(["refused"]));
+    tmux.type_line("/exit");
+    assert_eq!(exit_code(&tmux, &code_file), "0", "rein exit code");
+    let pid: i32 = std::fs::read_to_string(project.join("accepted.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: signal 0 only probes for the process.
+    assert!(
+        unsafe { libc::kill(pid, 0) } != 0,
+        "the server outlived rein"
+    );
 }

@@ -5,7 +5,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::hooks::events::{
-    Answer, BaseInput, Common, Event, Explained, FoldCx, block_as_notice, tool_event_accessors,
+    Answer, BaseInput, Common, Event, Explained, FoldCx, McpServerRef, block_as_notice,
+    tool_event_accessors,
 };
 use crate::hooks::spec::HookEvent;
 
@@ -29,6 +30,10 @@ pub struct PermissionDeniedInput {
     pub tool_use_id: String,
     /// Why it was refused (the model-facing text).
     pub reason: String,
+    /// The MCP server behind an `mcp__<server>__<tool>` tool (Claude Code appends it last);
+    /// absent for built-in tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_server: Option<McpServerRef>,
 }
 
 /// PermissionDenied's `hookSpecificOutput`.
@@ -78,6 +83,7 @@ impl Event for PermissionDenied {
             tool_input: Value::Object(Map::new()),
             tool_use_id: crate::hooks::new_tool_use_id(),
             reason: crate::permissions::headless_denial_text(tool),
+            mcp_server: McpServerRef::sample(tool),
         }
     }
 

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::hooks::events::{
-    Answer, BaseInput, Common, Event, Explained, FoldCx, tool_event_accessors,
+    Answer, BaseInput, Common, Event, Explained, FoldCx, McpServerRef, tool_event_accessors,
 };
 use crate::hooks::spec::HookEvent;
 
@@ -28,6 +28,10 @@ pub struct PermissionRequestInput {
     /// Rules the prompt would offer to add.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub permission_suggestions: Option<Vec<Value>>,
+    /// The MCP server behind an `mcp__<server>__<tool>` tool (Claude Code appends it last);
+    /// absent for built-in tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_server: Option<McpServerRef>,
 }
 
 /// `hookSpecificOutput.decision`.
@@ -167,6 +171,7 @@ impl Event for PermissionRequest {
             tool_name: tool.to_string(),
             tool_input: Value::Object(Map::new()),
             permission_suggestions: None,
+            mcp_server: McpServerRef::sample(tool),
         }
     }
 

@@ -5,7 +5,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 use crate::hooks::events::{
-    Answer, BaseInput, Common, Event, Explained, FoldCx, tool_event_accessors,
+    Answer, BaseInput, Common, Event, Explained, FoldCx, McpServerRef, tool_event_accessors,
 };
 use crate::hooks::registry::HookReply;
 use crate::hooks::spec::HookEvent;
@@ -32,6 +32,10 @@ pub struct PostToolUseInput {
     pub tool_use_id: String,
     /// How long the tool ran.
     pub duration_ms: u64,
+    /// The MCP server behind an `mcp__<server>__<tool>` tool (Claude Code appends it last);
+    /// absent for built-in tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_server: Option<McpServerRef>,
 }
 
 /// A present key, even when its value is `null`: `Some(Value::Null)`.
@@ -133,6 +137,7 @@ impl Event for PostToolUse {
             tool_response: Value::Object(Map::new()),
             tool_use_id: crate::hooks::new_tool_use_id(),
             duration_ms: 0,
+            mcp_server: McpServerRef::sample(tool),
         }
     }
 

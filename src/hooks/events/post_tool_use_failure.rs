@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 
 use crate::hooks::events::post_tool_use::feedback;
 use crate::hooks::events::{
-    Answer, BaseInput, Common, Event, Explained, FoldCx, tool_event_accessors,
+    Answer, BaseInput, Common, Event, Explained, FoldCx, McpServerRef, tool_event_accessors,
 };
 use crate::hooks::spec::HookEvent;
 
@@ -33,6 +33,10 @@ pub struct PostToolUseFailureInput {
     pub is_interrupt: bool,
     /// How long the tool ran.
     pub duration_ms: u64,
+    /// The MCP server behind an `mcp__<server>__<tool>` tool (Claude Code appends it last);
+    /// absent for built-in tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_server: Option<McpServerRef>,
 }
 
 /// PostToolUseFailure's `hookSpecificOutput`.
@@ -87,6 +91,7 @@ impl Event for PostToolUseFailure {
             error: "Error".to_string(),
             is_interrupt: false,
             duration_ms: 0,
+            mcp_server: McpServerRef::sample(tool),
         }
     }
 

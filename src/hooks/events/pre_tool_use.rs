@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::hooks::events::{
-    Answer, BaseInput, Common, Event, Explained, FoldCx, tool_event_accessors,
+    Answer, BaseInput, Common, Event, Explained, FoldCx, McpServerRef, tool_event_accessors,
 };
 use crate::hooks::registry::HookReply;
 use crate::hooks::run::OutcomeKind;
@@ -29,6 +29,10 @@ pub struct PreToolUseInput {
     pub tool_input: Value,
     /// The id of the call.
     pub tool_use_id: String,
+    /// The MCP server behind an `mcp__<server>__<tool>` tool (Claude Code appends it last);
+    /// absent for built-in tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_server: Option<McpServerRef>,
 }
 
 /// `hookSpecificOutput.permissionDecision`.
@@ -232,6 +236,7 @@ impl Event for PreToolUse {
             tool_name: tool.to_string(),
             tool_input: Value::Object(Map::new()),
             tool_use_id: crate::hooks::new_tool_use_id(),
+            mcp_server: McpServerRef::sample(tool),
         }
     }
 

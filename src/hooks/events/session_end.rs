@@ -65,7 +65,8 @@ impl Event for SessionEnd {
             RunStatus::Exited(_)
             | RunStatus::Signaled(_)
             | RunStatus::SpawnFailed(_)
-            | RunStatus::Crashed(_) => Some(format!(
+            | RunStatus::Crashed(_)
+            | RunStatus::RequestFailed(_) => Some(format!(
                 "SessionEnd hook [{cmd}] failed: {}",
                 answer.run.stderr
             )),
