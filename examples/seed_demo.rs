@@ -100,7 +100,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("1. read a file through a rewritten path");
     let read = engine.run("读文件 ./notes.txt").await;
     println!("2. a command nobody approved (headless: the permission step refuses)");
-    let whoami = engine.run("执行命令 whoami").await;
+    let touched = engine.run("执行命令 touch made.txt").await;
     println!("3. rm -rf, allowed by a rule but denied by the safety hook");
     let denied = engine.run("执行命令 rm -rf scratch").await;
     let survived = project.join("scratch").exists();
@@ -113,7 +113,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("   scratch/ removed: {gone}");
 
     let ok = read.denials.is_empty()
-        && whoami.denials.len() == 1
+        && touched.denials.len() == 1
         && denied.denials.len() == 1
         && survived
         && passed.denials.is_empty()

@@ -91,6 +91,9 @@ pub use settings::schema::{Diagnostic, Severity};
 /// The unit type is what [`Engine::on`] is called with; its input is what an in-process hook
 /// gets; some also build [`HookReply`]s (`PreToolUse::deny`, `PostToolUse::replace_output`).
 pub mod events {
+    pub use crate::hooks::events::cwd_changed::{
+        CwdChangedInput, CwdChangedOutcome, CwdChangedOutput,
+    };
     pub use crate::hooks::events::instructions_loaded::{
         InstructionsLoadedInput, InstructionsLoadedOutcome, InstructionsLoadedOutput,
     };
@@ -142,10 +145,10 @@ pub mod events {
         UserPromptSubmitInput, UserPromptSubmitOutcome, UserPromptSubmitOutput,
     };
     pub use crate::hooks::events::{
-        BaseInput, Common, Effort, Event, InstructionsLoaded, Notification, PermissionDenied,
-        PermissionRequest, PostCompact, PostToolBatch, PostToolUse, PostToolUseFailure, PreCompact,
-        PreToolUse, SessionEnd, SessionStart, Stop, StopFailure, SubagentStart, SubagentStop,
-        UserPromptSubmit,
+        BaseInput, Common, CwdChanged, Effort, Event, InstructionsLoaded, Notification,
+        PermissionDenied, PermissionRequest, PostCompact, PostToolBatch, PostToolUse,
+        PostToolUseFailure, PreCompact, PreToolUse, SessionEnd, SessionStart, Stop, StopFailure,
+        SubagentStart, SubagentStop, UserPromptSubmit,
     };
 }
 

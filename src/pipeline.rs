@@ -31,6 +31,7 @@ use futures_util::FutureExt;
 use serde_json::Value;
 
 use crate::hooks::events::McpServerRef;
+use crate::hooks::events::cwd_changed::CwdChangedInput;
 use crate::hooks::events::notification::NotificationInput;
 use crate::hooks::events::permission_denied::{PermissionDeniedInput, retry_text};
 use crate::hooks::events::permission_request::{PermissionRequestDecision, PermissionRequestInput};
@@ -39,8 +40,8 @@ use crate::hooks::events::post_tool_use::PostToolUseInput;
 use crate::hooks::events::post_tool_use_failure::PostToolUseFailureInput;
 use crate::hooks::events::pre_tool_use::{PermissionDecision, PreToolUseInput};
 use crate::hooks::events::{
-    BaseInput, Common, Event, Notification, PermissionDenied, PermissionRequest, PostToolBatch,
-    PostToolUse, PostToolUseFailure, PreToolUse,
+    BaseInput, Common, CwdChanged, Event, Notification, PermissionDenied, PermissionRequest,
+    PostToolBatch, PostToolUse, PostToolUseFailure, PreToolUse,
 };
 use crate::hooks::host::{HookHost, fire_observed};
 use crate::hooks::spec::HookEvent;
@@ -670,6 +671,33 @@ impl<'a> ToolPipeline<'a> {
                 is_interrupt: false,
             });
         let duration_ms = started.elapsed().as_millis() as u64;
+        // A Bash `cd` moves the session at once: the call's own PostToolUse already runs in,
+        // and is told, the new directory; CwdChanged fires first (Claude Code 2.1.328, fixture
+        // `tests/fixtures/cc-2.1.328/env_cwd`).
+        let new_cwd = self.ctx.current_dir().to_string_lossy().into_owned();
+        let moved = (new_cwd != base.cwd).then(|| base.cwd.clone());
+        let base = &BaseInput {
+            cwd: new_cwd.clone(),
+            ..base.clone()
+        };
+        if let Some(old_cwd) = moved {
+            let changed = self
+                .fire::<CwdChanged>(
+                    CwdChangedInput {
+                        base: BaseInput {
+                            permission_mode: None,
+                            effort: None,
+                            ..base.clone()
+                        },
+                        hook_event_name: HookEvent::CwdChanged,
+                        old_cwd,
+                        new_cwd: new_cwd.clone(),
+                    },
+                    None,
+                )
+                .await;
+            absorb(&mut report, &changed.common);
+        }
         match outcome {
             ToolOutcome::Success { response, content } => {
                 let post = self

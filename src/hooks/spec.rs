@@ -492,7 +492,12 @@ impl HookEvent {
                 permission_mode: false,
                 ..unfired("InstructionsLoaded", Extended, NONE)
             },
-            HookEvent::CwdChanged => unfired("CwdChanged", NoTarget, WATCH_PATHS),
+            HookEvent::CwdChanged => EventSpec {
+                fires: Some(Fires::<events::CwdChanged>::REF),
+                permission_mode: false,
+                effort: false,
+                ..unfired("CwdChanged", NoTarget, WATCH_PATHS)
+            },
             HookEvent::FileChanged => unfired("FileChanged", Strict, WATCH_PATHS),
             HookEvent::DirectoryAdded => unfired("DirectoryAdded", Extended, NONE),
             HookEvent::MessageDisplay => unfired("MessageDisplay", NoTarget, MESSAGE_DISPLAY),
@@ -572,6 +577,6 @@ mod tests {
             .filter(|e| e.fired_by_rein())
             .map(|e| e.as_str())
             .collect();
-        assert_eq!(fired.len(), 17, "{fired:?}");
+        assert_eq!(fired.len(), 18, "{fired:?}");
     }
 }

@@ -5,7 +5,8 @@
 //! - [`path`]: gitignore-style file patterns with Claude Code's anchors;
 //! - [`mode`]: permission modes, tool tiers, the starting mode;
 //! - [`policy`]: the decision for one call ([`policy::PermissionPolicy::evaluate`]);
-//! - [`prompt`]: asking a person on the terminal.
+//! - [`prompt`]: asking a person on the terminal;
+//! - [`read_only`]: the Bash lines that only read, which run without asking in default mode.
 
 pub mod bash;
 pub mod config;
@@ -13,6 +14,7 @@ pub mod mode;
 pub mod path;
 pub mod policy;
 pub mod prompt;
+pub mod read_only;
 pub mod rule;
 
 /// The text a headless run gives the model when a call needs approval nobody can give.

@@ -17,13 +17,13 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::permissions::bash;
 use crate::permissions::config::{PermissionSettings, RuleEntry};
 use crate::permissions::mode::{PermissionMode, ToolTier};
 use crate::permissions::path::{normalize, resolve_links};
 use crate::permissions::rule::{
     Rule, RuleContext, RuleError, RulePurpose, canonical_tool_name, input_path,
 };
+use crate::permissions::{bash, read_only};
 
 /// What PreToolUse hooks answered, as the permission step reads it (the pipeline translates
 /// the hooks' outcome into this; permissions know no hook types).
@@ -404,6 +404,23 @@ impl PermissionPolicy {
                 match self.bash_allowance(command) {
                     BashAllowance::Allowed => Verdict::Allow,
                     _ if bypass => Verdict::Allow,
+                    // Deny and ask rules and hooks were consulted above: a reading line only
+                    // skips the question nobody configured (Claude Code 2.1.328's behaviour).
+                    BashAllowance::NotCovered
+                        if self.mode != PermissionMode::DontAsk
+                            && read_only::is_read_only(
+                                &bash::parse(command),
+                                &self.paths.cwd,
+                                |p| {
+                                    self.in_working_dirs(p)
+                                        && self
+                                            .check_deny("Read", &json!({"file_path": p}))
+                                            .is_none()
+                                },
+                            ) =>
+                    {
+                        Verdict::Allow
+                    }
                     BashAllowance::Unchecked(reason) => self.ask(tool, reason, AskCause::Unchecked),
                     BashAllowance::Writes(path) => self.ask(
                         tool,

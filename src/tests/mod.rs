@@ -25,6 +25,7 @@ mod mcp_http;
 mod permissions_rules;
 mod process;
 mod providers;
+mod read_only;
 mod session_loop;
 mod settings;
 mod spanned_json;

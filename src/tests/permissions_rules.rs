@@ -798,7 +798,8 @@ fn mode_by_tier() {
         ("Read", file("/proj/app/a.txt")),
         ("Write", file("/proj/app/a.txt")),
         ("Edit", file("/proj/app/a.txt")),
-        ("Bash", bash("ls")),
+        // Not a read-only line (those run without asking; see tests::read_only).
+        ("Bash", bash("npm test")),
         ("Grep", json!({"pattern": "x"})),
         ("mcp__srv__tool", json!({})),
     ];
@@ -1105,8 +1106,8 @@ fn unparsable_rules_fail_closed() {
         K::Deny
     );
     // An unparsable allow rule allows nothing.
-    let (p, _) = policy(PermissionMode::Default, &["Bash(ls"], &[], &[]);
-    assert_eq!(kind(&p.evaluate("Bash", &bash("ls"), None)), K::Ask);
+    let (p, _) = policy(PermissionMode::Default, &["Bash(npm test"], &[], &[]);
+    assert_eq!(kind(&p.evaluate("Bash", &bash("npm test"), None)), K::Ask);
 }
 
 #[test]

@@ -25,9 +25,13 @@ use tokio::sync::watch;
 
 use crate::process::{self, Detached, Ending};
 
-/// Time between SIGTERM and SIGKILL when rein stops a background command: the hooks' grace
-/// ([`crate::hooks::command::KILL_GRACE`]), so every process rein ends is ended the same way.
-pub const STOP_GRACE: Duration = crate::hooks::command::KILL_GRACE;
+/// Time between SIGTERM and SIGKILL when rein stops a background command.
+///
+/// Why not the hooks' 1.5 s ([`crate::hooks::command::KILL_GRACE`], measured from Claude Code's
+/// hook runner): Claude Code's grace for a background shell is not measured, and a stop on
+/// SIGTERM to rein must finish within rein's own shutdown deadline; 500 ms is what rein used
+/// for every process before the hooks' grace was measured.
+pub const STOP_GRACE: Duration = Duration::from_millis(500);
 
 /// One background command.
 #[derive(Debug)]

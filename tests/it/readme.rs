@@ -117,13 +117,14 @@ fn readme_demo_command_plays_the_four_scenarios() {
     );
     assert!(stdout.contains("[package]"), "{stdout}");
 
-    // 2 + 3. whoami refused by the permission step, rm -rf / by the dangerous-command hook.
+    // 2 + 3. touch refused by the permission step, rm -rf / by the dangerous-command hook.
     let blocked = demo.ledger("blocked.jsonl");
     let commands: Vec<&str> = blocked
         .iter()
         .map(|b| b["input"]["command"].as_str().unwrap_or_default())
         .collect();
-    assert_eq!(commands, ["whoami", "rm -rf /"]);
+    assert_eq!(commands, ["touch notes.txt", "rm -rf /"]);
+    assert!(!demo.project.join("notes.txt").exists());
     assert!(
         blocked[0]["reason"]
             .as_str()
@@ -140,7 +141,7 @@ fn readme_demo_command_plays_the_four_scenarios() {
     );
     // The model was told why: its summary names both refusals.
     assert!(stdout.contains("Blocked dangerous command"), "{stdout}");
-    assert!(stdout.contains("whoami"), "{stdout}");
+    assert!(stdout.contains("touch notes.txt"), "{stdout}");
 
     // 4. The turn log saw the session.
     let turns: Vec<String> = demo

@@ -395,7 +395,8 @@ fn hook_decisions_cannot_smuggle_a_call_past_rules() {
             pr_once: true,
             args: &[],
             // The hook answers only once (below), so the second call would need the mode.
-            commands: &["echo first", "touch created"],
+            // `touch first`, not a read-only line: those run without asking.
+            commands: &["touch first", "touch created"],
             expect: ("created", false),
         },
         Row {

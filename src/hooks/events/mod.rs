@@ -22,6 +22,7 @@
 //! context entry ([`Event::context_entry`]), placed after the per-handler entries, and the
 //! event finishes its outcome ([`Event::finish`]).
 
+pub mod cwd_changed;
 pub mod instructions_loaded;
 pub mod notification;
 pub mod permission_denied;
@@ -52,6 +53,7 @@ use crate::hooks::output::HookJsonOutput;
 use crate::hooks::run::{HandlerRun, OutcomeKind};
 use crate::hooks::spec::HookEvent;
 
+pub use cwd_changed::CwdChanged;
 pub use instructions_loaded::InstructionsLoaded;
 pub use notification::Notification;
 pub use permission_denied::PermissionDenied;

@@ -452,3 +452,68 @@ fn denied_paths_are_refused_at_validation_and_requests_carry_suggestions() {
     }
     assert_hooks_match(&fx, &r, &["PermissionDenied"]);
 }
+
+/// Read-only Bash lines run without asking in default mode exactly where Claude Code 2.1.328
+/// ran them: every call's outcome (ran, or refused) is Claude Code's, and PermissionRequest
+/// fires for the same calls.
+#[test]
+fn read_only_bash_runs_where_claude_code_runs_it() {
+    for name in ["read_only_bash", "read_only_more"] {
+        read_only_scenario(name);
+    }
+}
+
+fn read_only_scenario(name: &str) {
+    let fx = fixture(name);
+    let r = run(name, &[]);
+    let cc = fx["model"]["tool_results"].as_array().unwrap();
+    assert_eq!(r.tool_results.len(), cc.len());
+    // Whether each call ran: a command that ran and exited non-zero is not a refusal (Claude
+    // Code also reads `diff`'s exit 1 as success; that is the Bash tool's business, not the
+    // permission step's).
+    let ran = |v: &Value| {
+        !v["is_error"].as_bool().unwrap_or(false)
+            || v["content"].as_str().unwrap_or("").starts_with("Exit code")
+    };
+    for (ours, cc) in r.tool_results.iter().zip(cc) {
+        assert_eq!(
+            ran(ours),
+            ran(cc),
+            "{}: rein {:?}, Claude Code {:?}",
+            cc["tool_use_id"],
+            ours["content"],
+            cc["content"]
+        );
+    }
+    let asked = |hooks: Vec<Value>| -> Vec<Value> {
+        hooks.iter().map(|h| h["tool_input"].clone()).collect()
+    };
+    assert_eq!(
+        asked(
+            r.of("PermissionRequest")
+                .iter()
+                .map(|h| h.stdin.clone())
+                .collect()
+        ),
+        asked(fixture_stdins(&fx, "PermissionRequest"))
+    );
+}
+
+/// A Bash `cd` moves the session at once: that call's PostToolUse already runs in and is told
+/// the new directory, CwdChanged fires with both directories, later calls start there. Every
+/// hook's stdin equals Claude Code's.
+#[test]
+fn bash_cd_moves_the_session_and_fires_cwd_changed() {
+    let fx = fixture("env_cwd");
+    let r = run("env_cwd", &[]);
+    assert_hooks_match(&fx, &r, &[]);
+    let post = r.of("PostToolUse");
+    assert_eq!(
+        post[1].cwd, "<PROJECT>/sub",
+        "the hook runs in the new directory"
+    );
+    let changed = r.of("CwdChanged");
+    assert_eq!(changed.len(), 1);
+    assert_eq!(changed[0].stdin["old_cwd"], "<PROJECT>");
+    assert_eq!(changed[0].stdin["new_cwd"], "<PROJECT>/sub");
+}
