@@ -133,6 +133,22 @@ pub struct TurnOutcome {
     pub model_usage: Vec<(String, Usage)>,
 }
 
+impl TurnOutcome {
+    /// A turn that has not yet made a request: completed, nothing said, nothing spent.
+    fn begun() -> TurnOutcome {
+        TurnOutcome {
+            end: TurnEnd::Completed,
+            result: String::new(),
+            num_turns: 0,
+            model_stop_reason: None,
+            stop_capped: false,
+            denials: Vec::new(),
+            usage: Usage::default(),
+            model_usage: Vec::new(),
+        }
+    }
+}
+
 /// Tokens a whole session took, and how full the context was at the last request.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SessionUsage {
@@ -435,16 +451,7 @@ impl Session {
         task: &str,
         context: Vec<String>,
     ) -> TurnOutcome {
-        let mut outcome = TurnOutcome {
-            end: TurnEnd::Completed,
-            result: String::new(),
-            num_turns: 0,
-            model_stop_reason: None,
-            stop_capped: false,
-            denials: Vec::new(),
-            usage: Usage::default(),
-            model_usage: Vec::new(),
-        };
+        let mut outcome = TurnOutcome::begun();
         let prompt_id = self.prompt_id.clone().unwrap_or_default();
         self.sink.observe(Progress::Prompt {
             prompt_id: &prompt_id,
@@ -799,16 +806,7 @@ impl Session {
             *current = Some(prompt_id.clone());
         }
         self.set_line_context();
-        let mut outcome = TurnOutcome {
-            end: TurnEnd::Completed,
-            result: String::new(),
-            num_turns: 0,
-            model_stop_reason: None,
-            stop_capped: false,
-            denials: Vec::new(),
-            usage: Usage::default(),
-            model_usage: Vec::new(),
-        };
+        let mut outcome = TurnOutcome::begun();
 
         let ups = self
             .fire::<UserPromptSubmit>(UserPromptSubmitInput {
