@@ -696,21 +696,10 @@ impl SubagentRuntime {
             None,
         )
         .await;
-        let mut ctx = ToolContext::new(self.project_dir.clone());
-        if let (Ok(mut cwd), Ok(parent)) = (ctx.cwd.lock(), parent_ctx.cwd.lock()) {
-            *cwd = parent.clone();
-        }
-        ctx.env = parent_ctx.env.clone();
-        ctx.env_remove = parent_ctx.env_remove.clone();
-        // The same read-deny rules filter what Grep and Glob return.
-        ctx.read_filter = parent_ctx.read_filter.clone();
+        let mut ctx = parent_ctx.snapshot();
         // Why not the parent's `in_context`: the subagent has its own history, so it must read
         // a file itself before it may edit it.
-        ctx.background = Arc::clone(&parent_ctx.background);
-        ctx.output_dir = parent_ctx.output_dir.clone();
-        if let (Ok(mut files), Ok(parent)) = (ctx.env_files.lock(), parent_ctx.env_files.lock()) {
-            *files = parent.clone();
-        }
+        ctx.in_context = Arc::default();
         if let Ok(mut p) = ctx.prompt_id.lock() {
             *p = prompt_id.clone();
         }

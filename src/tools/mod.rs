@@ -56,8 +56,8 @@ pub struct ToolContext {
     pub env_remove: Vec<String>,
     /// Files whose current content the model has been shown this session (read, or written
     /// whole); an Edit of any other file reports `contentNotInModelContext`, as Claude Code
-    /// does.
-    pub in_context: Mutex<std::collections::HashSet<PathBuf>>,
+    /// does. Shared by the context's snapshots (the set is the session's, not a value).
+    pub in_context: Arc<Mutex<std::collections::HashSet<PathBuf>>>,
     /// The session's background commands (Bash `run_in_background`), shared with `TaskStop`
     /// and with whoever ends the session.
     pub background: Arc<background::BackgroundTasks>,
@@ -97,7 +97,7 @@ impl ToolContext {
             env_files: Mutex::new(Vec::new()),
             env: Vec::new(),
             env_remove: Vec::new(),
-            in_context: Mutex::new(std::collections::HashSet::new()),
+            in_context: Arc::default(),
             background: Arc::new(background::BackgroundTasks::new()),
             output_dir: None,
             prompt_id: Mutex::new(None),
@@ -105,8 +105,9 @@ impl ToolContext {
         }
     }
 
-    /// A copy for work that must own its context (a tool's `prepare` on a blocking thread):
-    /// the same values, the same background commands.
+    /// A copy for work that must own its context (a tool's `prepare` on a blocking thread, a
+    /// subagent): the same values, the same background commands and read set. Paid on every
+    /// tool call, so what grows with the session is shared, not copied.
     pub fn snapshot(&self) -> ToolContext {
         ToolContext {
             project_dir: self.project_dir.clone(),
@@ -117,10 +118,7 @@ impl ToolContext {
             }),
             env: self.env.clone(),
             env_remove: self.env_remove.clone(),
-            in_context: Mutex::new(match self.in_context.lock() {
-                Ok(set) => set.clone(),
-                Err(_) => std::collections::HashSet::new(),
-            }),
+            in_context: Arc::clone(&self.in_context),
             background: Arc::clone(&self.background),
             output_dir: self.output_dir.clone(),
             prompt_id: Mutex::new(match self.prompt_id.lock() {
