@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::agent::agent_hook::HookModels;
+use crate::agent::instructions::{PromptOptions, Sources, assemble};
 use crate::agent::providers::mock::MockModel;
 use crate::agent::session::{DEFAULT_STOP_BLOCK_CAP, Session, SessionConfig, TurnOutcome};
 use crate::agent::subagent;
@@ -25,7 +26,7 @@ use crate::model::Model;
 use crate::permissions::mode::{PermissionMode, resolve_mode};
 use crate::permissions::policy::{PermissionPolicy, PolicyPaths};
 use crate::pipeline::PolicyGate;
-use crate::progress::{Observer, Observers};
+use crate::progress::{Observer, Observers, Progress};
 use crate::settings::schema::{Diagnostic, Settings};
 use crate::settings::{LoadOptions, load};
 use crate::tools::{ReadFilter, Tool, ToolContext, builtin_tools};
@@ -72,6 +73,8 @@ pub struct EngineBuilder {
     allowed_tools: Vec<String>,
     disallowed_tools: Vec<String>,
     observer: Option<Arc<dyn Observer>>,
+    prompt: PromptOptions,
+    memory_files: bool,
 }
 
 impl EngineBuilder {
@@ -136,6 +139,31 @@ impl EngineBuilder {
         self
     }
 
+    /// Replaces rein's own system prompt (and its environment section), as
+    /// `--system-prompt` does. The memory files and [`EngineBuilder::append_system_prompt`]
+    /// texts still follow it.
+    pub fn system_prompt(mut self, text: impl Into<String>) -> EngineBuilder {
+        self.prompt.replace = Some(text.into());
+        self
+    }
+
+    /// Adds a text at the end of the system prompt, after the memory files, as
+    /// `--append-system-prompt` does. Several calls add several texts, in order.
+    pub fn append_system_prompt(mut self, text: impl Into<String>) -> EngineBuilder {
+        self.prompt.append.push(text.into());
+        self
+    }
+
+    /// Whether sessions read the memory files (`~/.claude/CLAUDE.md` under
+    /// [`EngineBuilder::home`], then `CLAUDE.md`, `.claude/CLAUDE.md` and `CLAUDE.local.md`
+    /// from `/` down to the project directory, with their `@imports`) into the system prompt
+    /// and announce each with `InstructionsLoaded`; default `true`, as the `rein` binary does.
+    /// `CLAUDE_CODE_DISABLE_CLAUDE_MDS=1` turns them off either way.
+    pub fn memory_files(mut self, read: bool) -> EngineBuilder {
+        self.memory_files = read;
+        self
+    }
+
     /// Loads the settings and resolves the permission mode. Problems in settings files do not
     /// fail the build: they are in [`Engine::diagnostics`], and the rest applies as in Claude
     /// Code.
@@ -185,6 +213,8 @@ impl EngineBuilder {
             allowed_tools: self.allowed_tools,
             disallowed_tools: self.disallowed_tools,
             observer: self.observer,
+            prompt: self.prompt,
+            memory_files: self.memory_files,
         })
     }
 }
@@ -220,6 +250,8 @@ pub struct Engine {
     allowed_tools: Vec<String>,
     disallowed_tools: Vec<String>,
     observer: Option<Arc<dyn Observer>>,
+    prompt: PromptOptions,
+    memory_files: bool,
 }
 
 impl std::fmt::Debug for Engine {
@@ -255,6 +287,8 @@ impl Engine {
             allowed_tools: Vec::new(),
             disallowed_tools: Vec::new(),
             observer: None,
+            prompt: PromptOptions::default(),
+            memory_files: true,
         }
     }
 
@@ -348,6 +382,21 @@ impl Engine {
             session_end_budget: dispatcher.session_end_phase_budget(),
         };
         let tools: Vec<Arc<dyn Tool>> = builtin_tools();
+        let tool_names: Vec<String> = tools.iter().map(|t| t.name().to_string()).collect();
+        let (system, memory, environment) = assemble(&Sources {
+            options: &self.prompt,
+            cwd: &self.project_dir,
+            additional_dirs: &[],
+            home: Some(self.home.clone()),
+            memory_files: self.memory_files,
+            model: self.model.name(),
+            tools: &tool_names,
+        });
+        if let Some(observer) = &self.observer {
+            for notice in &memory.notices {
+                observer.observe(Progress::Notice { text: notice });
+            }
+        }
         // Why errors are dropped here: the engine has no place to print them; `rein -p`
         // reports them, and a bad file only costs its own agent.
         let (definitions, _errors) = subagent::discover(&self.home, &self.project_dir, None);
@@ -362,10 +411,14 @@ impl Engine {
                 models: None,
                 notices: self.observer.clone(),
                 read_filter: ctx.read_filter.clone(),
+                instructions: Some(subagent::SubagentInstructions {
+                    environment,
+                    memory: memory.files.clone(),
+                }),
             },
         );
         hook_models.attach(&wired.runtime);
-        Session::new(
+        let mut session = Session::new(
             config,
             wired.hooks,
             Arc::clone(&self.model),
@@ -373,7 +426,9 @@ impl Engine {
             wired.gate,
             ctx,
             Box::new(observers),
-        )
+        );
+        session.set_instructions(Some(system), memory.files);
+        session
     }
 
     /// Runs one prompt in a fresh session (SessionStart, the turn, SessionEnd) and returns how

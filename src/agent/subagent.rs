@@ -36,6 +36,7 @@ use crate::model::Model;
 use crate::permissions::policy::HookAnswer;
 use crate::pipeline::{GateVerdict, PermissionGate, PromptAnswer};
 use crate::progress::{Observer, Progress};
+use crate::tools::input::{Field, FieldKind};
 use crate::tools::{BoxFuture, Tool, ToolContext, ToolOutcome};
 
 /// Builds the session's provider with another model id.
@@ -570,6 +571,16 @@ impl Observer for NoticesOnly {
     }
 }
 
+/// The parts of a session's instructions a subagent gets too: the environment and the memory
+/// files (not the session's own system prompt: a subagent has its type's).
+#[derive(Debug, Clone)]
+pub(crate) struct SubagentInstructions {
+    /// The session's working environment.
+    pub environment: crate::agent::instructions::Environment,
+    /// The session's memory files, in load order.
+    pub memory: Vec<crate::agent::instructions::MemoryFile>,
+}
+
 /// What a subagent needs from its parent session.
 pub struct SubagentRuntime {
     pub(crate) hooks: Arc<dyn HookHost>,
@@ -592,6 +603,9 @@ pub struct SubagentRuntime {
     pub(crate) read_filter: Option<crate::tools::ReadFilter>,
     /// Serialises interactive permission prompts of the session and its subagents.
     pub(crate) prompt_lock: Arc<tokio::sync::Mutex<()>>,
+    /// What a subagent's system prompt holds besides its type's prompt; `None`: the type's
+    /// prompt alone.
+    pub(crate) instructions: Option<SubagentInstructions>,
     /// Makes "set the cwd, evaluate the rules" one step across the session's gates.
     pub(crate) rules_lock: Arc<std::sync::Mutex<()>>,
 }
@@ -635,6 +649,19 @@ impl SubagentRuntime {
         let mut names: Vec<String> = self.definitions.iter().map(|d| d.name.clone()).collect();
         names.sort_by_key(|n| n.to_lowercase());
         names
+    }
+
+    /// A subagent's system prompt: its type's prompt, the subagent notes, the session's
+    /// environment and memory files (see [`crate::agent::instructions::subagent_system_prompt`]).
+    pub(crate) fn system_prompt_for(&self, def: &AgentDefinition) -> String {
+        match &self.instructions {
+            Some(i) => crate::agent::instructions::subagent_system_prompt(
+                &def.prompt,
+                &i.environment,
+                &i.memory,
+            ),
+            None => def.prompt.clone(),
+        }
     }
 
     fn definition(&self, name: &str) -> Option<&AgentDefinition> {
@@ -735,10 +762,11 @@ impl SubagentRuntime {
             },
             prompt_id,
         );
+        session.set_instructions(Some(self.system_prompt_for(def)), Vec::new());
         let deadline = def.timeout.unwrap_or(self.default_timeout);
         let outcome = match tokio::time::timeout(
             deadline,
-            session.run_task(Some(&def.prompt), task, start.common.context),
+            session.run_task(None, task, start.common.context),
         )
         .await
         {
@@ -764,6 +792,48 @@ impl SubagentRuntime {
     }
 }
 
+/// The Agent tool's input, in Claude Code's key order.
+pub(crate) const AGENT_FIELDS: &[Field] = &[
+    Field::required("description", FieldKind::String),
+    Field::required("prompt", FieldKind::String),
+    Field::optional("subagent_type", FieldKind::String),
+    Field::optional("model", FieldKind::String),
+    Field::optional("run_in_background", FieldKind::Boolean),
+];
+
+/// The Agent tool's input schema (the same for every session: the types are listed in the
+/// description).
+pub(crate) fn agent_input_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "description": {
+                "type": "string",
+                "description": "A label of a few words for the task (\"Find the config loader\"); the user and the hooks see it."
+            },
+            "prompt": {
+                "type": "string",
+                "description": "The whole task for the subagent, self-contained: it sees nothing of this conversation."
+            },
+            "subagent_type": {
+                "type": "string",
+                "description": "Which agent type runs the task (listed in the tool description). Default general-purpose."
+            },
+            "model": {
+                "type": "string",
+                "description": "Accepted and ignored: the subagent runs on its type's model, else the session's."
+            },
+            "run_in_background": {
+                "type": "boolean",
+                "description": "Accepted and ignored: rein always waits for the subagent's report."
+            }
+        },
+        "required": ["description", "prompt"],
+        "additionalProperties": false,
+        "$schema": crate::tools::SCHEMA_DIALECT
+    })
+}
+
 /// The Agent tool.
 pub struct AgentTool {
     runtime: Arc<SubagentRuntime>,
@@ -773,14 +843,33 @@ pub struct AgentTool {
 impl AgentTool {
     /// The tool over a runtime; its description lists the types.
     pub fn new(runtime: Arc<SubagentRuntime>) -> AgentTool {
+        AgentTool {
+            description: agent_description(&runtime.definitions),
+            runtime,
+        }
+    }
+}
+
+/// The Agent tool's description: what it is for, then one line per agent type.
+pub(crate) fn agent_description(definitions: &[AgentDefinition]) -> String {
+    {
         let mut description = String::from(
-            "Start a subagent for a self-contained task. It works with its own conversation \
-             and tools and answers with one report, which you receive as this tool's result; \
-             the user does not see it. Give it everything it needs in `prompt`. Several Agent \
-             calls in one message run at the same time.\n\nAgent types (`subagent_type`, \
-             default general-purpose):",
+            "Hands a self-contained task to a subagent: a fresh agent with its own \
+             conversation, its own instructions and the tools of its type. It cannot see this \
+             conversation, so `prompt` must hold everything it needs: the goal, the files or \
+             names involved, what to leave alone, and what to report back. Its final message \
+             comes back as this tool's result; the user does not see it, so pass on what \
+             matters.\n\n\
+             Use it for work that is broad but separable (searching a large codebase, a \
+             change confined to one area, an independent check), especially to keep long \
+             intermediate output out of this conversation. Do small, targeted things \
+             yourself with the other tools. Several Agent calls in one reply run at the same \
+             time. The subagent's tool calls pass the same hooks and permission rules as \
+             yours; a subagent that does not finish within its time limit is stopped and \
+             its work is lost.\n\n\
+             Agent types (`subagent_type`, default general-purpose):",
         );
-        for def in &runtime.definitions {
+        for def in definitions {
             let tools = match &def.tools {
                 None => "all tools".to_string(),
                 Some(t) => t.join(", "),
@@ -790,10 +879,7 @@ impl AgentTool {
                 def.name, def.description
             ));
         }
-        AgentTool {
-            runtime,
-            description,
-        }
+        description
     }
 }
 
@@ -836,45 +922,11 @@ impl Tool for AgentTool {
     }
 
     fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "description": {"type": "string", "description": "A short (3-5 word) label for the task"},
-                "prompt": {"type": "string", "description": "The whole task for the subagent"},
-                "subagent_type": {"type": "string", "description": "Which agent type runs it"},
-                "model": {"type": "string", "description": "Ignored by rein: the subagent uses the session's model"},
-                "run_in_background": {"type": "boolean", "description": "Ignored by rein: subagents always run in the foreground"}
-            },
-            "required": ["description", "prompt"],
-            "additionalProperties": false
-        })
+        agent_input_schema()
     }
 
     fn prepare(&self, input: Value, _ctx: &ToolContext) -> Result<Value, String> {
-        let Value::Object(map) = &input else {
-            return Err("InputValidationError: Agent expects an object".to_string());
-        };
-        for key in ["description", "prompt"] {
-            match map.get(key) {
-                Some(Value::String(_)) => {}
-                Some(_) => {
-                    return Err(format!(
-                        "InputValidationError: Agent failed due to the following issue:\nThe parameter `{key}` type is expected as `string` but provided as another type"
-                    ));
-                }
-                None => {
-                    return Err(format!(
-                        "InputValidationError: Agent failed due to the following issue:\nThe required parameter `{key}` is missing"
-                    ));
-                }
-            }
-        }
-        if let Some(v) = map.get("subagent_type")
-            && !v.is_string()
-        {
-            return Err("InputValidationError: Agent failed due to the following issue:\nThe parameter `subagent_type` type is expected as `string` but provided as another type".to_string());
-        }
-        Ok(input)
+        crate::tools::input::normalise(self.name(), input, AGENT_FIELDS).map(Value::Object)
     }
 
     fn execute<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutcome> {
@@ -983,6 +1035,8 @@ pub(crate) struct SubagentSetup {
     pub notices: Option<Arc<dyn Observer>>,
     /// The session's read-deny filter (Grep and Glob of an agent hook use it too).
     pub read_filter: Option<crate::tools::ReadFilter>,
+    /// The environment and memory files for subagents' system prompts.
+    pub instructions: Option<SubagentInstructions>,
 }
 
 /// Adds the Agent tool to a session's parts (placed first, as Claude Code lists it).
@@ -999,6 +1053,7 @@ pub(crate) fn wire(
         models,
         notices,
         read_filter,
+        instructions,
     } = setup;
     let hooks: Arc<dyn HookHost> = Arc::from(hooks);
     let gate: Arc<dyn PermissionGate> = Arc::from(gate);
@@ -1017,6 +1072,7 @@ pub(crate) fn wire(
         default_timeout: subagent_timeout_from_env(),
         notices,
         read_filter,
+        instructions,
         prompt_lock: Arc::new(tokio::sync::Mutex::new(())),
         rules_lock: Arc::new(std::sync::Mutex::new(())),
     });

@@ -9,9 +9,7 @@ use std::time::{Duration, Instant};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use crate::agent::agent_hook::HookModels;
-use crate::agent::instructions::{
-    Environment, Memory, MemoryPaths, PromptOptions, load_memory, system_prompt,
-};
+use crate::agent::instructions::{Environment, Memory, PromptOptions, Sources, assemble};
 use crate::agent::providers::{ProviderConfig, ProviderKind, from_config};
 use crate::agent::session::{
     Session, SessionConfig, TurnEnd, TurnOutcome, stop_block_cap_from_env,
@@ -106,7 +104,7 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
             return err.code;
         }
     };
-    let (system, memory) = match instructions(&args, &setup, setup.model.name()) {
+    let (system, memory, environment) = match instructions(&args, &setup, setup.model.name()) {
         Ok(i) => i,
         Err(err) => {
             eprintln!("rein: {err}");
@@ -247,6 +245,10 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
             models: setup.models.clone(),
             notices: Some(Arc::clone(&observers)),
             read_filter: Some(setup.read_filter.clone()),
+            instructions: Some(subagent::SubagentInstructions {
+                environment,
+                memory: memory.files.clone(),
+            }),
         },
     );
     hook_models.attach(&wired.runtime);
@@ -991,7 +993,7 @@ fn instructions(
     args: &RunArgs,
     setup: &Setup,
     model: &str,
-) -> Result<(String, Memory), SetupError> {
+) -> Result<(String, Memory, Environment), SetupError> {
     let read = |flag: &str, path: &Path| {
         std::fs::read_to_string(path)
             .map_err(|e| setup_error(format!("{flag} {}: {e}", path.display()), EXIT_USAGE))
@@ -1015,28 +1017,17 @@ fn instructions(
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from);
-    let memory_dirs = if std::env::var("CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD")
-        .is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"))
-    {
-        setup.add_dirs.clone()
-    } else {
-        Vec::new()
-    };
-    let memory = if std::env::var("CLAUDE_CODE_DISABLE_CLAUDE_MDS")
-        .is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"))
-    {
-        Memory::default()
-    } else {
-        load_memory(&MemoryPaths {
-            cwd: setup.project_dir.clone(),
-            home,
-            additional_dirs: memory_dirs,
-        })
-    };
-    let environment = Environment::detect(&setup.project_dir, &setup.add_dirs, model);
     let tools: Vec<String> = setup.tools.iter().map(|t| t.name().to_string()).collect();
-    let system = system_prompt(&options, &environment, &tools, &memory);
-    Ok((system, memory))
+    let (system, memory, environment) = assemble(&Sources {
+        options: &options,
+        cwd: &setup.project_dir,
+        additional_dirs: &setup.add_dirs,
+        home,
+        memory_files: true,
+        model,
+        tools: &tools,
+    });
+    Ok((system, memory, environment))
 }
 
 fn resolve_project_dir(cwd: Option<&Path>) -> Result<PathBuf, SetupError> {

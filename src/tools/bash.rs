@@ -67,7 +67,7 @@ pub const PREVIEW_BYTES: usize = 2000;
 /// The text the model sees for a command that printed nothing.
 pub const NO_OUTPUT_TEXT: &str = "(Bash completed with no output)";
 
-const FIELDS: &[Field] = &[
+pub(crate) const FIELDS: &[Field] = &[
     Field::required("command", FieldKind::String),
     Field::optional("timeout", FieldKind::Number),
     Field::optional("description", FieldKind::String),
@@ -81,11 +81,32 @@ set --
 trap 'pwd -P >| "$__rein_cwd_file" 2>/dev/null' EXIT
 "#;
 
-const DESCRIPTION: &str = "Executes a given bash command and returns its output.\n\n\
-The working directory persists between commands, but shell state (variables, functions) does \
-not. stdout and stderr are returned together. Optional `timeout` in milliseconds (default \
-120000, max 600000). Output over 30000 characters is truncated. Use `run_in_background` for \
-long-running processes such as servers; their output goes to a log file.";
+const DESCRIPTION: &str = concat!(
+    "Runs a command with /bin/bash in the session's working directory and returns what it \
+printed (stdout and stderr together, in the order written).\n\n\
+Use it for builds, tests, git, package managers and the project's own programs. To look at \
+a file use Read, to find files Glob, to search contents Grep, to change files Edit or Write: \
+their results are bounded and easier to check than cat, find, grep, sed or echo >.\n\n\
+How it behaves:\n\
+- Every call starts a fresh (non-login) shell. A `cd` carries over to the next call; \
+variables, aliases and functions do not. Quote paths that contain spaces.\n\
+- stdin is empty: interactive programs (editors, pagers, prompts) get no input, so pass \
+flags such as --yes or --no-pager.\n\
+- `timeout` is in milliseconds: default 120000 (2 minutes), at most 600000 (10 minutes); a \
+larger value counts as 600000. When it runs out, the command and its children are stopped \
+(TERM, then KILL 2 s later) and you get what it printed so far.\n\
+- A command that exits non-zero comes back as an error starting with `Exit code N`, then its \
+output.\n\
+- Output over 30000 characters: for a successful command the whole output is saved to a file \
+and you get its path with a preview (Read the file for the rest); for a failed command the \
+middle is cut, with a note saying how many lines were left out.\n\
+- `run_in_background: true` starts the command and answers at once with a task id and the \
+file its output goes to. Use it for servers, watchers and anything that does not end by \
+itself; Read the file to see its output, stop it with TaskStop. You are told when it ends.\n\
+- Join dependent steps with && in one call; independent commands can be separate calls in \
+the same reply.",
+    super::refusal_note!()
+);
 
 static CALLS: AtomicU64 = AtomicU64::new(0);
 
@@ -106,14 +127,27 @@ impl Tool for BashTool {
         json!({
             "type": "object",
             "properties": {
-                "command": {"type": "string", "description": "The command to execute"},
-                "timeout": {"type": "number", "description": "Optional timeout in milliseconds (max 600000)"},
-                "description": {"type": "string", "description": "Clear, concise description of what this command does in 5-10 words"},
-                "run_in_background": {"type": "boolean", "description": "Set to true to run this command in the background."}
+                "command": {
+                    "type": "string",
+                    "description": "The command line to run, as you would type it in bash."
+                },
+                "timeout": {
+                    "type": "number",
+                    "exclusiveMinimum": 0,
+                    "description": "Milliseconds before the command is stopped. Default 120000; values above 600000 count as 600000."
+                },
+                "description": {
+                    "type": "string",
+                    "description": "What the command does, in a few words (\"Run the unit tests\"). The user and the hooks see it."
+                },
+                "run_in_background": {
+                    "type": "boolean",
+                    "description": "true: start the command, answer at once with a task id and its output file, and let it run. Default false."
+                }
             },
             "required": ["command"],
             "additionalProperties": false,
-            "$schema": "http://json-schema.org/draft-07/schema#"
+            "$schema": super::SCHEMA_DIALECT
         })
     }
 

@@ -33,20 +33,34 @@ pub const MAX_EDIT_BYTES: u64 = 1024 * 1024 * 1024;
 /// Most bytes Edit reads from a file that reports a size of 0 (Claude Code's 10 MB).
 pub const MAX_UNSIZED_EDIT_BYTES: u64 = 10 * 1024 * 1024;
 
-const FIELDS: &[Field] = &[
+pub(crate) const FIELDS: &[Field] = &[
     Field::required("file_path", FieldKind::String),
     Field::required("old_string", FieldKind::String),
     Field::required("new_string", FieldKind::String),
     Field::optional("replace_all", FieldKind::Boolean),
 ];
 
-const DESCRIPTION: &str = "Performs exact string replacements in files.\n\n\
-Usage:\n\
-- The edit will FAIL if `old_string` is not unique in the file. Either provide a larger string \
-with more surrounding context to make it unique or use `replace_all` to change every instance \
-of `old_string`.\n\
-- Preserve the exact indentation (tabs/spaces) of the text you replace.\n\
-- Use `replace_all` for replacing and renaming strings across the file.";
+const DESCRIPTION: &str = concat!(
+    "Changes a file by replacing an exact piece of its text: `old_string` becomes \
+`new_string`.\n\n\
+Use it for every change to an existing file; use Write only to create a file or to replace \
+all of it. Read the file first in this conversation, and copy `old_string` from what Read \
+showed, without the line number and tab in front of each line, keeping the indentation \
+(tabs or spaces) exactly.\n\n\
+Rules:\n\
+- `old_string` must occur in the file exactly as given. If it occurs more than once, the \
+edit is refused unless `replace_all` is true; otherwise include enough surrounding lines to \
+make it unique.\n\
+- `replace_all: true` replaces every occurrence (renaming a variable across a file).\n\
+- `new_string` must differ from `old_string`. An empty `new_string` deletes the text (a \
+whole line with its line break).\n\
+- An empty `old_string` creates a file that does not exist (or fills an empty one) with \
+`new_string`.\n\
+- `file_path` should be absolute; a relative one is taken from the working directory.\n\
+- The file is replaced in one step: if anything fails, it stays as it was. Files over 1 GB, \
+text that is not UTF-8, and devices or pipes are refused.",
+    super::refusal_note!()
+);
 
 /// The Edit tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -71,14 +85,27 @@ impl Tool for EditTool {
         json!({
             "type": "object",
             "properties": {
-                "file_path": {"type": "string", "description": "The absolute path to the file to modify"},
-                "old_string": {"type": "string", "description": "The text to replace"},
-                "new_string": {"type": "string", "description": "The text to replace it with (must be different from old_string)"},
-                "replace_all": {"type": "boolean", "default": false, "description": "Replace all occurrences of old_string (default false)"}
+                "file_path": {
+                    "type": "string",
+                    "description": "Absolute path of the file to change."
+                },
+                "old_string": {
+                    "type": "string",
+                    "description": "The exact text to replace, as it is in the file (without Read's line numbers)."
+                },
+                "new_string": {
+                    "type": "string",
+                    "description": "The text to put in its place; must differ from old_string."
+                },
+                "replace_all": {
+                    "type": "boolean",
+                    "default": false,
+                    "description": "true: replace every occurrence of old_string. Default false: it must occur exactly once."
+                }
             },
             "required": ["file_path", "old_string", "new_string"],
             "additionalProperties": false,
-            "$schema": "http://json-schema.org/draft-07/schema#"
+            "$schema": super::SCHEMA_DIALECT
         })
     }
 

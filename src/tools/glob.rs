@@ -29,15 +29,28 @@ pub const MAX_RESULTS: usize = 100;
 pub const TRUNCATED_NOTE: &str =
     "(Results are truncated. Consider using a more specific path or pattern.)";
 
-const FIELDS: &[Field] = &[
+pub(crate) const FIELDS: &[Field] = &[
     Field::required("pattern", FieldKind::String),
     Field::optional("path", FieldKind::String),
 ];
 
-const DESCRIPTION: &str = "Fast file pattern matching tool that works with any codebase size.\n\
-- Supports glob patterns like \"**/*.js\" or \"src/**/*.ts\"\n\
-- Returns matching file paths sorted by modification time (newest first)\n\
-- Respects .gitignore; hidden files only when the pattern names them";
+const DESCRIPTION: &str = concat!(
+    "Finds files whose path matches a glob pattern and returns their paths, most recently \
+modified first.\n\n\
+Use it to find files by name or extension (\"**/*.rs\", \"src/**/test_*.py\"). To find \
+files by what they contain use Grep; to list one directory, `ls` in Bash.\n\n\
+Rules:\n\
+- The pattern is matched against the path relative to `path` (default: the working \
+directory). `*` stays within one directory and `**` crosses directories, so \"*.rs\" finds \
+only the files directly in it and \"**/*.rs\" finds them at any depth. `{a,b}` and `[abc]` \
+work as usual.\n\
+- Files ignored by .gitignore, .ignore or .rgignore are left out, and so are hidden files \
+and directories unless the pattern names them (\".github/**\", \"**/.env\").\n\
+- At most 100 paths are returned; when more match, the answer says so: narrow the pattern \
+or the path.\n\
+- Paths inside the working directory are shown relative to it, others absolute.",
+    super::refusal_note!()
+);
 
 /// The Glob tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -56,12 +69,18 @@ impl Tool for GlobTool {
         json!({
             "type": "object",
             "properties": {
-                "pattern": {"type": "string", "description": "The glob pattern to match files against"},
-                "path": {"type": "string", "description": "The directory to search in. If not specified, the current working directory will be used. Omit it for the default; do not send \"undefined\" or \"null\"."}
+                "pattern": {
+                    "type": "string",
+                    "description": "The glob to match, e.g. \"**/*.ts\" or \"docs/*.md\"."
+                },
+                "path": {
+                    "type": "string",
+                    "description": "Directory to search in (absolute, or relative to the working directory). Leave it out to search the working directory; never send \"undefined\" or \"null\"."
+                }
             },
             "required": ["pattern"],
             "additionalProperties": false,
-            "$schema": "http://json-schema.org/draft-07/schema#"
+            "$schema": super::SCHEMA_DIALECT
         })
     }
 

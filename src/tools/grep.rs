@@ -51,7 +51,7 @@ pub const MULTILINE_FILE_LIMIT: u64 = 64 * 1024 * 1024;
 
 const MODES: &[&str] = &["content", "files_with_matches", "count"];
 
-const FIELDS: &[Field] = &[
+pub(crate) const FIELDS: &[Field] = &[
     Field::required("pattern", FieldKind::String),
     Field::optional("path", FieldKind::String),
     Field::optional("glob", FieldKind::String),
@@ -69,12 +69,30 @@ const FIELDS: &[Field] = &[
     Field::optional("multiline", FieldKind::Boolean),
 ];
 
-const DESCRIPTION: &str = "A powerful search tool built on ripgrep's libraries.\n\
-- Supports full regex syntax (e.g. \"log.*Error\", \"function\\\\s+\\\\w+\")\n\
-- Filter files with `glob` (e.g. \"*.js\", \"**/*.tsx\") or `type` (e.g. \"js\", \"py\", \"rust\")\n\
-- Output modes: \"content\" shows matching lines, \"files_with_matches\" shows only file paths \
-(default), \"count\" shows match counts\n\
-- Use `multiline: true` for patterns that span lines";
+const DESCRIPTION: &str = concat!(
+    "Searches file contents for a regular expression, the way ripgrep does, and returns the \
+matching files, lines or counts.\n\n\
+Use it whenever you look for text in the project (a symbol, an error message, a setting); \
+do not run grep or rg through Bash. To find files by name use Glob.\n\n\
+How it searches:\n\
+- `pattern` is a Rust/ripgrep regular expression: escape special characters for a literal \
+match (\"fn main\\\\(\"), `-i` ignores case, `multiline: true` lets a match span lines (and \
+`.` match a line break).\n\
+- `path` is a file or a directory (default: the working directory). Directories are \
+searched recursively; files ignored by .gitignore, .ignore or .rgignore, binary files and \
+version-control directories are skipped; other hidden files are searched.\n\
+- Narrow the files with `glob` (\"*.rs\", \"*.{ts,tsx}\", \"!*_test.go\"; several separated \
+by spaces) or `type` (ripgrep's type names: rust, py, js, go, …).\n\n\
+Output (`output_mode`):\n\
+- \"files_with_matches\" (default): the paths of matching files, newest first.\n\
+- \"content\": matching lines as path:line:text, with line numbers unless `-n` is false; \
+`-A`, `-B` and `-C` (or `context`) add lines after, before or around each match; `-o` shows \
+only the matched part. Lines over 500 characters are left out with a note.\n\
+- \"count\": path:count for each matching file.\n\
+- At most `head_limit` entries are returned (default 250; 0 means all), after skipping \
+`offset`. The answer says when it was cut: page on with `offset`, or narrow the search.",
+    super::refusal_note!()
+);
 
 /// The Grep tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -93,25 +111,77 @@ impl Tool for GrepTool {
         json!({
             "type": "object",
             "properties": {
-                "pattern": {"type": "string", "description": "The regular expression pattern to search for in file contents"},
-                "path": {"type": "string", "description": "File or directory to search in. Defaults to the current working directory."},
-                "glob": {"type": "string", "description": "Glob pattern to filter files (e.g. \"*.js\", \"*.{ts,tsx}\") - maps to rg --glob"},
-                "output_mode": {"type": "string", "enum": MODES, "description": "Output mode: \"content\", \"files_with_matches\" (default) or \"count\""},
-                "-B": {"type": "number", "description": "Number of lines to show before each match. Requires output_mode: \"content\""},
-                "-A": {"type": "number", "description": "Number of lines to show after each match. Requires output_mode: \"content\""},
-                "-C": {"type": "number", "description": "Number of lines to show before and after each match. Requires output_mode: \"content\""},
-                "context": {"type": "number", "description": "Alias of -C"},
-                "-n": {"type": "boolean", "description": "Show line numbers in output. Requires output_mode: \"content\". Defaults to true."},
-                "-i": {"type": "boolean", "description": "Case insensitive search"},
-                "-o": {"type": "boolean", "description": "Print only the matched parts of lines. Requires output_mode: \"content\""},
-                "type": {"type": "string", "description": "File type to search (rg --type), e.g. js, py, rust"},
-                "head_limit": {"type": "number", "description": "Limit output to the first N lines/entries. Defaults to 250; 0 means unlimited."},
-                "offset": {"type": "number", "description": "Skip the first N lines/entries before applying head_limit. Defaults to 0."},
-                "multiline": {"type": "boolean", "description": "Enable multiline mode where . matches newlines and patterns can span lines. Default: false."}
+                "pattern": {
+                    "type": "string",
+                    "description": "The regular expression to search for (ripgrep syntax)."
+                },
+                "path": {
+                    "type": "string",
+                    "description": "File or directory to search (absolute, or relative to the working directory). Default: the working directory."
+                },
+                "glob": {
+                    "type": "string",
+                    "description": "Only files whose path matches this glob, as rg --glob: \"*.js\", \"src/**/*.{ts,tsx}\", \"!vendor/**\". Several globs separated by spaces."
+                },
+                "output_mode": {
+                    "type": "string",
+                    "enum": MODES,
+                    "description": "\"files_with_matches\" (default): matching file paths. \"content\": matching lines. \"count\": matches per file."
+                },
+                "-B": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "Lines of context before each match. Only in content mode."
+                },
+                "-A": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "Lines of context after each match. Only in content mode."
+                },
+                "-C": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "Lines of context before and after each match. Only in content mode."
+                },
+                "context": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "Same as -C (and used if both are given). -A or -B, when given, set their own side."
+                },
+                "-n": {
+                    "type": "boolean",
+                    "description": "Show line numbers. Only in content mode; default true."
+                },
+                "-i": {
+                    "type": "boolean",
+                    "description": "Ignore case. Default false."
+                },
+                "-o": {
+                    "type": "boolean",
+                    "description": "Show only the matched part of each line, one match per line. Only in content mode; default false."
+                },
+                "type": {
+                    "type": "string",
+                    "description": "Only files of this ripgrep type (rg --type), e.g. rust, py, js, go, java, md."
+                },
+                "head_limit": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "Most lines (content), files (files_with_matches) or entries (count) returned. Default 250; 0 means no limit, so use it sparingly."
+                },
+                "offset": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "Entries to skip before head_limit applies, to page through a long answer. Default 0."
+                },
+                "multiline": {
+                    "type": "boolean",
+                    "description": "Let a match span lines and `.` match a line break (files over 64 MiB are then skipped). Default false."
+                }
             },
             "required": ["pattern"],
             "additionalProperties": false,
-            "$schema": "http://json-schema.org/draft-07/schema#"
+            "$schema": super::SCHEMA_DIALECT
         })
     }
 

@@ -104,11 +104,18 @@ pub fn normalise(tool: &str, input: Value, fields: &[Field]) -> Result<Map<Strin
     }
 }
 
-/// Parameters Claude Code 2.1.328's tools take that rein's do not act on: accepted and ignored
+/// Parameters Claude Code 2.1.328's tools take that rein's do not act on: accepted and dropped
 /// rather than refused (`dangerouslyDisableSandbox`: rein has no sandbox to leave; `pages`:
-/// rein's Read has no PDF support).
-const IGNORED_PARAMETERS: &[(&str, &str)] =
-    &[("Bash", "dangerouslyDisableSandbox"), ("Read", "pages")];
+/// rein's Read has no PDF support; `allow_large`: rein's Read limits are fixed; Agent's
+/// `effort` and `isolation`: a subagent runs with the session's effort, in the session's
+/// directory). rein's schemas leave them out, so a model is not invited to send them.
+const IGNORED_PARAMETERS: &[(&str, &str)] = &[
+    ("Bash", "dangerouslyDisableSandbox"),
+    ("Read", "pages"),
+    ("Read", "allow_large"),
+    ("Agent", "effort"),
+    ("Agent", "isolation"),
+];
 
 /// The model-facing text for schema issues.
 pub fn validation_error(tool: &str, issues: &[String]) -> String {

@@ -20,6 +20,24 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
+/// The paragraph every built-in tool's description ends with: what a refusal by a hook, a
+/// permission rule or the permission mode looks like to the model, and what to do about it.
+/// A macro so each description stays one `concat!`-ed constant.
+macro_rules! refusal_note {
+    () => {
+        "\n\nHooks and permissions: the user's hooks and permission rules check every call \
+         before it runs, and a hook may rewrite the input first (the result is for the call as \
+         it ran). A refused call did not run; its result is an error that says who refused it \
+         and why. Do not send the same call again: respect the reason, do the task another way, \
+         or ask the user."
+    };
+}
+pub(crate) use refusal_note;
+
+/// The JSON Schema dialect of the built-in tools' input schemas (Claude Code 2.1.328 sends the
+/// same `$schema`).
+pub const SCHEMA_DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
+
 /// A boxed future, so tools can live behind `dyn Tool`.
 pub use crate::BoxFuture;
 

@@ -48,20 +48,30 @@ const MAX_UNSIZED_BYTES: u64 = 128 * 1024 * 1024;
 /// Bytes at the start of a file in which a NUL byte marks it binary.
 const BINARY_SNIFF_BYTES: usize = 8192;
 
-const FIELDS: &[Field] = &[
+pub(crate) const FIELDS: &[Field] = &[
     Field::required("file_path", FieldKind::String),
     Field::optional("offset", FieldKind::Integer),
     Field::optional("limit", FieldKind::Integer),
 ];
 
-const DESCRIPTION: &str = "Reads a file from the local filesystem.\n\n\
-Usage:\n\
-- The file_path parameter must be an absolute path, not a relative path\n\
-- By default, it reads up to 2000 lines starting from the beginning of the file\n\
-- You can optionally specify a line offset and limit (especially handy for long files)\n\
-- Any lines longer than 2000 characters will be truncated\n\
-- Results are returned with line numbers starting at 1\n\
-- This tool can only read text files, not directories; to list a directory use Bash `ls`";
+const DESCRIPTION: &str = concat!(
+    "Reads a text file and returns its lines numbered from 1, each as the number, a tab, \
+then the line.\n\n\
+Use it rather than cat, head or tail in Bash, and before you change a file: Edit and Write \
+work best on a file whose current text you have read in this conversation.\n\n\
+Limits:\n\
+- `file_path` should be absolute; a relative one is taken from the working directory.\n\
+- Without `limit`: the first 2000 lines, and a file over 256 KB is refused; read it in \
+parts with `offset` and `limit`, or search it with Grep.\n\
+- With `limit`: that many lines from line `offset` (1 = the first line), from a file of any \
+size.\n\
+- One answer holds at most about 25000 tokens; a bigger range is refused, so ask for fewer \
+lines.\n\
+- Lines longer than 2000 characters are cut.\n\
+- Text files only: a directory (list it with `ls` in Bash), a binary file, a device or a \
+pipe is refused.",
+    super::refusal_note!()
+);
 
 /// The Read tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -80,13 +90,24 @@ impl Tool for ReadTool {
         json!({
             "type": "object",
             "properties": {
-                "file_path": {"type": "string", "description": "The absolute path to the file to read"},
-                "offset": {"type": "integer", "minimum": 0, "description": "The line number to start reading from. Only provide if the file is too large to read at once"},
-                "limit": {"type": "integer", "exclusiveMinimum": 0, "description": "The number of lines to read. Only provide if the file is too large to read at once."}
+                "file_path": {
+                    "type": "string",
+                    "description": "Absolute path of the file to read."
+                },
+                "offset": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "Line number to start at (1 = the first line). Only for a file too long to read at once."
+                },
+                "limit": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "How many lines to read from offset. Only for a file too long to read at once."
+                }
             },
             "required": ["file_path"],
             "additionalProperties": false,
-            "$schema": "http://json-schema.org/draft-07/schema#"
+            "$schema": super::SCHEMA_DIALECT
         })
     }
 

@@ -13,15 +13,19 @@ use serde_json::{Map, Value, json};
 use super::input::{self, Field, FieldKind};
 use super::{BoxFuture, Tool, ToolContext, ToolOutcome};
 
-const FIELDS: &[Field] = &[
+pub(crate) const FIELDS: &[Field] = &[
     Field::optional("task_id", FieldKind::String),
     Field::optional("shell_id", FieldKind::String),
 ];
 
-const DESCRIPTION: &str = "Stop a running background task by ID.\n\n\
-- Takes a task_id: the ID a background Bash command reported when it started\n\
-- Returns whether the task was stopped\n\
-- Use it to end a long-running background command you no longer need";
+const DESCRIPTION: &str = concat!(
+    "Stops a command that Bash started with `run_in_background: true`, with its children \
+(TERM, then KILL if it does not exit).\n\n\
+Use it when a background server, watcher or long job is no longer needed, or is stuck. \
+`task_id` is the id the Bash call answered with. An id that names no background command of \
+this session, or one that has already ended, is an error.",
+    super::refusal_note!()
+);
 
 /// The TaskStop tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -58,11 +62,17 @@ impl Tool for TaskStopTool {
         json!({
             "type": "object",
             "properties": {
-                "task_id": {"type": "string", "description": "The ID of the background task to stop"},
-                "shell_id": {"type": "string", "description": "Deprecated: use task_id instead"}
+                "task_id": {
+                    "type": "string",
+                    "description": "The id of the background command to stop, as Bash reported it."
+                },
+                "shell_id": {
+                    "type": "string",
+                    "description": "Older name of task_id; send task_id instead."
+                }
             },
             "additionalProperties": false,
-            "$schema": "http://json-schema.org/draft-07/schema#"
+            "$schema": super::SCHEMA_DIALECT
         })
     }
 

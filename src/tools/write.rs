@@ -29,16 +29,24 @@ use super::{BoxFuture, Tool, ToolContext, ToolOutcome};
 /// Largest old content Write reads back for `originalFile` and the patch (Claude Code's 10 MB).
 pub const MAX_ORIGINAL_BYTES: u64 = 10 * 1024 * 1024;
 
-const FIELDS: &[Field] = &[
+pub(crate) const FIELDS: &[Field] = &[
     Field::required("file_path", FieldKind::String),
     Field::required("content", FieldKind::String),
 ];
 
-const DESCRIPTION: &str = "Writes a file to the local filesystem.\n\n\
-Usage:\n\
-- This tool will overwrite the existing file if there is one at the provided path.\n\
-- The file_path parameter must be an absolute path; missing parent directories are created.\n\
-- Prefer the Edit tool for changing existing files: it only sends the diff.";
+const DESCRIPTION: &str = concat!(
+    "Writes a whole file: creates it (and any missing parent directories) or replaces \
+everything in it with `content`.\n\n\
+Use it for new files and for rewriting a file from scratch. To change part of an existing \
+file use Edit: it sends only the change and cannot drop text by accident. Read an existing \
+file before you overwrite it, so you know what you replace.\n\n\
+Limits:\n\
+- `file_path` should be absolute; a relative one is taken from the working directory.\n\
+- The file is replaced in one step: if anything fails, the old file stays as it was.\n\
+- A directory, pipe, socket or device at the path is refused.\n\
+- Do not create files the task does not need (summaries, notes, backups).",
+    super::refusal_note!()
+);
 
 /// The Write tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -57,12 +65,18 @@ impl Tool for WriteTool {
         json!({
             "type": "object",
             "properties": {
-                "file_path": {"type": "string", "description": "The absolute path to the file to write (must be absolute, not relative)"},
-                "content": {"type": "string", "description": "The content to write to the file"}
+                "file_path": {
+                    "type": "string",
+                    "description": "Absolute path of the file to create or replace."
+                },
+                "content": {
+                    "type": "string",
+                    "description": "The file's complete new text."
+                }
             },
             "required": ["file_path", "content"],
             "additionalProperties": false,
-            "$schema": "http://json-schema.org/draft-07/schema#"
+            "$schema": super::SCHEMA_DIALECT
         })
     }
 

@@ -3,6 +3,7 @@
 mod bash;
 mod files;
 mod golden;
+mod schemas;
 mod search;
 
 use std::path::PathBuf;
