@@ -299,3 +299,214 @@ async fn project_allow_rules_apply_only_in_a_trusted_folder() {
         );
     }
 }
+
+/// A model that records the system prompt of every request and answers "ok".
+#[derive(Default)]
+struct Recording {
+    systems: std::sync::Mutex<Vec<Option<String>>>,
+}
+
+impl rein::Model for Recording {
+    fn name(&self) -> &str {
+        "recording"
+    }
+
+    fn complete<'a>(
+        &'a self,
+        _messages: &'a [rein::Message],
+        _tools: &'a [rein::ToolSpec],
+    ) -> rein::BoxFuture<'a, Result<rein::ModelResponse, rein::ModelError>> {
+        Box::pin(async move {
+            Ok(rein::ModelResponse {
+                id: None,
+                model: "recording".to_string(),
+                content: vec![rein::ContentBlock::Text {
+                    text: "ok".to_string(),
+                }],
+                stop_reason: rein::StopReason::EndTurn,
+                usage: None,
+            })
+        })
+    }
+
+    fn respond<'a>(
+        &'a self,
+        request: rein::Request<'a>,
+    ) -> rein::BoxFuture<'a, Result<rein::ModelResponse, rein::ModelError>> {
+        self.systems
+            .lock()
+            .unwrap()
+            .push(request.system.map(str::to_string));
+        self.complete(request.messages, request.tools)
+    }
+}
+
+/// The memory files of every kind, one import among them, each with a marker line.
+fn memory_sandbox() -> Sandbox {
+    let sandbox = Sandbox::new("project", &["home/.claude", "project/.claude", "project/docs"]);
+    let write = |path: PathBuf, text: &str| std::fs::write(path, text).unwrap();
+    write(sandbox.home.join(".claude/CLAUDE.md"), "ENG-USER line\n");
+    write(
+        sandbox.project.join("CLAUDE.md"),
+        "ENG-PROJECT line\n@docs/more.md\n",
+    );
+    write(sandbox.project.join("docs/more.md"), "ENG-IMPORT line\n");
+    write(
+        sandbox.project.join(".claude/CLAUDE.md"),
+        "ENG-DOTCLAUDE line\n",
+    );
+    write(sandbox.project.join("CLAUDE.local.md"), "ENG-LOCAL line\n");
+    sandbox
+}
+
+/// The library builds the system prompt as the binary does: rein's prompt, the environment,
+/// the memory files in Claude Code's order (an import right after its importer), then the
+/// appended text; InstructionsLoaded reaches both a settings command hook and an in-process
+/// hook, once per file, with `include` for the import.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_engine_sends_the_system_prompt_and_memory_files_and_announces_them() {
+    use rein::events::InstructionsLoaded;
+    use std::sync::{Arc, Mutex};
+
+    let sandbox = memory_sandbox();
+    let log = sandbox.root.join("il.jsonl");
+    let settings = serde_json::json!({"hooks": {"InstructionsLoaded": [{"hooks": [{
+        "type": "command",
+        "command": format!("cat >> '{}'; echo >> '{}'", log.display(), log.display())
+    }]}]}});
+    let model = Arc::new(Recording::default());
+    let engine = Engine::builder(&sandbox.project)
+        .home(&sandbox.home)
+        .read_settings_files(false)
+        .settings(settings.to_string())
+        .append_system_prompt("ENG-APPEND line")
+        .model(model.clone())
+        .build()
+        .unwrap();
+    let seen: Arc<Mutex<Vec<(String, String, Option<String>)>>> = Arc::default();
+    let seen_log = Arc::clone(&seen);
+    let _hook = engine
+        .on::<InstructionsLoaded, _, _>("*", move |input| {
+            let seen_log = Arc::clone(&seen_log);
+            async move {
+                seen_log.lock().unwrap().push((
+                    input.file_path,
+                    input.load_reason,
+                    input.parent_file_path,
+                ));
+                HookReply::none()
+            }
+        })
+        .unwrap();
+    let outcome = engine.run("hello").await;
+    assert_eq!(outcome.result, "ok", "{outcome:?}");
+
+    let systems = model.systems.lock().unwrap().clone();
+    assert_eq!(systems.len(), 1);
+    let system = systems[0].clone().expect("a system prompt");
+    let project = sandbox.project.canonicalize().unwrap();
+    let order = [
+        "You are rein".to_string(),
+        "# Environment\n".to_string(),
+        format!("- Working directory: {}\n", project.display()),
+        "- Model: recording".to_string(),
+        "ENG-USER line".to_string(),
+        "ENG-PROJECT line".to_string(),
+        "ENG-IMPORT line".to_string(),
+        "ENG-DOTCLAUDE line".to_string(),
+        "ENG-LOCAL line".to_string(),
+        "ENG-APPEND line".to_string(),
+    ];
+    let mut at = 0;
+    for want in &order {
+        let found = system[at..]
+            .find(want.as_str())
+            .unwrap_or_else(|| panic!("{want:?} not found in order in:\n{system}"));
+        at += found + want.len();
+    }
+    assert!(system.ends_with("ENG-APPEND line"), "{system}");
+
+    let expected = [
+        (sandbox.home.join(".claude/CLAUDE.md"), "session_start", None),
+        (project.join("CLAUDE.md"), "session_start", None),
+        (
+            project.join("docs/more.md"),
+            "include",
+            Some(project.join("CLAUDE.md")),
+        ),
+        (project.join(".claude/CLAUDE.md"), "session_start", None),
+        (project.join("CLAUDE.local.md"), "session_start", None),
+    ]
+    .map(|(path, reason, parent)| {
+        (
+            path.display().to_string(),
+            reason.to_string(),
+            parent.map(|p: PathBuf| p.display().to_string()),
+        )
+    });
+    assert_eq!(*seen.lock().unwrap(), expected, "in-process hook");
+    let from_settings: Vec<(String, String, Option<String>)> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            assert_eq!(v["hook_event_name"], "InstructionsLoaded");
+            (
+                v["file_path"].as_str().unwrap().to_string(),
+                v["load_reason"].as_str().unwrap().to_string(),
+                v["parent_file_path"].as_str().map(str::to_string),
+            )
+        })
+        .collect();
+    assert_eq!(from_settings, expected, "settings command hook");
+}
+
+/// `system_prompt` replaces rein's prompt; with `memory_files(false)` nothing else is added
+/// and no InstructionsLoaded fires.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_engine_takes_a_system_prompt_of_its_own_and_can_leave_memory_files_out() {
+    use rein::events::InstructionsLoaded;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let sandbox = memory_sandbox();
+    let model = Arc::new(Recording::default());
+    let engine = Engine::builder(&sandbox.project)
+        .home(&sandbox.home)
+        .read_settings_files(false)
+        .system_prompt("ENG-OWN prompt")
+        .append_system_prompt("ENG-TAIL")
+        .memory_files(false)
+        .model(model.clone())
+        .build()
+        .unwrap();
+    let fired = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&fired);
+    let _hook = engine
+        .on::<InstructionsLoaded, _, _>("*", move |_| {
+            count.fetch_add(1, Ordering::SeqCst);
+            async { HookReply::none() }
+        })
+        .unwrap();
+    engine.run("hello").await;
+    let systems = model.systems.lock().unwrap().clone();
+    assert_eq!(systems, [Some("ENG-OWN prompt\n\nENG-TAIL".to_string())]);
+    assert_eq!(fired.load(Ordering::SeqCst), 0);
+
+    // The same project with memory files on (the default) and the own prompt: prompt first,
+    // then the files.
+    let model = Arc::new(Recording::default());
+    let engine = Engine::builder(&sandbox.project)
+        .home(&sandbox.home)
+        .read_settings_files(false)
+        .system_prompt("ENG-OWN prompt")
+        .model(model.clone())
+        .build()
+        .unwrap();
+    engine.run("hello").await;
+    let system = model.systems.lock().unwrap()[0].clone().unwrap();
+    assert!(system.starts_with("ENG-OWN prompt\n\n# Memory files"), "{system}");
+    assert!(!system.contains("You are rein"));
+    assert!(system.contains("ENG-LOCAL line"));
+}

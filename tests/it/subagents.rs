@@ -892,9 +892,39 @@ fn anthropic_sse(reply: Reply) -> String {
     out
 }
 
+/// The system prompt a request carries: Anthropic's `system`, OpenAI's system message.
+fn system_text(body: &Value) -> String {
+    match &body["system"] {
+        Value::String(text) => return text.clone(),
+        Value::Array(blocks) => {
+            return blocks
+                .iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n");
+        }
+        _ => {}
+    }
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "system")
+        .filter_map(|m| m["content"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 fn loopback_run(provider: &str) {
     let e = env();
     e.write("notes.md", "hello\n");
+    e.write("CLAUDE.md", "LOOP-PROJECT-MEMORY: answer in English\n");
+    std::fs::create_dir_all(e.home.join(".claude")).unwrap();
+    std::fs::write(
+        e.home.join(".claude/CLAUDE.md"),
+        "LOOP-USER-MEMORY: be brief\n",
+    )
+    .unwrap();
     e.write(
         ".claude/agents/scout.md",
         "---\nname: scout\ndescription: Reads files\ntools: Read, Glob, Grep\nmodel: sub-model\n---\nRead what you are asked to.\n",
@@ -937,12 +967,46 @@ fn loopback_run(provider: &str) {
     assert_eq!(sub[0]["model"], "sub-model");
     assert_eq!(sub[1]["model"], "sub-model");
     assert_eq!(
-        sub[0]["messages"].as_array().unwrap().len(),
+        sub[0]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] != "system")
+            .count(),
         1,
         "own history: {}",
         sub[0]
     );
     assert!(!first_user_text(sub[0]).contains("\"go\""));
+    // Its system prompt, as Claude Code builds a subagent's (fixture
+    // tests/fixtures/subagents/system-prompt-2.1.328.json): its type's prompt first, then
+    // how to report, the environment and the session's memory files (user, then project);
+    // not the parent's own prompt. The type's prompt is no longer in the task message.
+    let system = system_text(sub[0]);
+    assert!(
+        system.starts_with("Read what you are asked to.\n\n# Working as a subagent\n"),
+        "{system}"
+    );
+    let order = [
+        "# Environment\n",
+        &format!("- Working directory: {}\n", e.project.display()),
+        "LOOP-USER-MEMORY: be brief",
+        "LOOP-PROJECT-MEMORY: answer in English",
+    ];
+    let mut at = 0;
+    for want in order {
+        let found = system[at..]
+            .find(want)
+            .unwrap_or_else(|| panic!("{want:?} not in order in the subagent's system prompt:\n{system}"));
+        at += found + want.len();
+    }
+    assert!(!system.contains("You are rein"), "{system}");
+    assert_eq!(system_text(sub[1]), system, "the same prompt on every request");
+    assert!(!first_user_text(sub[0]).contains("Read what you are asked to."));
+    // The parent's own prompt is rein's, with the same memory files.
+    let parent_system = system_text(&requests[0]);
+    assert!(parent_system.starts_with("You are rein"), "{parent_system}");
+    assert!(parent_system.contains("LOOP-PROJECT-MEMORY"));
     assert!(
         sub[1].to_string().contains("hello"),
         "the subagent's Read result: {}",
