@@ -42,6 +42,25 @@
 //! # }
 //! ```
 //!
+//! # What the model is told
+//!
+//! Each session of an engine sends the system prompt the `rein` binary sends: rein's own prompt
+//! (what the agent is, how to use each tool, what to do when a hook or rule refuses a call) with
+//! the working environment, then the memory files, then any appended text. The memory files are
+//! read as Claude Code reads them, at each [`Engine::session`]: `~/.claude/CLAUDE.md` under
+//! [`EngineBuilder::home`], then `CLAUDE.md`, `.claude/CLAUDE.md` and `CLAUDE.local.md` from `/`
+//! down to the project directory, each followed by its `@imports`; at
+//! [`Session::start`] an `InstructionsLoaded` event fires for each, to the settings' hooks and to
+//! in-process hooks (`engine.on::<InstructionsLoaded, _, _>`). A missing import or a cycle is
+//! reported to the [`Observer`] as a notice.
+//!
+//! This is on by default, because an embedder that points rein at a project expects the
+//! project's instructions to count as they do in the binary. Change it with
+//! [`EngineBuilder::system_prompt`] (replaces rein's prompt), [`EngineBuilder::append_system_prompt`]
+//! (adds at the end) and [`EngineBuilder::memory_files`]`(false)` (no memory files, no
+//! `InstructionsLoaded`). A subagent gets its type's prompt, the environment and the same memory
+//! files. A [`Model`] receives the prompt in [`Request::system`] through [`Model::respond`].
+//!
 //! # What is public
 //!
 //! The engine and what a session returns ([`TurnOutcome`], [`TranscriptFault`]); the hook
