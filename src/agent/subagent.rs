@@ -653,13 +653,18 @@ impl SubagentRuntime {
 
     /// A subagent's system prompt: its type's prompt, the subagent notes, the session's
     /// environment and memory files (see [`crate::agent::instructions::subagent_system_prompt`]).
-    pub(crate) fn system_prompt_for(&self, def: &AgentDefinition) -> String {
+    /// `model` is the model the subagent runs on (its definition's, else the session's).
+    pub(crate) fn system_prompt_for(&self, def: &AgentDefinition, model: &str) -> String {
         match &self.instructions {
-            Some(i) => crate::agent::instructions::subagent_system_prompt(
-                &def.prompt,
-                &i.environment,
-                &i.memory,
-            ),
+            Some(i) => {
+                let mut environment = i.environment.clone();
+                environment.model = model.to_string();
+                crate::agent::instructions::subagent_system_prompt(
+                    &def.prompt,
+                    &environment,
+                    &i.memory,
+                )
+            }
             None => def.prompt.clone(),
         }
     }
@@ -762,7 +767,10 @@ impl SubagentRuntime {
             },
             prompt_id,
         );
-        session.set_instructions(Some(self.system_prompt_for(def)), Vec::new());
+        session.set_instructions(
+            Some(self.system_prompt_for(def, &resolved_model)),
+            Vec::new(),
+        );
         let deadline = def.timeout.unwrap_or(self.default_timeout);
         let outcome = match tokio::time::timeout(
             deadline,

@@ -343,7 +343,10 @@ impl rein::Model for Recording {
 
 /// The memory files of every kind, one import among them, each with a marker line.
 fn memory_sandbox() -> Sandbox {
-    let sandbox = Sandbox::new("project", &["home/.claude", "project/.claude", "project/docs"]);
+    let sandbox = Sandbox::new(
+        "project",
+        &["home/.claude", "project/.claude", "project/docs"],
+    );
     let write = |path: PathBuf, text: &str| std::fs::write(path, text).unwrap();
     write(sandbox.home.join(".claude/CLAUDE.md"), "ENG-USER line\n");
     write(
@@ -427,7 +430,11 @@ async fn the_engine_sends_the_system_prompt_and_memory_files_and_announces_them(
     assert!(system.ends_with("ENG-APPEND line"), "{system}");
 
     let expected = [
-        (sandbox.home.join(".claude/CLAUDE.md"), "session_start", None),
+        (
+            sandbox.home.join(".claude/CLAUDE.md"),
+            "session_start",
+            None,
+        ),
         (project.join("CLAUDE.md"), "session_start", None),
         (
             project.join("docs/more.md"),
@@ -506,7 +513,10 @@ async fn the_engine_takes_a_system_prompt_of_its_own_and_can_leave_memory_files_
         .unwrap();
     engine.run("hello").await;
     let system = model.systems.lock().unwrap()[0].clone().unwrap();
-    assert!(system.starts_with("ENG-OWN prompt\n\n# Memory files"), "{system}");
+    assert!(
+        system.starts_with("ENG-OWN prompt\n\n# Memory files"),
+        "{system}"
+    );
     assert!(!system.contains("You are rein"));
     assert!(system.contains("ENG-LOCAL line"));
 }

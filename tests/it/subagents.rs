@@ -990,18 +990,23 @@ fn loopback_run(provider: &str) {
     let order = [
         "# Environment\n",
         &format!("- Working directory: {}\n", e.project.display()),
+        "- Model: sub-model",
         "LOOP-USER-MEMORY: be brief",
         "LOOP-PROJECT-MEMORY: answer in English",
     ];
     let mut at = 0;
     for want in order {
-        let found = system[at..]
-            .find(want)
-            .unwrap_or_else(|| panic!("{want:?} not in order in the subagent's system prompt:\n{system}"));
+        let found = system[at..].find(want).unwrap_or_else(|| {
+            panic!("{want:?} not in order in the subagent's system prompt:\n{system}")
+        });
         at += found + want.len();
     }
     assert!(!system.contains("You are rein"), "{system}");
-    assert_eq!(system_text(sub[1]), system, "the same prompt on every request");
+    assert_eq!(
+        system_text(sub[1]),
+        system,
+        "the same prompt on every request"
+    );
     assert!(!first_user_text(sub[0]).contains("Read what you are asked to."));
     // The parent's own prompt is rein's, with the same memory files.
     let parent_system = system_text(&requests[0]);

@@ -65,7 +65,9 @@ fn violations(schema: &Value, value: &Value) -> Vec<String> {
 
 fn property_violations(property: &Value, v: &Value, key: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let ty = property["type"].as_str().expect("every property has a type");
+    let ty = property["type"]
+        .as_str()
+        .expect("every property has a type");
     let type_ok = match ty {
         "string" => v.is_string(),
         "boolean" => v.is_boolean(),
@@ -157,7 +159,10 @@ fn every_schema_is_well_formed_and_described() {
         let name = &s.name;
         let schema = s.schema.as_object().expect("a schema is an object");
         for key in schema.keys() {
-            assert!(TOP_KEYWORDS.contains(&key.as_str()), "{name}: keyword {key}");
+            assert!(
+                TOP_KEYWORDS.contains(&key.as_str()),
+                "{name}: keyword {key}"
+            );
         }
         assert_eq!(schema["$schema"], SCHEMA_DIALECT, "{name}");
         assert_eq!(schema["type"], "object", "{name}");
@@ -310,11 +315,18 @@ fn schema_and_validator_accept_claude_codes_inputs() {
         "Bash".into(),
         json!({"command": "sleep 1", "timeout": 1500.5, "description": "wait", "run_in_background": true}),
     ));
-    inputs.push(("Read".into(), json!({"file_path": "notes.txt", "offset": 0, "limit": 1})));
+    inputs.push((
+        "Read".into(),
+        json!({"file_path": "notes.txt", "offset": 0, "limit": 1}),
+    ));
     let subjects = subjects(&ctx);
     for (tool, input) in inputs {
         let s = subjects.iter().find(|s| s.name == tool).expect("tool");
-        assert_eq!(violations(&s.schema, &input), Vec::<String>::new(), "{tool}: {input}");
+        assert_eq!(
+            violations(&s.schema, &input),
+            Vec::<String>::new(),
+            "{tool}: {input}"
+        );
         if let Err(e) = (s.validate)(input.clone()) {
             panic!("{tool}: the validator refused {input}: {e}");
         }
