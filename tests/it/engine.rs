@@ -386,7 +386,9 @@ async fn the_engine_sends_the_system_prompt_and_memory_files_and_announces_them(
         .model(model.clone())
         .build()
         .unwrap();
-    let seen: Arc<Mutex<Vec<(String, String, Option<String>)>>> = Arc::default();
+    // (file_path, load_reason, parent_file_path) of each InstructionsLoaded.
+    type Loaded = Vec<(String, String, Option<String>)>;
+    let seen: Arc<Mutex<Loaded>> = Arc::default();
     let seen_log = Arc::clone(&seen);
     let _hook = engine
         .on::<InstructionsLoaded, _, _>("*", move |input| {
@@ -452,7 +454,7 @@ async fn the_engine_sends_the_system_prompt_and_memory_files_and_announces_them(
         )
     });
     assert_eq!(*seen.lock().unwrap(), expected, "in-process hook");
-    let from_settings: Vec<(String, String, Option<String>)> = std::fs::read_to_string(&log)
+    let from_settings: Loaded = std::fs::read_to_string(&log)
         .unwrap()
         .lines()
         .filter(|l| !l.trim().is_empty())
