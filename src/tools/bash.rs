@@ -98,8 +98,8 @@ larger value counts as 600000. When it runs out, the command and its children ar
 - A command that exits non-zero comes back as an error starting with `Exit code N`, then its \
 output.\n\
 - Output over 30000 characters: for a successful command the whole output is saved to a file \
-and you get its path with a preview (Read the file for the rest); for a failed command the \
-middle is cut, with a note saying how many lines were left out.\n\
+and you get its path with a preview (Read the file for the rest); for a failed command only \
+the start is kept, with a note saying how many lines were cut.\n\
 - `run_in_background: true` starts the command and answers at once with a task id and the \
 file its output goes to. Use it for servers, watchers and anything that does not end by \
 itself; Read the file to see its output, stop it with TaskStop. You are told when it ends.\n\
