@@ -20,8 +20,12 @@ use crate::hooks::environment::{
     ProjectDirNotUtf8, bash_env, removed_env, require_utf8_project_dir,
 };
 use crate::hooks::events::Event;
+use crate::hooks::mcp_tool::McpCaller;
 use crate::hooks::registry::{HookReply, MatcherError, Registry, Unregister};
 use crate::id::uuid_v4;
+use crate::mcp::McpSession;
+use crate::mcp::client::{Limits, Status};
+use crate::mcp::config::{Approval, Sources as McpSources};
 use crate::model::Model;
 use crate::permissions::mode::{PermissionMode, resolve_mode};
 use crate::permissions::policy::{PermissionPolicy, PolicyPaths};
@@ -75,6 +79,7 @@ pub struct EngineBuilder {
     observer: Option<Arc<dyn Observer>>,
     prompt: PromptOptions,
     memory_files: bool,
+    mcp_configs: Vec<String>,
 }
 
 impl EngineBuilder {
@@ -154,6 +159,14 @@ impl EngineBuilder {
         self
     }
 
+    /// More MCP servers, as `--mcp-config` takes them: a file path or inline JSON
+    /// (`{"mcpServers": {…}}`). They start with the servers of `~/.claude.json` and the
+    /// approved ones of `.mcp.json` (see [`Engine::start_mcp_servers`]).
+    pub fn mcp_config(mut self, file_or_json: impl Into<String>) -> EngineBuilder {
+        self.mcp_configs.push(file_or_json.into());
+        self
+    }
+
     /// Whether sessions read the memory files (`~/.claude/CLAUDE.md` under
     /// [`EngineBuilder::home`], then `CLAUDE.md`, `.claude/CLAUDE.md` and `CLAUDE.local.md`
     /// from `/` down to the project directory, with their `@imports`) into the system prompt
@@ -215,6 +228,9 @@ impl EngineBuilder {
             observer: self.observer,
             prompt: self.prompt,
             memory_files: self.memory_files,
+            mcp_configs: self.mcp_configs,
+            config_dir: opts.config_dir.clone(),
+            mcp: tokio::sync::OnceCell::new(),
         })
     }
 }
@@ -252,6 +268,11 @@ pub struct Engine {
     observer: Option<Arc<dyn Observer>>,
     prompt: PromptOptions,
     memory_files: bool,
+    mcp_configs: Vec<String>,
+    /// `CLAUDE_CONFIG_DIR` as the settings were read with it (where `.claude.json` is).
+    config_dir: Option<PathBuf>,
+    /// The MCP servers, once started; shared by every session of the engine.
+    mcp: tokio::sync::OnceCell<Arc<McpSession>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -289,6 +310,7 @@ impl Engine {
             observer: None,
             prompt: PromptOptions::default(),
             memory_files: true,
+            mcp_configs: Vec::new(),
         }
     }
 
@@ -341,6 +363,10 @@ impl Engine {
         };
         let mut dispatcher =
             Dispatcher::with_registry(self.settings.handlers.clone(), env, self.registry.clone());
+        let mcp = self.mcp.get().cloned();
+        if let Some(mcp) = &mcp {
+            dispatcher.set_mcp_caller(Arc::clone(mcp) as Arc<dyn McpCaller>);
+        }
         let hook_models = HookModels::new(Arc::clone(&self.model), None);
         dispatcher.set_model_hooks(hook_models.clone());
         let paths = PolicyPaths {
@@ -381,7 +407,10 @@ impl Engine {
             stop_block_cap: DEFAULT_STOP_BLOCK_CAP,
             session_end_budget: dispatcher.session_end_phase_budget(),
         };
-        let tools: Vec<Arc<dyn Tool>> = builtin_tools();
+        let mut tools: Vec<Arc<dyn Tool>> = builtin_tools();
+        if let Some(mcp) = &mcp {
+            tools.extend(mcp.tools());
+        }
         let tool_names: Vec<String> = tools.iter().map(|t| t.name().to_string()).collect();
         let (system, memory, environment) = assemble(&Sources {
             options: &self.prompt,
@@ -436,11 +465,124 @@ impl Engine {
     /// notice; to act on them, run the session yourself ([`Engine::session`]) and ask
     /// [`Session::transcript_fault`].
     pub async fn run(&self, prompt: &str) -> TurnOutcome {
+        self.start_mcp_servers().await;
         let mut session = self.session();
         session.start().await;
         let outcome = session.run_prompt(prompt).await;
         session.end("other").await;
         outcome
+    }
+}
+
+impl Engine {
+    /// Starts the MCP servers the configuration names, once for the engine's life: those of
+    /// `~/.claude.json` (under [`EngineBuilder::home`]), those of [`EngineBuilder::mcp_config`],
+    /// and the project's `.mcp.json` servers that the settings approve
+    /// (`enabledMcpjsonServers`, `enableAllProjectMcpServers`; the library asks no one, so an
+    /// unapproved one stays stopped). Sessions made afterwards offer their tools
+    /// (`mcp__<server>__<tool>`) and `mcp_tool` hooks can call them. [`Engine::run`] calls
+    /// this itself; call it before [`Engine::session`] to give a session the tools.
+    ///
+    /// Problems (a bad config, a server that is not approved or fails to start) reach the
+    /// [`Observer`] as notices; the servers that did start are used. The servers end with
+    /// [`Engine::shutdown`], or are killed when the engine is dropped.
+    pub async fn start_mcp_servers(&self) {
+        self.mcp
+            .get_or_init(|| async {
+                let (session, notices) = self.launch_mcp().await;
+                if let Some(observer) = &self.observer {
+                    for notice in &notices {
+                        observer.observe(Progress::Notice { text: notice });
+                    }
+                }
+                Arc::new(session)
+            })
+            .await;
+    }
+
+    /// The names and states (`connected`, `failed`, `pending`, …) of the MCP servers, once
+    /// started.
+    pub fn mcp_servers(&self) -> Vec<(String, String)> {
+        self.mcp
+            .get()
+            .map(|mcp| {
+                mcp.servers()
+                    .servers()
+                    .iter()
+                    .map(|s| (s.config.name.clone(), s.status().word().to_string()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Ends the MCP servers (TERM, a grace, KILL to each server's process group).
+    pub async fn shutdown(&self) {
+        if let Some(mcp) = self.mcp.get() {
+            mcp.shutdown().await;
+        }
+    }
+
+    async fn launch_mcp(&self) -> (McpSession, Vec<String>) {
+        let settings_env = &self.settings.env;
+        let lookup = |name: &str| {
+            settings_env
+                .iter()
+                .rev()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+                .or_else(|| std::env::var(name).ok())
+        };
+        let sources = McpSources {
+            project_dir: self.project_dir.clone(),
+            user_file: McpSources::user_file(&self.home, self.config_dir.as_deref()),
+            flag_configs: self.mcp_configs.clone(),
+            strict: false,
+        };
+        let loaded = crate::mcp::config::load(&sources, &lookup);
+        let mut notices: Vec<String> = loaded
+            .problems
+            .iter()
+            .map(|p| format!("rein: {p}"))
+            .collect();
+        let approval = Approval {
+            enabled: self.settings.mcp_approval.enabled.clone(),
+            disabled: self.settings.mcp_approval.disabled.clone(),
+            enable_all: self.settings.mcp_approval.enable_all,
+        };
+        let plans = crate::mcp::plan(&loaded, &approval);
+        for p in &plans {
+            if p.hold == Some(Status::Pending) {
+                notices.push(format!(
+                    "rein: MCP server \"{}\" from {} is not approved, so it was not started; \
+                     approve it with \"enabledMcpjsonServers\": [\"{}\"] in \
+                     .claude/settings.local.json",
+                    p.config.name, p.config.location.file, p.config.name
+                ));
+            }
+        }
+        if plans.is_empty() {
+            return (McpSession::default(), notices);
+        }
+        let session = McpSession::start(
+            plans,
+            &Limits::from_env(&lookup),
+            &self.project_dir,
+            settings_env,
+            crate::mcp::max_output_tokens(&lookup),
+        )
+        .await;
+        for s in session.servers().servers() {
+            if let Status::Failed(why) = s.status() {
+                notices.push(format!(
+                    "rein: MCP server \"{}\" failed to start: {why}",
+                    s.config.name
+                ));
+            }
+            for note in s.notes() {
+                notices.push(format!("rein: {note}"));
+            }
+        }
+        (session, notices)
     }
 }
 

@@ -61,6 +61,14 @@
 //! `InstructionsLoaded`). A subagent gets its type's prompt, the environment and the same memory
 //! files. A [`Model`] receives the prompt in [`Request::system`] through [`Model::respond`].
 //!
+//! # MCP servers
+//!
+//! [`Engine::start_mcp_servers`] starts the servers the configuration names, as the binary
+//! does: `~/.claude.json`'s, [`EngineBuilder::mcp_config`]'s, and the `.mcp.json` servers the
+//! settings approve (no one is asked: an unapproved one stays stopped, with a notice). They
+//! serve every session made afterwards (tools `mcp__<server>__<tool>`, `mcp_tool` hooks);
+//! [`Engine::run`] starts them itself. [`Engine::shutdown`] ends them.
+//!
 //! # What is public
 //!
 //! The engine and what a session returns ([`TurnOutcome`], [`TranscriptFault`]); the hook

@@ -522,3 +522,158 @@ async fn the_engine_takes_a_system_prompt_of_its_own_and_can_leave_memory_files_
     assert!(!system.contains("You are rein"));
     assert!(system.contains("ENG-LOCAL line"));
 }
+
+/// A model that calls one MCP tool, then answers with what the tool returned; it records the
+/// tool names each request offered.
+#[derive(Default)]
+struct CallsEcho {
+    offered: std::sync::Mutex<Vec<Vec<String>>>,
+}
+
+impl rein::Model for CallsEcho {
+    fn name(&self) -> &str {
+        "calls-echo"
+    }
+
+    fn complete<'a>(
+        &'a self,
+        messages: &'a [rein::Message],
+        tools: &'a [rein::ToolSpec],
+    ) -> rein::BoxFuture<'a, Result<rein::ModelResponse, rein::ModelError>> {
+        use rein::{ContentBlock, StopReason};
+        self.offered
+            .lock()
+            .unwrap()
+            .push(tools.iter().map(|t| t.name.clone()).collect());
+        let result = messages
+            .iter()
+            .flat_map(|m| &m.content)
+            .find_map(|b| match b {
+                ContentBlock::ToolResult { content, .. } => Some(content.clone()),
+                _ => None,
+            });
+        let (content, stop_reason) = match result {
+            None => (
+                vec![ContentBlock::ToolUse {
+                    id: "call_echo".to_string(),
+                    name: "mcp__everything__echo".to_string(),
+                    input: serde_json::json!({"message": "ENG-MCP-PING"}),
+                }],
+                StopReason::ToolUse,
+            ),
+            Some(text) => (vec![ContentBlock::Text { text }], StopReason::EndTurn),
+        };
+        Box::pin(async move {
+            Ok(rein::ModelResponse {
+                id: None,
+                model: "calls-echo".to_string(),
+                content,
+                stop_reason,
+                usage: None,
+            })
+        })
+    }
+}
+
+/// Collects notices.
+#[derive(Default)]
+struct Notices(std::sync::Mutex<Vec<String>>);
+
+impl rein::Observer for Notices {
+    fn observe(&self, progress: rein::Progress<'_>) {
+        if let rein::Progress::Notice { text } = progress {
+            self.0.lock().unwrap().push(text.to_string());
+        }
+    }
+}
+
+/// The library starts the configured MCP servers as the binary does: a `mcp_config` server
+/// (the real `server-everything` from npm) is offered to the model, its call passes the hooks
+/// (an in-process PostToolUse sees `mcp_server`) and answers; a `.mcp.json` server nobody
+/// approved is held, named in a notice, and never started.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_engine_starts_mcp_servers_and_holds_unapproved_project_ones() {
+    use rein::events::PostToolUse;
+    use std::sync::{Arc, Mutex};
+
+    let sandbox = Sandbox::new("project", &[]);
+    let marker = sandbox.root.join("project-server-ran");
+    // A project server that would leave a file if it ever ran.
+    std::fs::write(
+        sandbox.project.join(".mcp.json"),
+        serde_json::json!({"mcpServers": {"repo": {
+            "command": "/bin/sh",
+            "args": ["-c", format!("touch '{}'", marker.display())]
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+    let everything = serde_json::json!({"mcpServers": {"everything": {
+        "command": crate::mcp_servers::everything(), "args": ["stdio"]
+    }}});
+    let model = Arc::new(CallsEcho::default());
+    let notices = Arc::new(Notices::default());
+    let engine = Engine::builder(&sandbox.project)
+        .home(&sandbox.home)
+        .read_settings_files(false)
+        .mcp_config(everything.to_string())
+        .allow("mcp__everything")
+        .model(model.clone())
+        .observer(notices.clone())
+        .build()
+        .unwrap();
+    let seen: Arc<Mutex<Vec<(String, serde_json::Value)>>> = Arc::default();
+    let log = Arc::clone(&seen);
+    let _hook = engine
+        .on::<PostToolUse, _, _>("mcp__.*", move |input| {
+            let log = Arc::clone(&log);
+            async move {
+                let server = serde_json::to_value(&input.mcp_server).unwrap();
+                log.lock().unwrap().push((input.tool_name.clone(), server));
+                HookReply::none()
+            }
+        })
+        .unwrap();
+
+    let outcome = engine.run("echo through mcp").await;
+    assert!(
+        outcome.result.contains("ENG-MCP-PING"),
+        "{outcome:?}\n{:?}",
+        notices.0.lock().unwrap()
+    );
+    let offered = model.offered.lock().unwrap().clone();
+    assert!(
+        offered[0].iter().any(|t| t == "mcp__everything__echo"),
+        "{offered:?}"
+    );
+    assert!(!offered[0].iter().any(|t| t.starts_with("mcp__repo__")));
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0].0, "mcp__everything__echo");
+    assert_eq!(seen[0].1["name"], "everything", "{seen:?}");
+
+    let servers = engine.mcp_servers();
+    assert!(
+        servers.contains(&("everything".to_string(), "connected".to_string())),
+        "{servers:?}"
+    );
+    assert!(
+        servers.contains(&("repo".to_string(), "pending".to_string())),
+        "{servers:?}"
+    );
+    assert!(
+        notices
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|n| n.contains("MCP server \"repo\"") && n.contains("not approved")),
+        "{:?}",
+        notices.0.lock().unwrap()
+    );
+    // A second run reuses the running servers.
+    let again = engine.run("echo through mcp").await;
+    assert!(again.result.contains("ENG-MCP-PING"), "{again:?}");
+    engine.shutdown().await;
+    assert!(!marker.exists(), "the unapproved project server ran");
+}
