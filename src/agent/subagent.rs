@@ -933,6 +933,10 @@ impl Tool for AgentTool {
         agent_input_schema()
     }
 
+    fn prepare_touches_files(&self) -> bool {
+        false
+    }
+
     fn prepare(&self, input: Value, _ctx: &ToolContext) -> Result<Value, String> {
         crate::tools::input::normalise(self.name(), input, AGENT_FIELDS).map(Value::Object)
     }
