@@ -64,8 +64,9 @@ struct Shared {
     background: Mutex<Vec<JoinHandle<()>>>,
     cancel: tokio::sync::watch::Sender<bool>,
     spill_counter: AtomicU64,
-    /// One connection pool for every http hook of the session.
-    http: HttpHookClient,
+    /// One connection pool for every http hook of the session, built at the first http hook:
+    /// loading the system's root certificates would cost every session ~10 ms of start-up.
+    http: std::sync::OnceLock<HttpHookClient>,
     /// The session's MCP servers, for mcp_tool hooks (set once they have started).
     mcp: std::sync::OnceLock<Arc<dyn McpCaller>>,
 }
@@ -142,7 +143,7 @@ impl Dispatcher {
                 background: Mutex::new(Vec::new()),
                 cancel,
                 spill_counter: AtomicU64::new(0),
-                http: HttpHookClient::new(),
+                http: std::sync::OnceLock::new(),
                 mcp: std::sync::OnceLock::new(),
             }),
             status: None,
@@ -569,7 +570,12 @@ impl Dispatcher {
                 };
                 // The POST body is the hook input without stdin's trailing newline.
                 let body = stdin.strip_suffix(b"\n").unwrap_or(&stdin);
-                http_hook::run(&self.shared.http, request, body).await
+                http_hook::run(
+                    self.shared.http.get_or_init(HttpHookClient::new),
+                    request,
+                    body,
+                )
+                .await
             }
             SelectedHandler::McpTool { handler, mcp } => {
                 let request = McpToolRun {
