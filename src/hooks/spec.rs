@@ -589,6 +589,6 @@ mod tests {
             .filter(|e| e.fired_by_rein())
             .map(|e| e.as_str())
             .collect();
-        assert_eq!(fired.len(), 18, "{fired:?}");
+        assert_eq!(fired.len(), 20, "{fired:?}");
     }
 }
