@@ -106,7 +106,11 @@ impl ModelHooks for HookModels {
                     },
                 ],
             }];
-            let model = pick_model(&self.model(), self.models.as_ref(), question.model.as_deref());
+            let model = pick_model(
+                &self.model(),
+                self.models.as_ref(),
+                question.model.as_deref(),
+            );
             match model.complete(&messages, &[]).await {
                 Ok(response) => Ok(response_text(&response)),
                 Err(e) => Err(e.to_string()),
@@ -147,7 +151,11 @@ impl ModelHooks for HookModels {
             let mut session = Session::new(
                 config,
                 Box::new(SharedHost::borrowed(&runtime.hooks)),
-                pick_model(&self.model(), self.models.as_ref(), question.model.as_deref()),
+                pick_model(
+                    &self.model(),
+                    self.models.as_ref(),
+                    question.model.as_deref(),
+                ),
                 tools,
                 Box::new(runtime.shared_gate()),
                 ctx,

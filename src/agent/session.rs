@@ -16,7 +16,9 @@ use crate::agent::transcript::{LineContext, Transcript, TranscriptFault};
 use crate::hooks::events::InstructionsLoaded;
 use crate::hooks::events::instructions_loaded::InstructionsLoadedInput;
 use crate::hooks::events::post_compact::PostCompactInput;
+use crate::hooks::events::post_model_switch::PostModelSwitchInput;
 use crate::hooks::events::pre_compact::PreCompactInput;
+use crate::hooks::events::pre_model_switch::PreModelSwitchInput;
 use crate::hooks::events::session_end::SessionEndInput;
 use crate::hooks::events::session_start::SessionStartInput;
 use crate::hooks::events::stop::StopInput;
@@ -27,8 +29,6 @@ use crate::hooks::events::{
     BaseInput, Effort, Event, SessionEnd, SessionStart, Stop, StopFailure, SubagentStop,
     UserPromptSubmit,
 };
-use crate::hooks::events::post_model_switch::PostModelSwitchInput;
-use crate::hooks::events::pre_model_switch::PreModelSwitchInput;
 use crate::hooks::events::{PostCompact, PostModelSwitch, PreCompact, PreModelSwitch};
 use crate::hooks::host::{HookHost, fire_observed};
 use crate::hooks::spec::HookEvent;
@@ -750,9 +750,9 @@ impl Session {
         self.set_line_context();
         let mut base = self.base(HookEvent::SessionStart);
         base.prompt_id = self.prompt_id.clone();
-        let estimated_cache_write_usd = facts.context_tokens.and_then(|tokens| {
-            crate::agent::cost::cache_write_usd(self.model.name(), tokens)
-        });
+        let estimated_cache_write_usd = facts
+            .context_tokens
+            .and_then(|tokens| crate::agent::cost::cache_write_usd(self.model.name(), tokens));
         self.start_with(SessionStartInput {
             base,
             hook_event_name: HookEvent::SessionStart,
@@ -970,6 +970,38 @@ impl Session {
     /// and the env files its hooks wrote are handed to the Bash tool.
     pub async fn start(&mut self) {
         self.start_as("startup").await;
+    }
+
+    /// The first SessionStart of a run, as Claude Code 2.1.328 sends it
+    /// (fixtures `tests/fixtures/cc-2.1.328/interactive/`): an interactive `startup` names the
+    /// model (a `-p` one does not); a `resume` (`-c`, `-r ID`) carries `facts` about the
+    /// resumed conversation and no model.
+    pub(crate) async fn open(&mut self, source: &str, interactive: bool, facts: ResumeFacts) {
+        let resumed = source == "resume";
+        let estimated_cache_write_usd = if resumed {
+            facts
+                .context_tokens
+                .and_then(|tokens| crate::agent::cost::cache_write_usd(self.model.name(), tokens))
+        } else {
+            None
+        };
+        if resumed {
+            self.usage.context_tokens = facts.context_tokens;
+        }
+        self.start_with(SessionStartInput {
+            base: self.base(HookEvent::SessionStart),
+            hook_event_name: HookEvent::SessionStart,
+            source: source.to_string(),
+            model: (interactive && source == "startup").then(|| self.model.name().to_string()),
+            seconds_since_last_response: facts.seconds_since_last_response.filter(|_| resumed),
+            context_tokens: facts.context_tokens.filter(|_| resumed),
+            prompt_cache_likely_expired: facts
+                .seconds_since_last_response
+                .filter(|_| resumed)
+                .map(|s| s >= PROMPT_CACHE_TTL_SECS),
+            estimated_cache_write_usd,
+        })
+        .await;
     }
 
     /// [`Session::start`] with another `source`: `resume` after [`Session::resume_from`],

@@ -305,7 +305,7 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
             crate::cli::terminal::color_for(std::io::stderr().is_terminal()),
         );
         let started = tokio::select! {
-            () = session.start_as(start_source) => true,
+            () = session.open(start_source, true, plan.facts) => true,
             _ = sigterm.recv() => false,
         };
         if started {
@@ -326,7 +326,7 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
         }
     } else {
         let work = async {
-            session.start_as(start_source).await;
+            session.open(start_source, false, plan.facts).await;
             match &prompt {
                 Some(p) => Some(match slash_compact(p) {
                     Some(instructions) => compact_outcome(&mut session, instructions).await,
@@ -797,6 +797,8 @@ fn session_transcript(projects: &Path, project_dir: &Path, id: &str) -> PathBuf 
 struct SessionPlan {
     id: String,
     resumed: Option<crate::agent::resume::Rebuilt>,
+    /// About the resumed conversation, for SessionStart `resume`.
+    facts: crate::agent::session::ResumeFacts,
 }
 
 /// Resolves `--continue`, `--resume [ID]`, `--session-id`, `--fork-session`. A resumed session
@@ -851,6 +853,7 @@ fn plan_session(
             return Ok(SessionPlan {
                 id: new_id,
                 resumed: None,
+                facts: Default::default(),
             });
         }
         if session_transcript(projects, project_dir, &new_id).exists() {
@@ -864,6 +867,7 @@ fn plan_session(
         return Ok(SessionPlan {
             id: new_id,
             resumed: None,
+            facts: Default::default(),
         });
     };
     let bytes = std::fs::read(&found.path).map_err(|e| {
@@ -877,6 +881,7 @@ fn plan_session(
         eprintln!("{notice}");
     }
     let complete = bytes.get(..rebuilt.complete_len as usize).unwrap_or(&bytes);
+    let facts = resume::last_reply_facts(complete, std::time::SystemTime::now());
     if args.fork_session {
         let target = session_transcript(projects, project_dir, &new_id);
         if target.exists() {
@@ -903,6 +908,7 @@ fn plan_session(
         return Ok(SessionPlan {
             id: new_id,
             resumed: Some(rebuilt),
+            facts,
         });
     }
     if complete.len() < bytes.len() && !args.no_session_persistence {
@@ -925,6 +931,7 @@ fn plan_session(
     Ok(SessionPlan {
         id: found.id,
         resumed: Some(rebuilt),
+        facts,
     })
 }
 
@@ -1165,10 +1172,7 @@ fn transcripts_dir(
 
 /// The model behind `--provider`/`--model`/`--mock-script`, then the settings' `model`; the
 /// effort level from `--effort`, `CLAUDE_CODE_EFFORT_LEVEL`, then the settings' `effortLevel`.
-fn build_model(
-    args: &RunArgs,
-    settings: &Settings,
-) -> Result<BuiltModel, SetupError> {
+fn build_model(args: &RunArgs, settings: &Settings) -> Result<BuiltModel, SetupError> {
     let mut cfg = ProviderConfig::from_env(
         args.provider.as_deref(),
         args.model.as_deref(),
@@ -1184,27 +1188,29 @@ fn build_model(
         cfg.effort = settings.effort_level.clone();
     }
     let model = from_config(&cfg).map_err(|e| setup_error(e.to_string(), EXIT_ERROR))?;
-    let (factory, probe): (Option<subagent::ModelFactory>, Option<subagent::ModelFactory>) =
-        match cfg.provider {
-            ProviderKind::Mock => (None, None),
-            ProviderKind::OpenAi | ProviderKind::Anthropic => {
-                let mut probe_cfg = cfg.clone();
-                probe_cfg.max_tokens = 1;
-                probe_cfg.max_retries = 0;
-                (
-                    Some(Arc::new(move |id: &str| {
-                        let mut other = cfg.clone();
-                        other.model = Some(id.to_string());
-                        from_config(&other).ok().map(Arc::from)
-                    })),
-                    Some(Arc::new(move |id: &str| {
-                        let mut other = probe_cfg.clone();
-                        other.model = Some(id.to_string());
-                        from_config(&other).ok().map(Arc::from)
-                    })),
-                )
-            }
-        };
+    let (factory, probe): (
+        Option<subagent::ModelFactory>,
+        Option<subagent::ModelFactory>,
+    ) = match cfg.provider {
+        ProviderKind::Mock => (None, None),
+        ProviderKind::OpenAi | ProviderKind::Anthropic => {
+            let mut probe_cfg = cfg.clone();
+            probe_cfg.max_tokens = 1;
+            probe_cfg.max_retries = 0;
+            (
+                Some(Arc::new(move |id: &str| {
+                    let mut other = cfg.clone();
+                    other.model = Some(id.to_string());
+                    from_config(&other).ok().map(Arc::from)
+                })),
+                Some(Arc::new(move |id: &str| {
+                    let mut other = probe_cfg.clone();
+                    other.model = Some(id.to_string());
+                    from_config(&other).ok().map(Arc::from)
+                })),
+            )
+        }
+    };
     Ok(BuiltModel {
         model: Arc::from(model),
         models: factory,

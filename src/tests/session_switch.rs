@@ -24,10 +24,7 @@ fn a_new_session_id_moves_the_env_file_dir_run_log_and_output_dir() {
         Some(PathBuf::from("/h/.rein/projects/-p/new-id/tool-results")),
     );
     assert_eq!(next.session_id, "new-id");
-    assert_eq!(
-        next.env_file_dir,
-        Path::new("/h/.rein/session-env/new-id")
-    );
+    assert_eq!(next.env_file_dir, Path::new("/h/.rein/session-env/new-id"));
     assert_eq!(
         next.run_log.as_deref(),
         Some(Path::new("/h/.rein/logs/new-id.jsonl"))
@@ -58,7 +55,13 @@ fn transcript_timestamps_parse_back_to_the_instant_written() {
         parse_timestamp("2026-12-03T15:01:15Z"),
         parse_timestamp("2026-12-03T15:01:15.000Z")
     );
-    for bad in ["", "2026-12-03", "2026-13-03T00:00:00Z", "2026-12-03T25:00:00Z", "x"] {
+    for bad in [
+        "",
+        "2026-12-03",
+        "2026-13-03T00:00:00Z",
+        "2026-12-03T25:00:00Z",
+        "x",
+    ] {
         assert_eq!(parse_timestamp(bad), None, "{bad}");
     }
 }

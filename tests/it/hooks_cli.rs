@@ -984,7 +984,10 @@ fn test_pre_model_switch_deny_and_exit_2_keep_the_model() {
             r#"echo '{"hookSpecificOutput":{"hookEventName":"PreModelSwitch","permissionDecision":"deny","permissionDecisionReason":"pinned by policy"}}'"#,
             "deny: the model stays",
         ),
-        ("echo 'no switching today' >&2; exit 2", "deny: the model stays"),
+        (
+            "echo 'no switching today' >&2; exit 2",
+            "deny: the model stays",
+        ),
         (
             r#"echo '{"hookSpecificOutput":{"hookEventName":"PreModelSwitch","permissionDecision":"allow"}}'"#,
             "the switch goes ahead",

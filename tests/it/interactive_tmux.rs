@@ -401,11 +401,21 @@ fn slash_commands_multi_line_input_and_history_across_sessions() {
     assert_eq!(ends.len(), 1);
     assert_eq!(ends[0]["reason"], "clear");
     let starts = jsonl(&sandbox.path("SessionStart.jsonl"));
-    let sources: Vec<&str> = starts.iter().map(|v| v["source"].as_str().unwrap()).collect();
+    let sources: Vec<&str> = starts
+        .iter()
+        .map(|v| v["source"].as_str().unwrap())
+        .collect();
     assert_eq!(sources, ["startup", "clear"]);
     let old_id = starts[0]["session_id"].as_str().unwrap();
     let new_id = starts[1]["session_id"].as_str().unwrap();
-    assert_eq!(ends[0]["session_id"], old_id, "SessionEnd is the old session's");
+    // An interactive startup names the model (a `-p` one does not: golden stdin-SessionStart).
+    let cc_startup = fixture_hooks("run2-hooks.jsonl").remove(0);
+    assert_eq!(keys(&starts[0]), keys(&cc_startup));
+    assert_eq!(starts[0]["model"], "mock");
+    assert_eq!(
+        ends[0]["session_id"], old_id,
+        "SessionEnd is the old session's"
+    );
     assert_ne!(new_id, old_id, "/clear kept the session id");
     assert_ne!(starts[1]["transcript_path"], starts[0]["transcript_path"]);
     assert!(
@@ -426,7 +436,8 @@ fn slash_commands_multi_line_input_and_history_across_sessions() {
     tmux.wait_for("its turn", |_| prompts_sent(&sandbox).len() == 2);
     let submitted = jsonl(&sandbox.path("UserPromptSubmit.jsonl"));
     assert_eq!(
-        submitted[1]["session_id"], jsonl(&sandbox.path("SessionStart.jsonl"))[1]["session_id"],
+        submitted[1]["session_id"],
+        jsonl(&sandbox.path("SessionStart.jsonl"))[1]["session_id"],
         "the prompt after /clear belongs to the new session"
     );
     tmux.wait_for("the prompt", at_input_prompt);
@@ -782,11 +793,13 @@ fn block_texts(message: &serde_json::Value) -> Vec<String> {
 }
 
 #[test]
-fn resume_id_switches_sessions_inside_the_running_one_and_the_next_request_carries_its_history()
-{
+fn resume_id_switches_sessions_inside_the_running_one_and_the_next_request_carries_its_history() {
     use crate::agent::loopback::{Api, Loopback, Turn};
     let sandbox = Sandbox::new("proj", &[]);
-    recording_hooks_for(&sandbox, &["SessionStart", "SessionEnd", "UserPromptSubmit"]);
+    recording_hooks_for(
+        &sandbox,
+        &["SessionStart", "SessionEnd", "UserPromptSubmit"],
+    );
     let server = Loopback::start(
         Api::Anthropic,
         vec![
@@ -853,9 +866,15 @@ fn resume_id_switches_sessions_inside_the_running_one_and_the_next_request_carri
     let messages = requests[2]["messages"].as_array().unwrap();
     let texts: Vec<Vec<String>> = messages.iter().map(block_texts).collect();
     assert_eq!(messages.len(), 3, "{texts:?}");
-    assert!(texts[0].iter().any(|t| t == "remember the word PLUM"), "{texts:?}");
+    assert!(
+        texts[0].iter().any(|t| t == "remember the word PLUM"),
+        "{texts:?}"
+    );
     assert_eq!(texts[1], ["FIRST-ANSWER"]);
-    assert!(texts[2].iter().any(|t| t == "what was the word?"), "{texts:?}");
+    assert!(
+        texts[2].iter().any(|t| t == "what was the word?"),
+        "{texts:?}"
+    );
     assert!(!format!("{texts:?}").contains("something else"));
 
     // The hooks, as Claude Code fires them: SessionEnd `resume` for the session left, then
@@ -865,7 +884,10 @@ fn resume_id_switches_sessions_inside_the_running_one_and_the_next_request_carri
     assert_eq!(reasons, ["clear", "resume"]);
     assert_eq!(ends[1]["session_id"], cleared_id.as_str());
     let starts = jsonl(&sandbox.path("SessionStart.jsonl"));
-    let sources: Vec<&str> = starts.iter().map(|v| v["source"].as_str().unwrap()).collect();
+    let sources: Vec<&str> = starts
+        .iter()
+        .map(|v| v["source"].as_str().unwrap())
+        .collect();
     assert_eq!(sources, ["startup", "clear", "resume"]);
     let resumed = &starts[2];
     assert_eq!(resumed["session_id"], old_id.as_str());
@@ -877,7 +899,10 @@ fn resume_id_switches_sessions_inside_the_running_one_and_the_next_request_carri
     );
     assert_eq!(resumed["prompt_id"], ends[1]["prompt_id"]);
     assert!(resumed["seconds_since_last_response"].as_u64().unwrap() < 60);
-    assert_eq!(resumed["context_tokens"], 12, "the last reply's usage (10 in, 2 out)");
+    assert_eq!(
+        resumed["context_tokens"], 12,
+        "the last reply's usage (10 in, 2 out)"
+    );
     assert_eq!(resumed["prompt_cache_likely_expired"], false);
     // Key order as Claude Code's; `estimated_cache_write_usd` only with prices configured.
     let cc = fixture_hooks("run2-hooks.jsonl")
@@ -901,13 +926,40 @@ fn resume_id_switches_sessions_inside_the_running_one_and_the_next_request_carri
     });
     tmux.type_line("/exit");
     assert_eq!(exit_code(&tmux, &code_file), "0");
+    drop(tmux);
+
+    // `rein -r ID` at start: SessionStart `resume` with the facts and without `model` or
+    // `prompt_id`, as Claude Code's `-r` (fixture run4).
+    let (tmux, code_file) = launch_with(
+        &sandbox,
+        &["--provider", "anthropic", "--trust", "-r", &old_id],
+        &[
+            ("ANTHROPIC_BASE_URL", &server.url),
+            ("ANTHROPIC_API_KEY", "test-key"),
+            ("REIN_MAX_RETRIES", "0"),
+        ],
+    );
+    tmux.wait_for("the first prompt", at_input_prompt);
+    let starts = jsonl(&sandbox.path("SessionStart.jsonl"));
+    let at_start = starts.last().unwrap();
+    assert_eq!(at_start["source"], "resume");
+    assert_eq!(at_start["session_id"], old_id.as_str());
+    assert_eq!(at_start["context_tokens"], 12);
+    let mut cc_keys = keys(&fixture_hooks("run4-hooks.jsonl")[0]);
+    cc_keys.retain(|k| k != "estimated_cache_write_usd");
+    assert_eq!(keys(at_start), cc_keys);
+    tmux.type_line("/exit");
+    assert_eq!(exit_code(&tmux, &code_file), "0");
 }
 
 #[test]
 fn model_name_switches_the_model_of_the_following_requests_and_fires_the_model_switch_hooks() {
     use crate::agent::loopback::{Api, Loopback, Turn};
     let sandbox = Sandbox::new("proj", &[]);
-    recording_hooks_for(&sandbox, &["PreModelSwitch", "PostModelSwitch", "SessionStart"]);
+    recording_hooks_for(
+        &sandbox,
+        &["PreModelSwitch", "PostModelSwitch", "SessionStart"],
+    );
     let server = Loopback::start(
         Api::Anthropic,
         vec![
@@ -919,7 +971,13 @@ fn model_name_switches_the_model_of_the_following_requests_and_fires_the_model_s
     );
     let (tmux, code_file) = launch_with(
         &sandbox,
-        &["--provider", "anthropic", "--model", "claude-first", "--trust"],
+        &[
+            "--provider",
+            "anthropic",
+            "--model",
+            "claude-first",
+            "--trust",
+        ],
         &[
             ("ANTHROPIC_BASE_URL", &server.url),
             ("ANTHROPIC_API_KEY", "test-key"),
@@ -928,7 +986,9 @@ fn model_name_switches_the_model_of_the_following_requests_and_fires_the_model_s
     );
     tmux.wait_for("the first prompt", at_input_prompt);
     tmux.type_line("hello");
-    tmux.wait_for("the first answer", |s| s.contains("ONE") && at_input_prompt(s));
+    tmux.wait_for("the first answer", |s| {
+        s.contains("ONE") && at_input_prompt(s)
+    });
     tmux.type_line("/model");
     tmux.wait_for("the model", |s| {
         s.contains("Model: claude-first") && at_input_prompt(s)
@@ -938,7 +998,9 @@ fn model_name_switches_the_model_of_the_following_requests_and_fires_the_model_s
         s.contains("Model set to claude-second.") && at_input_prompt(s)
     });
     tmux.type_line("again");
-    tmux.wait_for("the second answer", |s| s.contains("TWO") && at_input_prompt(s));
+    tmux.wait_for("the second answer", |s| {
+        s.contains("TWO") && at_input_prompt(s)
+    });
 
     // An unknown name (the provider answers 404): one line, the model stays, no hook fires.
     server.refuse_model("claude-nope");
@@ -949,7 +1011,9 @@ fn model_name_switches_the_model_of_the_following_requests_and_fires_the_model_s
             && at_input_prompt(s)
     });
     tmux.type_line("and again");
-    tmux.wait_for("the third answer", |s| s.contains("THREE") && at_input_prompt(s));
+    tmux.wait_for("the third answer", |s| {
+        s.contains("THREE") && at_input_prompt(s)
+    });
 
     let requests = server.requests();
     let models: Vec<&str> = requests
@@ -958,7 +1022,13 @@ fn model_name_switches_the_model_of_the_following_requests_and_fires_the_model_s
         .collect();
     assert_eq!(
         models,
-        ["claude-first", "claude-second", "claude-second", "claude-nope", "claude-second"]
+        [
+            "claude-first",
+            "claude-second",
+            "claude-second",
+            "claude-nope",
+            "claude-second"
+        ]
     );
     // The check is one token, without tools, as Claude Code's.
     assert_eq!(requests[1]["max_tokens"], 1);
@@ -1023,7 +1093,13 @@ fn a_stopped_tool_fires_no_hook_and_the_model_is_told_as_claude_code_tells_it() 
     );
     let (tmux, code_file) = launch_with(
         &sandbox,
-        &["--provider", "anthropic", "--allowedTools", "Bash", "--trust"],
+        &[
+            "--provider",
+            "anthropic",
+            "--allowedTools",
+            "Bash",
+            "--trust",
+        ],
         &[
             ("ANTHROPIC_BASE_URL", &server.url),
             ("ANTHROPIC_API_KEY", "test-key"),
@@ -1057,7 +1133,12 @@ fn a_stopped_tool_fires_no_hook_and_the_model_is_told_as_claude_code_tells_it() 
     // The next request: one user message with the rejection as the call's result, the
     // interruption note, then the prompt — Claude Code's texts (fixture run2-requests.json).
     let requests = server.requests();
-    let last = requests[1]["messages"].as_array().unwrap().last().unwrap().clone();
+    let last = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
     let cc: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(
             Path::new(env!("CARGO_MANIFEST_DIR"))

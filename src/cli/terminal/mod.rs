@@ -235,7 +235,10 @@ async fn slash(
         "permissions" => println!("{}", ctx.permissions),
         "clear" => {
             session.clear().await;
-            println!("Conversation cleared (new session {}).", session.session_id());
+            println!(
+                "Conversation cleared (new session {}).",
+                session.session_id()
+            );
         }
         "compact" => {
             let instructions = (!rest.is_empty()).then_some(rest);
@@ -294,7 +297,11 @@ fn hooks_list(ctx: &TerminalContext) {
 
 /// `/model NAME`: builds the model, checks the name with a one-token request (as Claude Code
 /// does), then switches (PreModelSwitch may deny it). `Err` is the one line to show.
-async fn switch_model(session: &mut Session, ctx: &TerminalContext, name: &str) -> Result<(), String> {
+async fn switch_model(
+    session: &mut Session,
+    ctx: &TerminalContext,
+    name: &str,
+) -> Result<(), String> {
     if name.split_whitespace().count() != 1 {
         return Err(format!("/model {name}: give one model name"));
     }
@@ -308,7 +315,9 @@ async fn switch_model(session: &mut Session, ctx: &TerminalContext, name: &str) 
         ));
     };
     let (Some(model), Some(check)) = (models(name), probe(name)) else {
-        return Err(format!("/model {name}: the provider cannot be set up for this model"));
+        return Err(format!(
+            "/model {name}: the provider cannot be set up for this model"
+        ));
     };
     ctx.spinner.start("Checking the model");
     let answer = check
@@ -353,17 +362,16 @@ async fn resume(
                 ctx.project_dir.display()
             ));
         }
-        println!(
-            "Sessions of {} (newest first):",
-            ctx.project_dir.display()
-        );
+        println!("Sessions of {} (newest first):", ctx.project_dir.display());
         for (i, s) in sessions.iter().enumerate() {
             let when = s.modified.elapsed().map(ago).unwrap_or_default();
-            let prompt =
-                r::first_prompt(&s.path, 60).unwrap_or_else(|| "(no prompt)".to_string());
+            let prompt = r::first_prompt(&s.path, 60).unwrap_or_else(|| "(no prompt)".to_string());
             println!("  {:>2}. {when:>8}  {prompt}  [{}]", i + 1, s.id);
         }
-        let prompt = format!("Resume which session? [1-{}, Enter = cancel] ", sessions.len());
+        let prompt = format!(
+            "Resume which session? [1-{}, Enter = cancel] ",
+            sessions.len()
+        );
         let choice = match editor.read(&prompt).await {
             Read::Line(line) => line.trim().to_string(),
             Read::Interrupted | Read::Eof => String::new(),
@@ -396,7 +404,12 @@ async fn resume(
     }
     let count = loaded.rebuilt.messages.len();
     session
-        .resume_session(found.id.clone(), found.path.clone(), loaded.rebuilt, loaded.facts)
+        .resume_session(
+            found.id.clone(),
+            found.path.clone(),
+            loaded.rebuilt,
+            loaded.facts,
+        )
         .await;
     println!("Resumed session {} ({count} messages).", found.id);
     Ok(())
