@@ -960,6 +960,15 @@ fn model_name_switches_the_model_of_the_following_requests_and_fires_the_model_s
         &sandbox,
         &["PreModelSwitch", "PostModelSwitch", "SessionStart"],
     );
+    // A second PostModelSwitch hook whose additionalContext must reach the model.
+    let settings = sandbox.project.join(".claude/settings.json");
+    let mut config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    config["hooks"]["PostModelSwitch"][0]["hooks"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"type": "command", "command": "cat > /dev/null; echo '{\"hookSpecificOutput\": {\"hookEventName\": \"PostModelSwitch\", \"additionalContext\": \"NOW-ON-SECOND\"}}'"}));
+    std::fs::write(&settings, config.to_string()).unwrap();
     let server = Loopback::start(
         Api::Anthropic,
         vec![
@@ -1033,8 +1042,20 @@ fn model_name_switches_the_model_of_the_following_requests_and_fires_the_model_s
     // The check is one token, without tools, as Claude Code's.
     assert_eq!(requests[1]["max_tokens"], 1);
     assert!(requests[1]["tools"].as_array().is_none_or(|t| t.is_empty()));
-    // The conversation goes on with the new model.
+    // The conversation goes on with the new model, told what PostModelSwitch added.
     assert_eq!(requests[2]["messages"].as_array().unwrap().len(), 3);
+    assert!(
+        requests[2]["messages"]
+            .to_string()
+            .contains("NOW-ON-SECOND"),
+        "{}",
+        requests[2]["messages"]
+    );
+    assert!(
+        !requests[0]["messages"]
+            .to_string()
+            .contains("NOW-ON-SECOND")
+    );
 
     let pre = jsonl(&sandbox.path("PreModelSwitch.jsonl"));
     let post = jsonl(&sandbox.path("PostModelSwitch.jsonl"));

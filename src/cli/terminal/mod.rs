@@ -372,7 +372,7 @@ async fn resume(
             "Resume which session? [1-{}, Enter = cancel] ",
             sessions.len()
         );
-        let choice = match editor.read(&prompt).await {
+        let choice = match editor.read_answer(&prompt).await {
             Read::Line(line) => line.trim().to_string(),
             Read::Interrupted | Read::Eof => String::new(),
         };
