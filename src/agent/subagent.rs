@@ -903,6 +903,10 @@ impl Tool for AgentTool {
         })
     }
 
+    fn prepare_touches_files(&self) -> bool {
+        false
+    }
+
     fn prepare(&self, input: Value, _ctx: &ToolContext) -> Result<Value, String> {
         let Value::Object(map) = &input else {
             return Err("InputValidationError: Agent expects an object".to_string());
