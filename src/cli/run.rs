@@ -260,6 +260,7 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
         Box::new(subagent::SharedObserver(observers)),
     );
     session.set_instructions(Some(system), memory.files);
+    session.set_attended(interactive);
     if args.no_session_persistence {
         session.without_transcript();
     }
