@@ -263,7 +263,7 @@ fn validate_prints_every_problem_compiler_style_and_fails() {
     assert_eq!(code, 1, "{out}{err}");
     let lines: Vec<&str> = out.lines().collect();
     let (last, summary) = (lines[lines.len() - 1], lines[lines.len() - 2]);
-    assert_eq!(summary, "5 errors, 9 warnings");
+    assert_eq!(summary, "6 errors, 8 warnings");
     assert!(last.starts_with("trust: "), "{last}");
     let re = regex::Regex::new(r"^\S+:\d+:\d+: (error|warning): ").unwrap();
     for line in out.lines().filter(|l| *l != last && *l != summary) {
@@ -278,8 +278,8 @@ fn validate_json_counts_match_the_text() {
     let (code, out, _) = m.run(&with(&["hooks", "validate", "--json"], &flags));
     assert_eq!(code, 1);
     let v: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["errors"], 5);
-    assert_eq!(v["warnings"], 9);
+    assert_eq!(v["errors"], 6);
+    assert_eq!(v["warnings"], 8);
     assert_eq!(v["ok"], false);
     assert_eq!(v["diagnostics"].as_array().unwrap().len(), 14);
 }
@@ -456,7 +456,7 @@ fn test_runs_the_matching_hooks_for_real_and_shows_the_model_facing_text() {
         ],
         &flags,
     ));
-    assert_eq!(code, 0, "{err}");
+    assert_eq!(code, 3, "the guard blocks: {err}");
     assert!(
         out.contains(
             "PreToolUse:Bash hook error: [\"$CLAUDE_PROJECT_DIR\"/hooks/guard.sh]: guard: rm -rf is not allowed"
@@ -706,7 +706,7 @@ fn shipped_block_dangerous_commands_denies_rm_rf() {
         "--input",
         r#"{"command":"rm -rf /"}"#,
     ]);
-    assert_eq!(code, 0, "{err}");
+    assert_eq!(code, 3, "denied: {err}");
     assert!(
         out.contains("Decision: deny: Blocked dangerous command"),
         "{out}"
@@ -946,14 +946,14 @@ fn validate_checks_scripts_the_way_sh_and_interpreters_will_run_them() {
 }}"#,
     );
     let (code, out, err) = m.run(&["hooks", "validate"]);
-    assert_eq!(code, 0, "warnings only: {out}{err}");
+    assert_eq!(code, 1, "a missing script is an error: {out}{err}");
     let out = m.redact(&out);
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 7, "{out}");
     assert!(lines[0].contains("[TMP]/project/hooks/noshebang.sh line 2 uses `source` (POSIX sh has `.`), which is bash-only, but it has no #! line, so /bin/sh runs it"), "{out}");
     assert!(
         lines[1].contains(
-            "script [TMP]/project/hooks/absent.py does not exist (from \"hooks/absent.py\""
+            ": error: script [TMP]/project/hooks/absent.py does not exist (from \"hooks/absent.py\""
         ),
         "{out}"
     );
@@ -967,7 +967,8 @@ fn validate_checks_scripts_the_way_sh_and_interpreters_will_run_them() {
         "{out}"
     );
     assert!(lines[4].contains("can never block this PermissionRequest call: its only non-zero exit is `exit 1` (line 5)"), "{out}");
-    assert_eq!(lines[5], "0 errors, 5 warnings");
+    // The two missing scripts are errors.
+    assert_eq!(lines[5], "2 errors, 3 warnings");
     // A PATH command with no script argument is not guessed at, nor is the script behind an
     // unknown variable checked for existence.
     assert!(!out.contains("jq"), "{out}");
