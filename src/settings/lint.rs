@@ -96,45 +96,9 @@ pub fn lint_handler(handler: &ConfiguredHandler, ctx: LintContext<'_>) -> Vec<Di
             .map(|m| warning(at, m)),
     );
     if handler.inactive.is_none() && tool_names::matches_tool_names(handler.event) {
-        for (written, meant) in tool_names::case_slips(&handler.matcher) {
-            let rein_lacks = meant
-                .split(", ")
-                .all(|m| tool_names::CLAUDE_CODE_ONLY_TOOLS.contains(&m));
-            out.push(Diagnostic {
-                severity: Severity::Error,
-                location: at.clone(),
-                message: format!(
-                    "matcher {written:?} never matches: tool names are case-sensitive; did you mean {meant:?}?{}",
-                    if rein_lacks {
-                        " (a Claude Code tool rein does not have)"
-                    } else {
-                        ""
-                    }
-                ),
-            });
+        for slip in tool_names::case_slips(&handler.matcher) {
+            out.push(error(at, slip.message()));
         }
-    }
-    if let (HandlerKind::McpTool(m), Some(servers)) = (&handler.kind, ctx.mcp_servers)
-        && !servers.contains(&m.server)
-    {
-        out.push(Diagnostic {
-            severity: Severity::Error,
-            location: at.clone(),
-            message: format!(
-                "mcp_tool hook names MCP server \"{}\", which is not configured ({}); every firing is an error{}",
-                m.server,
-                if servers.is_empty() {
-                    "no MCP server is configured".to_string()
-                } else {
-                    format!("configured: {}", servers.join(", "))
-                },
-                if handler.on_failure == crate::settings::schema::OnFailure::Block {
-                    " and blocks (onFailure: \"block\")"
-                } else {
-                    ""
-                }
-            ),
-        });
     }
     if let HandlerKind::Http(http) = &handler.kind {
         let on_failure = handler.on_failure;

@@ -66,10 +66,52 @@ pub fn matches_tool_names(event: Option<HookEvent>) -> bool {
     event.is_some_and(|e| e.is_tool_event() && MatcherClass::of(Some(e)) != MatcherClass::NoTarget)
 }
 
-/// Parts of a tool matcher that never match because of case: `(as written, the tool it
-/// probably means)`. An exact list is checked name by name (`"Read|write"` → `write`); a regex
-/// as a whole, when it matches no known tool name but would without case (`"bash.*"`).
-pub fn case_slips(matcher: &Matcher) -> Vec<(String, String)> {
+/// A part of a tool matcher that never matches because of case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaseSlip {
+    /// The name or regex as written.
+    pub written: String,
+    /// The known tool names it matches when case is ignored.
+    pub meant: Vec<&'static str>,
+    /// A regex (else one name of an exact list).
+    pub regex: bool,
+}
+
+impl CaseSlip {
+    /// The validate message.
+    pub fn message(&self) -> String {
+        let lacking: Vec<&str> = self
+            .meant
+            .iter()
+            .copied()
+            .filter(|m| !is_rein_name(m))
+            .collect();
+        let note = match lacking.len() {
+            0 => String::new(),
+            _ if lacking.len() == self.meant.len() && !self.regex => {
+                " (a Claude Code tool rein does not have)".to_string()
+            }
+            _ => format!(" (rein has no {})", lacking.join(", ")),
+        };
+        if self.regex {
+            format!(
+                "matcher {:?} never matches: tool names are case-sensitive, and only with case ignored would it match {}{note}",
+                self.written,
+                self.meant.join(", ")
+            )
+        } else {
+            format!(
+                "matcher {:?} never matches: tool names are case-sensitive; did you mean {:?}?{note}",
+                self.written, self.meant[0]
+            )
+        }
+    }
+}
+
+/// Parts of a tool matcher that never match because of case. An exact list is checked name by
+/// name (`"Read|write"` → `write`); a regex as a whole, when it matches no known tool name but
+/// would without case (`"bash.*"`).
+pub fn case_slips(matcher: &Matcher) -> Vec<CaseSlip> {
     match matcher {
         Matcher::Exact(names) => names
             .iter()
@@ -77,7 +119,11 @@ pub fn case_slips(matcher: &Matcher) -> Vec<(String, String)> {
             .filter_map(|n| {
                 known_names()
                     .find(|k| k.eq_ignore_ascii_case(n))
-                    .map(|k| (n.clone(), k.to_string()))
+                    .map(|k| CaseSlip {
+                        written: n.clone(),
+                        meant: vec![k],
+                        regex: false,
+                    })
             })
             .collect(),
         Matcher::Regex(re) => {
@@ -90,11 +136,15 @@ pub fn case_slips(matcher: &Matcher) -> Vec<(String, String)> {
             else {
                 return Vec::new();
             };
-            let meant: Vec<&str> = known_names().filter(|k| folded.is_match(k)).collect();
+            let meant: Vec<&'static str> = known_names().filter(|k| folded.is_match(k)).collect();
             if meant.is_empty() {
                 Vec::new()
             } else {
-                vec![(re.as_str().to_string(), meant.join(", "))]
+                vec![CaseSlip {
+                    written: re.as_str().to_string(),
+                    meant,
+                    regex: true,
+                }]
             }
         }
         Matcher::All | Matcher::Invalid(_) => Vec::new(),
