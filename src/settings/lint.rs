@@ -1,7 +1,7 @@
 //! Static checks of configured hook handlers for the mistakes Claude Code never reports: a
 //! script that does not exist (an error) or is not executable, a tool matcher that differs from
-//! the tool's name only in case (an error: matching is case-sensitive), bash-only syntax in a script that
-//! `/bin/sh` runs, a PreToolUse guard whose only failure is `exit 1` (which does not block),
+//! the tool's name only in case (an error: matching is case-sensitive), bash-only syntax in a
+//! script that `/bin/sh` runs, a PreToolUse guard whose only failure is `exit 1` (which does not block),
 //! a `timeout` written in milliseconds, and what the environment keeps a hook from starting
 //! (a command over 128 KiB, a script-path variable that expands to nothing). Used by `rein hooks validate` and `rein hooks list`.
 //!
@@ -99,6 +99,28 @@ pub fn lint_handler(handler: &ConfiguredHandler, ctx: LintContext<'_>) -> Vec<Di
         for slip in tool_names::case_slips(&handler.matcher) {
             out.push(error(at, slip.message()));
         }
+    }
+    if let (HandlerKind::McpTool(m), Some(servers)) = (&handler.kind, ctx.mcp_servers)
+        && !servers.contains(&m.server)
+    {
+        out.push(Diagnostic {
+            severity: Severity::Error,
+            location: at.clone(),
+            message: format!(
+                "mcp_tool hook names MCP server \"{}\", which is not configured ({}); every firing is an error{}",
+                m.server,
+                if servers.is_empty() {
+                    "no MCP server is configured".to_string()
+                } else {
+                    format!("configured: {}", servers.join(", "))
+                },
+                if handler.on_failure == crate::settings::schema::OnFailure::Block {
+                    " and blocks (onFailure: \"block\")"
+                } else {
+                    ""
+                }
+            ),
+        });
     }
     if let HandlerKind::Http(http) = &handler.kind {
         let on_failure = handler.on_failure;

@@ -54,6 +54,9 @@ fn volatile(path: &str) -> bool {
         ".message.id",
         ".message.model",
         ".requestedModel",
+        // The branch `git init` made here (checked against git in `check`; the fixture's is
+        // `master`, a machine's `init.defaultBranch` may say otherwise).
+        ".gitBranch",
     ];
     KEYS.iter().any(|k| path.ends_with(k)) || path.contains(".message.usage.")
 }
@@ -186,6 +189,21 @@ fn check(name: &str) {
         String::from_utf8_lossy(&r.output.stderr)
     );
     let ours = ours(&r);
+    let branch = std::process::Command::new("git")
+        .args(["symbolic-ref", "--short", "HEAD"])
+        .current_dir(&r.sandbox.project)
+        .output()
+        .expect("git");
+    let branch = String::from_utf8_lossy(&branch.stdout).trim().to_string();
+    assert!(!branch.is_empty());
+    for (i, line) in ours.iter().enumerate() {
+        assert_eq!(
+            line["gitBranch"],
+            branch.as_str(),
+            "{name} line {i}: gitBranch"
+        );
+    }
+    assert!(cc.iter().all(|l| l["gitBranch"] == "master"));
     assert_chain(name, "Claude Code", &cc);
     assert_chain(name, "rein", &ours);
     let label = |v: &Value| {
