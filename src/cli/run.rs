@@ -266,6 +266,7 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
     session.set_instructions(Some(system), memory.files);
     session.follow(runtime);
     session.follow(hook_models);
+    session.set_attended(interactive);
     if args.no_session_persistence {
         session.without_transcript();
     }

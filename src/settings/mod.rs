@@ -31,6 +31,7 @@ pub mod lint;
 pub mod parse;
 pub mod schema;
 pub mod spanned;
+pub mod tool_names;
 pub mod trust;
 
 use std::path::PathBuf;

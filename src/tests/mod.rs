@@ -26,6 +26,7 @@ mod permissions_rules;
 mod process;
 mod providers;
 mod read_only;
+mod resume_compat;
 mod session_loop;
 mod session_switch;
 mod settings;
