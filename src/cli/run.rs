@@ -21,7 +21,7 @@ use crate::agent::transcript::{encode_cwd, rein_home};
 use crate::cli::render::{Glyphs, NoticesToStderr, StreamJson, TextRenderer, result_json};
 use crate::cli::terminal::TerminalContext;
 use crate::cli::terminal::spinner::SpinnerState;
-use crate::cli::{EXIT_ERROR, EXIT_OK, EXIT_USAGE, OutputFormat, RunArgs};
+use crate::cli::{EXIT_ERROR, EXIT_OK, EXIT_USAGE, InputFormat, OutputFormat, RunArgs};
 use crate::hooks::dispatch::StatusSink;
 use crate::hooks::dispatch::{Dispatcher, HookEnvironment};
 use crate::hooks::environment::{bash_env, removed_env, require_utf8_project_dir};
@@ -78,7 +78,19 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
 }
 
 async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 {
+    if let Err(text) = crate::cli::stream_input::check_flags(&args, headless) {
+        eprintln!("{text}");
+        return EXIT_ERROR;
+    }
+    let stream_input = args.input_format == InputFormat::StreamJson;
+    if stream_input && prompt.is_some() {
+        // Claude Code ignores it without a word; a dropped prompt is worth one.
+        eprintln!(
+            "rein: warning: the prompt argument is ignored with --input-format stream-json (the prompts are read from stdin)"
+        );
+    }
     let prompt = match prompt {
+        _ if stream_input => None,
         Some(p) => Some(p),
         None if headless && !std::io::stdin().is_terminal() => {
             let mut buf = String::new();
@@ -89,7 +101,7 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
         }
         None => None,
     };
-    let interactive = prompt.is_none();
+    let interactive = prompt.is_none() && !stream_input;
     if interactive && (headless || !std::io::stdin().is_terminal()) {
         eprintln!(
             "rein: no prompt given and stdin is not a terminal\n\
@@ -188,6 +200,7 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
     } else {
         args.output_format
     };
+    let mut shared_stream: Option<Arc<StreamJson>> = None;
     match format {
         OutputFormat::Text => observers.push(Box::new(TextRenderer::new(
             Glyphs::detect(),
@@ -206,6 +219,10 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
             )
             .with_mcp_servers(mcp.init_entries());
             stream.include_hook_events = args.include_hook_events;
+            stream.include_partial_messages = args.include_partial_messages;
+            stream.init_per_prompt = stream_input;
+            let stream = Arc::new(stream);
+            shared_stream = Some(Arc::clone(&stream));
             observers.push(Box::new(stream));
         }
     }
@@ -283,6 +300,8 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
     };
 
     let started = Instant::now();
+    // `--input-format stream-json`: the exit code its turns left (each wrote its own result).
+    let mut stream_code = EXIT_OK;
     let result = if interactive {
         let terminal = TerminalContext {
             history: home.join("history"),
@@ -316,6 +335,29 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
                 name: "SIGTERM",
             })
         }
+    } else if let (true, Some(stream)) = (stream_input, &shared_stream) {
+        session.start_as(start_source).await;
+        let session_ref = &session_id;
+        let max_turns = args.max_turns;
+        let report_turn = |outcome: &TurnOutcome, duration_ms: u64| {
+            report(outcome, format, session_ref, duration_ms, max_turns)
+        };
+        let ended = crate::cli::stream_input::run(
+            &mut session,
+            stream,
+            args.replay_user_messages,
+            &mut sigint,
+            &mut sigterm,
+            &report_turn,
+        )
+        .await;
+        match ended {
+            crate::cli::stream_input::Ended::Finished(code) => {
+                stream_code = code;
+                Ok(None)
+            }
+            crate::cli::stream_input::Ended::Signal(code, name) => Err(Caught { code, name }),
+        }
     } else {
         let work = async {
             session.start_as(start_source).await;
@@ -338,6 +380,8 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
     // nothing; instead it cancels the SessionEnd hooks still running and rein exits.
     let (first, reason) = match &result {
         Err(caught) => (Some(*caught), "other"),
+        // Claude Code's reason at the end of stdin (fixture `stream_io/input_two_turns`).
+        Ok(None) if stream_input => (None, "other"),
         Ok(None) => (None, "prompt_input_exit"),
         Ok(Some(_)) => (None, "other"),
     };
@@ -380,7 +424,7 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
     let late = bg_signal.or(late);
     let code = match result {
         Err(caught) => caught.code,
-        Ok(None) => late.map_or(EXIT_OK, |c| c.code),
+        Ok(None) => late.map_or(stream_code, |c| c.code),
         Ok(Some(outcome)) => {
             let duration_ms = started.elapsed().as_millis() as u64;
             let code = report(&outcome, format, &session_id, duration_ms, args.max_turns);
