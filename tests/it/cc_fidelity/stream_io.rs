@@ -723,3 +723,146 @@ fn an_unsupported_control_request_gets_claude_codes_error() {
     assert_eq!(first(&ours.lines), first(&cc.lines));
     assert_eq!(results(&ours.lines), results(&cc.lines));
 }
+
+/// `--include-partial-messages` through the OpenAI-compatible provider (a loopback server
+/// streaming `chat.completion.chunk`s): rein builds the Messages API's events from the
+/// chunks — one text block with a delta per chunk of text, a `tool_use` block opened with
+/// the call's id and name and an `input_json_delta` per piece of its arguments, the stop reason
+/// and usage at the end — and through the Anthropic provider passes the server's own events
+/// on unchanged.
+#[test]
+fn partial_messages_from_both_providers_over_loopback() {
+    use crate::agent::loopback::{Api, Loopback, Turn};
+    let turn = || Turn {
+        text: vec!["Let me ".to_string(), "look.".to_string()],
+        calls: vec![(
+            "call_1".to_string(),
+            "Bash".to_string(),
+            json!({"command": "echo hi"}),
+        )],
+        usage: Some((10, 2)),
+        pause: Duration::ZERO,
+    };
+    for api in Api::BOTH {
+        let server = Loopback::start(api, vec![turn(), Turn::text("done")]);
+        let sandbox = Sandbox::new("project", &[]);
+        let mut cmd = sandbox.rein();
+        api.point(&mut cmd, &server.url);
+        let out = cmd
+            .args(["-p", "go", "--output-format", "stream-json", "--verbose"])
+            .args(["--include-partial-messages", "--permission-mode", "bypassPermissions"])
+            .env("IS_SANDBOX", "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{api:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let first: Vec<Value> = events(&lines)
+            .into_iter()
+            .take_while(|e| e["type"] != "message_stop")
+            .collect();
+        let (id, model) = match api {
+            Api::OpenAi => ("chatcmpl-lb", "gpt-loopback"),
+            Api::Anthropic => ("msg_lb", "claude-loopback"),
+        };
+        let start = &first[0];
+        assert_eq!(start["type"], "message_start", "{api:?}");
+        assert_eq!(start["message"]["id"], id);
+        assert_eq!(start["message"]["model"], model);
+        let rest: Vec<Value> = first[1..].to_vec();
+        let usage = match api {
+            Api::OpenAi => json!({"input_tokens": 10, "output_tokens": 2}),
+            Api::Anthropic => json!({"output_tokens": 2}),
+        };
+        let mut stop = json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"},
+            "usage": usage});
+        if api == Api::OpenAi {
+            stop["delta"]["stop_sequence"] = Value::Null;
+        }
+        assert_eq!(
+            rest,
+            vec![
+                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Let me "}}),
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "look."}}),
+                json!({"type": "content_block_stop", "index": 0}),
+                json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "call_1", "name": "Bash", "input": {}}}),
+                json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"command\":\"echo hi\"}"}}),
+                json!({"type": "content_block_stop", "index": 1}),
+                stop,
+            ],
+            "{api:?}"
+        );
+        // Every line names the reply it belongs to; the whole reply follows its events.
+        for line in lines.iter().filter(|l| l["type"] == "stream_event").take(first.len() + 1) {
+            assert_eq!(line["api_message_id"], id, "{api:?}");
+        }
+        let stop_at = lines
+            .iter()
+            .position(|l| l["event"]["type"] == "message_stop")
+            .unwrap();
+        assert_eq!(lines[stop_at + 1]["type"], "assistant", "{api:?}");
+        assert_eq!(
+            lines[stop_at + 1]["message"]["content"][1]["input"],
+            json!({"command": "echo hi"})
+        );
+    }
+}
+
+/// The mock model does not stream: its replies' events are built whole, in the same shape.
+#[test]
+fn partial_messages_from_the_mock_model() {
+    let sandbox = Sandbox::new("project", &[]);
+    let script = sandbox.mock(json!([
+        {"tool_use": [{"name": "Bash", "input": {"command": "echo hi"}}]},
+        {"text": "all done"}
+    ]));
+    let out = sandbox
+        .rein()
+        .args(["-p", "go", "--output-format", "stream-json", "--verbose"])
+        .args(["--include-partial-messages", "--permission-mode", "bypassPermissions"])
+        .arg("--mock-script")
+        .arg(&script)
+        .env("IS_SANDBOX", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<String> = events(&lines)
+        .iter()
+        .map(|e| {
+            let what = e["delta"]["type"]
+                .as_str()
+                .or(e["content_block"]["type"].as_str())
+                .unwrap_or("");
+            format!("{} {what}", e["type"].as_str().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "message_start ",
+            "content_block_start tool_use",
+            "content_block_delta input_json_delta",
+            "content_block_stop ",
+            "message_delta ",
+            "message_stop ",
+            "message_start ",
+            "content_block_start text",
+            "content_block_delta text_delta",
+            "content_block_stop ",
+            "message_delta ",
+            "message_stop ",
+        ]
+    );
+    let text = events(&lines)
+        .into_iter()
+        .find(|e| e["delta"]["type"] == "text_delta")
+        .unwrap();
+    assert_eq!(text["delta"]["text"], "all done");
+}
