@@ -29,5 +29,6 @@ mod read_only;
 mod session_loop;
 mod settings;
 mod spanned_json;
+mod stream_input;
 mod subagents;
 mod tools;
