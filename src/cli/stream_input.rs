@@ -364,7 +364,10 @@ pub async fn run(
                 // The turn's future was dropped: its tools' process groups are gone.
                 let answered = session.interrupted();
                 let (note, terminal_reason) = if answered > 0 {
-                    ("[Request interrupted by user for tool use]", "aborted_tools")
+                    (
+                        "[Request interrupted by user for tool use]",
+                        "aborted_tools",
+                    )
                 } else {
                     ("[Request interrupted by user]", "aborted_streaming")
                 };

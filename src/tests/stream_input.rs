@@ -26,7 +26,10 @@ fn user_messages_as_string_and_as_text_blocks() {
     );
     let m = json!({"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]});
     assert_eq!(
-        parse_line(1, &json!({"type": "user", "message": m, "session_id": ""}).to_string()),
+        parse_line(
+            1,
+            &json!({"type": "user", "message": m, "session_id": ""}).to_string()
+        ),
         user(1, "a\nb", m)
     );
 }
@@ -55,7 +58,10 @@ fn bad_lines_say_what_is_wrong() {
         "content block 0: type 'image' is not supported by rein (only text blocks)"
     );
     assert!(matches!(
-        parse_line(2, r#"{"type":"user","message":{"role":"user","content":5}}"#),
+        parse_line(
+            2,
+            r#"{"type":"user","message":{"role":"user","content":5}}"#
+        ),
         Some(Input::Skipped { line: 2, .. })
     ));
 }

@@ -152,7 +152,8 @@ impl<'a> Synthesizer<'a> {
         let index = match call.index {
             Some(i) => i,
             None if force || (!call.id.is_empty() && !call.name.is_empty()) => {
-                let block = json!({"type": "tool_use", "id": call.id, "name": call.name, "input": {}});
+                let block =
+                    json!({"type": "tool_use", "id": call.id, "name": call.name, "input": {}});
                 let i = self.open(block, false);
                 if let Some(call) = self.calls.get_mut(&key) {
                     call.index = Some(i);

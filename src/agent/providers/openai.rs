@@ -183,9 +183,7 @@ fn synth_chunk(synth: &mut Synthesizer<'_>, chunk: &Value, configured_model: &st
             .and_then(Value::as_str)
             .filter(|id| !id.is_empty());
         let function = call.get("function");
-        let name = function
-            .and_then(|f| f.get("name"))
-            .and_then(Value::as_str);
+        let name = function.and_then(|f| f.get("name")).and_then(Value::as_str);
         let arguments = match function.and_then(|f| f.get("arguments")) {
             Some(Value::String(more)) => more.clone(),
             Some(Value::Object(map)) => Value::Object(map.clone()).to_string(),

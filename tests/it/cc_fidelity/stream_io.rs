@@ -235,7 +235,10 @@ fn run(name: &str, feed: Vec<Feed>, extra: &[&str]) -> Ran {
 fn kind(v: &Value) -> String {
     let t = v["type"].as_str().unwrap_or("?");
     if t == "stream_event" {
-        return format!("stream_event:{}", v["event"]["type"].as_str().unwrap_or("?"));
+        return format!(
+            "stream_event:{}",
+            v["event"]["type"].as_str().unwrap_or("?")
+        );
     }
     match v["subtype"].as_str() {
         Some(s) => format!("{t}:{s}"),
@@ -373,9 +376,9 @@ fn partial_messages_match_claude_code() {
 fn no_partial_messages_without_the_flag() {
     let ours = run(
         "input_two_turns",
-        vec![
-            Feed::Line(json!({"type": "user", "message": {"role": "user", "content": "go"}}).to_string()),
-        ],
+        vec![Feed::Line(
+            json!({"type": "user", "message": {"role": "user", "content": "go"}}).to_string(),
+        )],
         &[],
     );
     assert_eq!(ours.code, 0, "{}", ours.stderr);
@@ -411,7 +414,11 @@ fn flag_errors_match_claude_code() {
 /// its binary, `strings.txt`).
 #[test]
 fn replay_needs_stream_json_both_ways() {
-    let ours = run("partial_text_format", Vec::new(), &["--replay-user-messages"]);
+    let ours = run(
+        "partial_text_format",
+        Vec::new(),
+        &["--replay-user-messages"],
+    );
     // The partial-messages check comes after the replay check in Claude Code.
     assert_eq!(ours.code, 1);
     assert_eq!(
@@ -517,10 +524,13 @@ fn ignored_lines_match_claude_code() {
         assert_eq!(ours.code, cc.code, "{name}: {}", ours.stderr);
         assert_eq!(kinds(&ours.lines), kinds(&cc.lines), "{name}");
         assert_eq!(results(&ours.lines), results(&cc.lines), "{name}");
-        let prompts = |ups: Vec<&Value>| -> Vec<Value> {
-            ups.iter().map(|h| h["prompt"].clone()).collect()
-        };
-        assert_eq!(prompts(ours.ups()), prompts(cc.ups.iter().collect()), "{name}");
+        let prompts =
+            |ups: Vec<&Value>| -> Vec<Value> { ups.iter().map(|h| h["prompt"].clone()).collect() };
+        assert_eq!(
+            prompts(ours.ups()),
+            prompts(cc.ups.iter().collect()),
+            "{name}"
+        );
     }
     let ours = run(
         "input_content_number",
@@ -627,9 +637,8 @@ fn a_prompt_argument_is_ignored_with_stream_json_input() {
     let ours = run("input_with_prompt_arg", case_feed(&c), &[]);
     assert_eq!(ours.code, cc.code, "{}", ours.stderr);
     assert_eq!(results(&ours.lines), results(&cc.lines));
-    let prompts = |ups: Vec<&Value>| -> Vec<Value> {
-        ups.iter().map(|h| h["prompt"].clone()).collect()
-    };
+    let prompts =
+        |ups: Vec<&Value>| -> Vec<Value> { ups.iter().map(|h| h["prompt"].clone()).collect() };
     assert_eq!(prompts(ours.ups()), prompts(cc.ups.iter().collect()));
     assert!(ours.stderr.contains("prompt argument is ignored"));
 }
@@ -643,7 +652,9 @@ fn a_prompt_argument_is_ignored_with_stream_json_input() {
 fn an_interrupt_stops_the_running_turn_and_the_next_message_runs() {
     let cc = recorded("input_interrupt");
     let user = |text: &str| {
-        Feed::Line(json!({"type": "user", "message": {"role": "user", "content": text}}).to_string())
+        Feed::Line(
+            json!({"type": "user", "message": {"role": "user", "content": text}}).to_string(),
+        )
     };
     let interrupt = json!({"type": "control_request", "request_id": "req_int_1",
         "request": {"subtype": "interrupt"}});
@@ -680,7 +691,14 @@ fn an_interrupt_stops_the_running_turn_and_the_next_message_runs() {
         lines
             .iter()
             .filter(|l| l["type"] == "result")
-            .map(|l| json!([l["subtype"], l["is_error"], l["terminal_reason"], l["result"]]))
+            .map(|l| {
+                json!([
+                    l["subtype"],
+                    l["is_error"],
+                    l["terminal_reason"],
+                    l["result"]
+                ])
+            })
             .collect()
     };
     assert_eq!(ends(&ours.lines), ends(&cc.lines));
@@ -705,9 +723,15 @@ fn an_interrupt_stops_the_running_turn_and_the_next_message_runs() {
         ours.lines
     );
     // The second request tells the model the first turn was interrupted.
-    let last = ours.requests.last().unwrap()["messages"].as_array().cloned().unwrap();
+    let last = ours.requests.last().unwrap()["messages"]
+        .as_array()
+        .cloned()
+        .unwrap();
     let said = conversation(&last).join("\n");
-    assert!(said.contains("[Request interrupted by user for tool use]"), "{said}");
+    assert!(
+        said.contains("[Request interrupted by user for tool use]"),
+        "{said}"
+    );
     assert!(said.contains("second prompt"), "{said}");
 }
 
@@ -719,7 +743,12 @@ fn an_unsupported_control_request_gets_claude_codes_error() {
     let c = case("input_unknown_control");
     let ours = run("input_unknown_control", case_feed(&c), &[]);
     assert_eq!(ours.code, cc.code, "{}", ours.stderr);
-    let first = |lines: &[Value]| lines.iter().find(|l| l["type"] == "control_response").cloned();
+    let first = |lines: &[Value]| {
+        lines
+            .iter()
+            .find(|l| l["type"] == "control_response")
+            .cloned()
+    };
     assert_eq!(first(&ours.lines), first(&cc.lines));
     assert_eq!(results(&ours.lines), results(&cc.lines));
 }
@@ -750,11 +779,19 @@ fn partial_messages_from_both_providers_over_loopback() {
         api.point(&mut cmd, &server.url);
         let out = cmd
             .args(["-p", "go", "--output-format", "stream-json", "--verbose"])
-            .args(["--include-partial-messages", "--permission-mode", "bypassPermissions"])
+            .args([
+                "--include-partial-messages",
+                "--permission-mode",
+                "bypassPermissions",
+            ])
             .env("IS_SANDBOX", "1")
             .output()
             .unwrap();
-        assert!(out.status.success(), "{api:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{api:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
@@ -796,7 +833,11 @@ fn partial_messages_from_both_providers_over_loopback() {
             "{api:?}"
         );
         // Every line names the reply it belongs to; the whole reply follows its events.
-        for line in lines.iter().filter(|l| l["type"] == "stream_event").take(first.len() + 1) {
+        for line in lines
+            .iter()
+            .filter(|l| l["type"] == "stream_event")
+            .take(first.len() + 1)
+        {
             assert_eq!(line["api_message_id"], id, "{api:?}");
         }
         let stop_at = lines
@@ -822,13 +863,21 @@ fn partial_messages_from_the_mock_model() {
     let out = sandbox
         .rein()
         .args(["-p", "go", "--output-format", "stream-json", "--verbose"])
-        .args(["--include-partial-messages", "--permission-mode", "bypassPermissions"])
+        .args([
+            "--include-partial-messages",
+            "--permission-mode",
+            "bypassPermissions",
+        ])
         .arg("--mock-script")
         .arg(&script)
         .env("IS_SANDBOX", "1")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
