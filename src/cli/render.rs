@@ -191,6 +191,10 @@ pub struct StreamJson {
     pub init_per_prompt: bool,
     /// The model, kept for `init` lines written later.
     model: Mutex<String>,
+    /// The current turn's `init` line was written (by [`StreamJson::emit_turn_init`]); a turn
+    /// that starts without it (a background command's follow-up) gets its `init` at its
+    /// prompt.
+    turn_init: AtomicBool,
     /// The current reply's message id (`api_message_id` of its `stream_event` lines) and when
     /// its request was sent (`ttft_ms`).
     reply: Mutex<(Option<String>, Option<Instant>)>,
@@ -209,6 +213,7 @@ impl StreamJson {
             include_partial_messages: false,
             init_per_prompt: false,
             model: Mutex::new(String::new()),
+            turn_init: AtomicBool::new(false),
             reply: Mutex::new((None, None)),
             broken: AtomicBool::new(false),
         }
@@ -264,8 +269,14 @@ impl StreamJson {
     /// The `init` line of a turn, when `init_per_prompt` (Claude Code writes one before each
     /// message read from stdin, ahead of its echo).
     pub fn emit_turn_init(&self) {
+        self.turn_init.store(true, Ordering::Relaxed);
         let model = self.model.lock().map(|m| m.clone()).unwrap_or_default();
         self.emit(&self.init_line(&self.session_id, &model));
+    }
+
+    /// The current turn ended: the next one needs its own `init`.
+    pub fn turn_done(&self) {
+        self.turn_init.store(false, Ordering::Relaxed);
     }
 
     /// The `user` line that echoes a message read from stdin (`--replay-user-messages`).
@@ -397,6 +408,12 @@ impl Observer for StreamJson {
                 } else {
                     self.emit(&self.init_line(session_id, model));
                 }
+            }
+            Progress::Prompt { .. }
+                if self.init_per_prompt && !self.turn_init.swap(true, Ordering::Relaxed) =>
+            {
+                let model = self.model.lock().map(|m| m.clone()).unwrap_or_default();
+                self.emit(&self.init_line(sid, &model));
             }
             Progress::RequestStarted if self.include_partial_messages => {
                 if let Ok(mut reply) = self.reply.lock() {

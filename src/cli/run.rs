@@ -352,9 +352,37 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
         )
         .await;
         match ended {
-            crate::cli::stream_input::Ended::Finished(code) => {
+            crate::cli::stream_input::Ended::Finished(code, last) => {
                 stream_code = code;
-                Ok(None)
+                // Background commands still running at the end of stdin: waited for as after
+                // a `-p` prompt, each that ends getting a turn of its own with its own `init`
+                // and `result` lines (fixture `stream_io/input_eof_background`).
+                let caught = match last {
+                    Some(mut last) => {
+                        let each = |outcome: &TurnOutcome, ms: u64| {
+                            let code = report_turn(outcome, ms);
+                            stream.turn_done();
+                            code
+                        };
+                        follow_background(
+                            &mut session,
+                            &mut last,
+                            &background,
+                            format,
+                            &mut sigint,
+                            &mut sigterm,
+                            &|outcome, ms| {
+                                each(outcome, ms);
+                            },
+                        )
+                        .await
+                    }
+                    None => None,
+                };
+                match caught {
+                    Some(caught) => Err(caught),
+                    None => Ok(None),
+                }
             }
             crate::cli::stream_input::Ended::Signal(code, name) => Err(Caught { code, name }),
         }
@@ -400,6 +428,7 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
                 format,
                 &mut sigint,
                 &mut sigterm,
+                &|_, _| {},
             );
             follow.await
         }
@@ -505,6 +534,8 @@ fn short_duration(d: Duration) -> String {
 /// returned. On a terminal, after 5 s of waiting, Claude Code's `Waiting for background work`
 /// notice. After a turn that did not complete (a hook's `continue: false`, max turns, a model
 /// error) rein only waits: no more turns run.
+/// `each_turn` gets each follow-up turn's outcome and duration as it ends (stream-json input
+/// writes a `result` line per turn).
 async fn follow_background(
     session: &mut Session,
     outcome: &mut TurnOutcome,
@@ -512,9 +543,11 @@ async fn follow_background(
     format: OutputFormat,
     sigint: &mut Signal,
     sigterm: &mut Signal,
+    each_turn: &dyn Fn(&TurnOutcome, u64),
 ) -> Option<Caught> {
     loop {
         if matches!(outcome.end, TurnEnd::Completed) {
+            let started = Instant::now();
             let turn = tokio::select! {
                 next = session.run_background_notification() => Ok(next),
                 caught = next_signal(sigint, sigterm) => Err(caught),
@@ -522,6 +555,7 @@ async fn follow_background(
             match turn {
                 Ok(Some(next)) => {
                     *outcome = next;
+                    each_turn(outcome, started.elapsed().as_millis() as u64);
                     continue;
                 }
                 Ok(None) => {}

@@ -21,7 +21,8 @@
 //!
 //! Messages that arrive while a turn runs wait their turn, in order. End of stdin ends the
 //! session once the running turn and the waiting messages are done (a turn in progress is not
-//! cut short). Each turn writes its own `result` line.
+//! cut short) and, as after a `-p` prompt, once the background commands still running have
+//! ended, each with a turn of its own. Each turn writes its own `init` and `result` lines.
 
 use std::collections::VecDeque;
 use std::io::BufRead;
@@ -260,8 +261,9 @@ pub fn control_unsupported(request_id: &Value, subtype: &str) -> Value {
 
 /// How the loop ended.
 pub enum Ended {
-    /// stdin ended (or a bad line); the exit code.
-    Finished(i32),
+    /// stdin ended (or a bad line): the exit code, and the last turn's outcome when it
+    /// completed and stdin ended normally (background commands are then followed).
+    Finished(i32, Option<crate::agent::session::TurnOutcome>),
     /// SIGINT/SIGTERM: its exit code and name.
     Signal(i32, &'static str),
 }
@@ -287,6 +289,7 @@ pub async fn run(
     let mut queue: VecDeque<Input> = VecDeque::new();
     let mut open = true;
     let mut code = crate::cli::EXIT_OK;
+    let mut last = None;
     loop {
         let item = match queue.pop_front() {
             Some(item) => item,
@@ -305,7 +308,7 @@ pub async fn run(
         let (text, message) = match item {
             Input::Invalid { line, message } => {
                 eprintln!("Error: stdin line {line}: {message}");
-                return Ended::Finished(crate::cli::EXIT_ERROR);
+                return Ended::Finished(crate::cli::EXIT_ERROR, None);
             }
             Input::Skipped { line, message } => {
                 eprintln!("rein: warning: stdin line {line}: {message}");
@@ -356,11 +359,15 @@ pub async fn run(
         match outcome {
             Ok(outcome) => {
                 let turn_code = report(&outcome, elapsed);
+                stream.turn_done();
                 if turn_code != crate::cli::EXIT_OK {
                     code = turn_code;
                 }
+                last = Some(outcome);
             }
             Err(Cut::Interrupt) => {
+                last = None;
+                stream.turn_done();
                 // The turn's future was dropped: its tools' process groups are gone.
                 let answered = session.interrupted();
                 let (note, terminal_reason) = if answered > 0 {
@@ -385,7 +392,7 @@ pub async fn run(
             }
         }
     }
-    Ended::Finished(code)
+    Ended::Finished(code, last)
 }
 
 /// The `result` line of a turn an `interrupt` stopped (Claude Code's subtype, `is_error` and

@@ -915,3 +915,34 @@ fn partial_messages_from_the_mock_model() {
         .unwrap();
     assert_eq!(text["delta"]["text"], "all done");
 }
+
+/// stdin closes while a background command the turn started still runs: as after a `-p`
+/// prompt, rein waits for it, then gives it a turn of its own (UserPromptSubmit sees the
+/// `<task-notification>`), with its own `init` and `result` lines, before the session ends.
+#[test]
+fn end_of_stdin_waits_for_background_commands() {
+    let cc = recorded("input_eof_background");
+    let c = case("input_eof_background");
+    let ours = run("input_eof_background", case_feed(&c), &[]);
+    assert_eq!(ours.code, cc.code, "{}", ours.stderr);
+    // Claude Code's task bookkeeping lines have no counterpart in rein.
+    let main = |lines: &[Value]| -> Vec<String> {
+        kinds(lines)
+            .into_iter()
+            .filter(|k| !k.starts_with("system:task_") && k != "system:background_tasks_changed")
+            .collect()
+    };
+    assert_eq!(main(&ours.lines), main(&cc.lines));
+    assert_eq!(results(&ours.lines), results(&cc.lines));
+    let starts = |ups: Vec<&Value>| -> Vec<bool> {
+        ups.iter()
+            .map(|h| {
+                h["prompt"]
+                    .as_str()
+                    .unwrap_or("")
+                    .starts_with("<task-notification>")
+            })
+            .collect()
+    };
+    assert_eq!(starts(ours.ups()), starts(cc.ups.iter().collect()));
+}
