@@ -946,3 +946,118 @@ fn end_of_stdin_waits_for_background_commands() {
     };
     assert_eq!(starts(ours.ups()), starts(cc.ups.iter().collect()));
 }
+
+/// An `interrupt` while the model's reply is still streaming (no tool running): the request is
+/// dropped at once, the turn ends with `[Request interrupted by user]` and an
+/// `error_during_execution` result (`aborted_streaming`), as Claude Code ended its turn when
+/// the interrupt came before the reply (fixture `input_interrupt_early`); the next message
+/// runs in the same session, the model told of the interruption.
+#[test]
+fn an_interrupt_while_the_reply_streams_drops_the_request() {
+    use crate::agent::loopback::{Api, Loopback, Turn};
+    let slow = Turn {
+        text: (0..20).map(|i| format!("part {i} ")).collect(),
+        calls: Vec::new(),
+        usage: Some((10, 2)),
+        pause: Duration::from_millis(500),
+    };
+    let server = Loopback::start(Api::Anthropic, vec![slow, Turn::text("after")]);
+    let sandbox = Sandbox::new("project", &[]);
+    let mut cmd = sandbox.rein();
+    Api::Anthropic.point(&mut cmd, &server.url);
+    let mut child = cmd
+        .args([
+            "-p",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+        ])
+        .args(["--verbose", "--include-partial-messages"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut lines: Vec<Value> = Vec::new();
+    let mut read_until = |what: &str, lines: &mut Vec<Value>| loop {
+        let mut line = String::new();
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "no {what}: {lines:#?}"
+        );
+        let v: Value = serde_json::from_str(&line).unwrap();
+        let hit = line.contains(what);
+        lines.push(v);
+        if hit {
+            return;
+        }
+    };
+    let user = |text: &str| json!({"type": "user", "message": {"role": "user", "content": text}});
+    writeln!(stdin, "{}", user("first")).unwrap();
+    // The reply has begun streaming (its first text delta arrived).
+    read_until("text_delta", &mut lines);
+    writeln!(
+        stdin,
+        "{}",
+        json!({"type": "control_request", "request_id": "i1", "request": {"subtype": "interrupt"}})
+    )
+    .unwrap();
+    read_until("\"type\":\"result\"", &mut lines);
+    writeln!(stdin, "{}", user("second")).unwrap();
+    drop(stdin);
+    read_until("\"type\":\"result\"", &mut lines);
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    // The slow reply would take 10 s to finish streaming.
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+    let cc = recorded("input_interrupt_early");
+    let response = |lines: &[Value]| {
+        let mut r = lines
+            .iter()
+            .find(|l| l["type"] == "control_response")
+            .unwrap()["response"]
+            .clone();
+        r["request_id"] = json!("<ID>");
+        r
+    };
+    assert_eq!(response(&lines), response(&cc.lines));
+    let note = |lines: &[Value]| {
+        lines
+            .iter()
+            .find(|l| l["type"] == "user")
+            .expect("the interrupted note")["message"]
+            .clone()
+    };
+    assert_eq!(note(&lines), note(&cc.lines));
+    let ends = |lines: &[Value]| -> Vec<Value> {
+        lines
+            .iter()
+            .filter(|l| l["type"] == "result")
+            .map(|l| {
+                json!([
+                    l["subtype"],
+                    l["is_error"],
+                    l["terminal_reason"],
+                    l.get("result").is_some()
+                ])
+            })
+            .collect()
+    };
+    assert_eq!(ends(&lines), ends(&cc.lines));
+    assert_eq!(lines.last().unwrap()["result"], "after");
+    // No whole assistant message for the dropped reply.
+    assert_eq!(lines.iter().filter(|l| l["type"] == "assistant").count(), 1);
+    let second = &server.requests()[1];
+    let said = conversation(second["messages"].as_array().unwrap()).join("\n");
+    assert!(said.contains("user: first"), "{said}");
+    assert!(said.contains("[Request interrupted by user]"), "{said}");
+    assert!(said.contains("user: second"), "{said}");
+}
