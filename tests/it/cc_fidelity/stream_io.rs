@@ -546,7 +546,7 @@ fn ignored_lines_match_claude_code() {
 
 /// A line that is not JSON: Claude Code exits 1; so does rein, naming the stdin line and what
 /// is wrong — but the turn of the message before it finishes and keeps its output (Claude
-/// Code's is lost), and no later line is read.
+/// Code's is lost), and no later message runs.
 #[test]
 fn a_malformed_line_is_an_error_naming_the_line_and_nothing_before_it_is_lost() {
     let cc = recorded("input_malformed");
