@@ -268,6 +268,8 @@ impl Sink {
             Progress::SessionStarted { .. }
             | Progress::ToolStart { .. }
             | Progress::TextDelta { .. }
+            | Progress::RequestStarted
+            | Progress::StreamEvent { .. }
             | Progress::Notice { .. } => {}
             Progress::Prompt { text, .. } => {
                 self.release(ctx, |h| {
@@ -728,6 +730,7 @@ impl Session {
                 messages: &request_messages,
                 tools: &self.specs,
                 on_text: None,
+                on_event: None,
             })
             .await;
         let response = match response {
@@ -1351,14 +1354,30 @@ impl Session {
             let specs = self.offered_specs();
             let sink = &self.sink;
             let on_text = move |text: &str| sink.observe(Progress::TextDelta { text });
+            let streamed = std::sync::atomic::AtomicBool::new(false);
+            let on_event = |event: &serde_json::Value| {
+                streamed.store(true, std::sync::atomic::Ordering::Relaxed);
+                sink.observe(Progress::StreamEvent { event });
+            };
             let request = Request {
                 system: self.system.as_deref(),
                 messages: &self.messages,
                 tools: &specs,
                 on_text: Some(&on_text),
+                on_event: Some(&on_event),
             };
+            self.sink.observe(Progress::RequestStarted);
             let response = match self.model.respond(request).await {
-                Ok(r) => r,
+                Ok(r) => {
+                    // A model that does not stream (the mock, an embedder's own): its reply's
+                    // events, built whole, before the reply.
+                    if !streamed.load(std::sync::atomic::Ordering::Relaxed) {
+                        crate::agent::providers::events::replay(&r, &|event| {
+                            sink.observe(Progress::StreamEvent { event })
+                        });
+                    }
+                    r
+                }
                 Err(err) => {
                     self.fire::<StopFailure>(StopFailureInput {
                         base: self.base(HookEvent::StopFailure),
@@ -1638,13 +1657,14 @@ impl Session {
     /// ends on an unanswered `tool_use`. The call's future was already dropped, which killed its
     /// process group; no PostToolUse/PostToolUseFailure hook fires for it (rule documented in
     /// docs/reliability.md). Call it before [`Session::end`].
-    pub(crate) fn interrupted(&mut self) {
+    /// Returns how many calls it answered so.
+    pub(crate) fn interrupted(&mut self) -> usize {
         let outstanding = match self.sink.outstanding.lock() {
             Ok(mut o) => std::mem::take(&mut *o),
             Err(_) => Vec::new(),
         };
         if outstanding.is_empty() {
-            return;
+            return 0;
         }
         let mut content = Vec::with_capacity(outstanding.len());
         for (id, name) in &outstanding {
@@ -1666,6 +1686,22 @@ impl Session {
             role: Role::User,
             content,
         });
+        outstanding.len()
+    }
+
+    /// Adds `text` to the conversation as the user's (after an interrupted turn, the note the
+    /// model reads next time), without a transcript line.
+    pub(crate) fn note_for_model(&mut self, text: &str) {
+        let block = ContentBlock::Text {
+            text: text.to_string(),
+        };
+        match self.messages.last_mut() {
+            Some(last) if last.role == Role::User => last.content.push(block),
+            Some(_) | None => self.messages.push(Message {
+                role: Role::User,
+                content: vec![block],
+            }),
+        }
     }
 
     /// The person stopped the turn (Ctrl+C at the terminal) while tool calls ran: as Claude

@@ -21,7 +21,7 @@ use crate::agent::transcript::{encode_cwd, rein_home};
 use crate::cli::render::{Glyphs, NoticesToStderr, StreamJson, TextRenderer, result_json};
 use crate::cli::terminal::TerminalContext;
 use crate::cli::terminal::spinner::SpinnerState;
-use crate::cli::{EXIT_ERROR, EXIT_OK, EXIT_USAGE, OutputFormat, RunArgs};
+use crate::cli::{EXIT_ERROR, EXIT_OK, EXIT_USAGE, InputFormat, OutputFormat, RunArgs};
 use crate::hooks::dispatch::StatusSink;
 use crate::hooks::dispatch::{Dispatcher, HookEnvironment};
 use crate::hooks::environment::{bash_env, removed_env, require_utf8_project_dir};
@@ -81,7 +81,19 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
 }
 
 async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 {
+    if let Err(text) = crate::cli::stream_input::check_flags(&args, headless) {
+        eprintln!("{text}");
+        return EXIT_ERROR;
+    }
+    let stream_input = args.input_format == InputFormat::StreamJson;
+    if stream_input && prompt.is_some() {
+        // Claude Code ignores it without a word; a dropped prompt is worth one.
+        eprintln!(
+            "rein: warning: the prompt argument is ignored with --input-format stream-json (the prompts are read from stdin)"
+        );
+    }
     let prompt = match prompt {
+        _ if stream_input => None,
         Some(p) => Some(p),
         None if headless && !std::io::stdin().is_terminal() => {
             let mut buf = String::new();
@@ -92,7 +104,7 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
         }
         None => None,
     };
-    let interactive = prompt.is_none();
+    let interactive = prompt.is_none() && !stream_input;
     if interactive && (headless || !std::io::stdin().is_terminal()) {
         eprintln!(
             "rein: no prompt given and stdin is not a terminal\n\
@@ -191,6 +203,7 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
     } else {
         args.output_format
     };
+    let mut shared_stream: Option<Arc<StreamJson>> = None;
     match format {
         OutputFormat::Text => observers.push(Box::new(TextRenderer::new(
             Glyphs::detect(),
@@ -209,6 +222,10 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
             )
             .with_mcp_servers(mcp.init_entries());
             stream.include_hook_events = args.include_hook_events;
+            stream.include_partial_messages = args.include_partial_messages;
+            stream.init_per_prompt = stream_input;
+            let stream = Arc::new(stream);
+            shared_stream = Some(Arc::clone(&stream));
             observers.push(Box::new(stream));
         }
     }
@@ -290,6 +307,8 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
     };
 
     let started = Instant::now();
+    // `--input-format stream-json`: the exit code its turns left (each wrote its own result).
+    let mut stream_code = EXIT_OK;
     let result = if interactive {
         let terminal = TerminalContext {
             history: home.join("history"),
@@ -325,6 +344,57 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
                 name: "SIGTERM",
             })
         }
+    } else if let (true, Some(stream)) = (stream_input, &shared_stream) {
+        session.start_as(start_source).await;
+        let session_ref = &session_id;
+        let max_turns = args.max_turns;
+        let report_turn = |outcome: &TurnOutcome, duration_ms: u64| {
+            report(outcome, format, session_ref, duration_ms, max_turns)
+        };
+        let ended = crate::cli::stream_input::run(
+            &mut session,
+            stream,
+            args.replay_user_messages,
+            &mut sigint,
+            &mut sigterm,
+            &report_turn,
+        )
+        .await;
+        match ended {
+            crate::cli::stream_input::Ended::Finished(code, last) => {
+                stream_code = code;
+                // Background commands still running at the end of stdin: waited for as after
+                // a `-p` prompt, each that ends getting a turn of its own with its own `init`
+                // and `result` lines (fixture `stream_io/input_eof_background`).
+                let caught = match last {
+                    Some(mut last) => {
+                        let each = |outcome: &TurnOutcome, ms: u64| {
+                            let code = report_turn(outcome, ms);
+                            stream.turn_done();
+                            code
+                        };
+                        follow_background(
+                            &mut session,
+                            &mut last,
+                            &background,
+                            format,
+                            &mut sigint,
+                            &mut sigterm,
+                            &|outcome, ms| {
+                                each(outcome, ms);
+                            },
+                        )
+                        .await
+                    }
+                    None => None,
+                };
+                match caught {
+                    Some(caught) => Err(caught),
+                    None => Ok(None),
+                }
+            }
+            crate::cli::stream_input::Ended::Signal(code, name) => Err(Caught { code, name }),
+        }
     } else {
         let work = async {
             session.open(start_source, false, plan.facts).await;
@@ -347,6 +417,8 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
     // nothing; instead it cancels the SessionEnd hooks still running and rein exits.
     let (first, reason) = match &result {
         Err(caught) => (Some(*caught), "other"),
+        // Claude Code's reason at the end of stdin (fixture `stream_io/input_two_turns`).
+        Ok(None) if stream_input => (None, "other"),
         Ok(None) => (None, "prompt_input_exit"),
         Ok(Some(_)) => (None, "other"),
     };
@@ -365,6 +437,7 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
                 format,
                 &mut sigint,
                 &mut sigterm,
+                &|_, _| {},
             );
             follow.await
         }
@@ -389,7 +462,7 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
     let late = bg_signal.or(late);
     let code = match result {
         Err(caught) => caught.code,
-        Ok(None) => late.map_or(EXIT_OK, |c| c.code),
+        Ok(None) => late.map_or(stream_code, |c| c.code),
         Ok(Some(outcome)) => {
             let duration_ms = started.elapsed().as_millis() as u64;
             let code = report(&outcome, format, &session_id, duration_ms, args.max_turns);
@@ -470,6 +543,8 @@ fn short_duration(d: Duration) -> String {
 /// returned. On a terminal, after 5 s of waiting, Claude Code's `Waiting for background work`
 /// notice. After a turn that did not complete (a hook's `continue: false`, max turns, a model
 /// error) rein only waits: no more turns run.
+/// `each_turn` gets each follow-up turn's outcome and duration as it ends (stream-json input
+/// writes a `result` line per turn).
 async fn follow_background(
     session: &mut Session,
     outcome: &mut TurnOutcome,
@@ -477,9 +552,11 @@ async fn follow_background(
     format: OutputFormat,
     sigint: &mut Signal,
     sigterm: &mut Signal,
+    each_turn: &dyn Fn(&TurnOutcome, u64),
 ) -> Option<Caught> {
     loop {
         if matches!(outcome.end, TurnEnd::Completed) {
+            let started = Instant::now();
             let turn = tokio::select! {
                 next = session.run_background_notification() => Ok(next),
                 caught = next_signal(sigint, sigterm) => Err(caught),
@@ -487,6 +564,7 @@ async fn follow_background(
             match turn {
                 Ok(Some(next)) => {
                     *outcome = next;
+                    each_turn(outcome, started.elapsed().as_millis() as u64);
                     continue;
                 }
                 Ok(None) => {}

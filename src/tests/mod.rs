@@ -31,5 +31,6 @@ mod session_loop;
 mod session_switch;
 mod settings;
 mod spanned_json;
+mod stream_input;
 mod subagents;
 mod tools;
