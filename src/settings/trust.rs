@@ -135,8 +135,8 @@ pub fn items(project_dir: &Path) -> Vec<Item> {
 }
 
 /// What the repository-controlled settings of `project_dir` would do, one line each: hooks
-/// (event and command) and escalating settings (allow rules, directories, mode, env). Empty
-/// when there is nothing to trust.
+/// (event and command), allow rules, directories, the mode, and every env var (those that
+/// change what runs are marked). Empty when there is nothing to trust.
 pub fn describe(project_dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
     for file in repo_files(project_dir) {
@@ -201,9 +201,14 @@ pub fn describe(project_dir: &Path) -> Vec<String> {
             .and_then(Value::as_object)
             .into_iter()
             .flat_map(|m| m.keys())
-            .filter(|k| crate::permissions::bash::env_changes_what_runs(k))
         {
-            out.push(format!("{rel}: sets {key} for every tool"));
+            if crate::permissions::bash::env_changes_what_runs(key) {
+                out.push(format!(
+                    "{rel}: sets {key} for every tool and hook (it changes what runs)"
+                ));
+            } else {
+                out.push(format!("{rel}: sets {key} for every tool and hook"));
+            }
         }
     }
     out

@@ -14,7 +14,7 @@ use crate::harness::{LEAKY_VARS, Sandbox, home_vars, rein_bin, write_executable}
 const PROMPT_HEADER: &str = "rein wants to use Bash: ";
 const PROMPT_KEYS: &str = "[y] allow once  [a] always for this session  [n] deny >";
 const DENIAL: &str = "The user doesn't want to proceed with this tool use.";
-const TRUST_QUESTION: &str = "Trust this folder? [y] yes, remember  [o] this run only  [n] no >";
+const TRUST_QUESTION: &str = "Trust this folder? [y] yes, remember  [o] yes, this run only  [n] no, exit >";
 
 /// A tmux server on a socket of its own; dropping it kills the server and everything in it.
 struct Tmux {
