@@ -134,12 +134,20 @@ pub fn items(project_dir: &Path) -> Vec<Item> {
     out
 }
 
-/// What the repository-controlled settings of `project_dir` would do, one line each: hooks
+/// What the folder's settings files (the project file and the local file, tracked or not)
+/// would do, one line each: hooks
 /// (event and command), allow rules, directories, the mode, and every env var (those that
 /// change what runs are marked). Empty when there is nothing to trust.
 pub fn describe(project_dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
-    for file in repo_files(project_dir) {
+    // Why the local file even when git does not track it: a folder that came as an archive
+    // brings one too, and Claude Code asks before any of a folder's settings apply.
+    let mut files = repo_files(project_dir);
+    let local = project_dir.join(".claude/settings.local.json");
+    if !files.contains(&local) {
+        files.push(local);
+    }
+    for file in files {
         let Ok(text) = std::fs::read_to_string(&file) else {
             continue;
         };
