@@ -1378,6 +1378,7 @@ fn trust_matches_or_is_stricter_than_claude_code_setting_by_setting() {
         );
         assert!(shown.contains("Trust this folder?"), "{}: {shown}", row.name);
         assert_eq!(code, 1, "{}: declining did not end rein: {shown}", row.name);
+        assert!(shown.contains("is not trusted"), "{}: {shown}", row.name);
         assert!(
             !(row.took_effect)(&s, &shown),
             "{}: applied although the trust question was declined",
@@ -1392,4 +1393,83 @@ fn trust_matches_or_is_stricter_than_claude_code_setting_by_setting() {
         ));
     }
     eprintln!("{}", report.join("\n"));
+}
+
+/// `permissions.disableBypassPermissionsMode: "disable"` is honoured from every settings tier
+/// (managed, `--settings`, local, project — even in an untrusted folder, since it only takes
+/// power away — and user) against every way of asking for bypassPermissions: the flag
+/// `--permission-mode bypassPermissions`, `--dangerously-skip-permissions`, and a user
+/// `defaultMode`. The session runs in default mode, so headless the probe `touch` is refused
+/// and the file is never made. Matches Claude Code's rule (a setting that disables the mode
+/// wins over every request for it).
+#[test]
+fn disable_bypass_permissions_mode_holds_from_every_tier_against_every_request() {
+    let disable = json!({"permissions": {"disableBypassPermissionsMode": "disable"}});
+    let tiers = ["managed", "flag", "local", "project", "user"];
+    let requests: [(&str, &[&str]); 3] = [
+        ("--permission-mode bypassPermissions", &["--permission-mode", "bypassPermissions"]),
+        ("--dangerously-skip-permissions", &["--dangerously-skip-permissions"]),
+        ("user defaultMode bypassPermissions", &[]),
+    ];
+    let run = |tier: Option<&str>, request: &[&str], user_mode: bool| -> (bool, String) {
+        let s = sandbox();
+        let managed = s.home.join("managed");
+        std::fs::create_dir_all(&managed).unwrap();
+        let mut user = json!({});
+        if user_mode {
+            user["permissions"] = json!({"defaultMode": "bypassPermissions"});
+        }
+        let mut args: Vec<String> = request.iter().map(|a| a.to_string()).collect();
+        match tier {
+            Some("managed") => std::fs::write(
+                managed.join("managed-settings.json"),
+                disable.to_string(),
+            )
+            .unwrap(),
+            Some("flag") => {
+                args.push("--settings".into());
+                args.push(disable.to_string());
+            }
+            Some("local") => s.write_json(".claude/settings.local.json", &disable),
+            Some("project") => s.write_json(".claude/settings.json", &disable),
+            Some("user") => {
+                user["permissions"]["disableBypassPermissionsMode"] = json!("disable");
+            }
+            _ => {}
+        }
+        s.write_json("../home/.claude/settings.json", &user);
+        let script = s.mock(json!([bash("touch created"), say("done")]));
+        let out = s
+            .rein()
+            .env("IS_SANDBOX", "1")
+            .env("REIN_MANAGED_SETTINGS_DIR", &managed)
+            .args(["-p", "go", "--mock-script"])
+            .arg(&script)
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{tier:?} {request:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (
+            s.exists("created"),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for (name, request) in requests {
+        let user_mode = request.is_empty();
+        // Control: without the setting, the request really bypasses (the file is made).
+        let (made, err) = run(None, request, user_mode);
+        assert!(made, "control {name}: bypassPermissions did not apply: {err}");
+        for tier in tiers {
+            let (made, err) = run(Some(tier), request, user_mode);
+            assert!(!made, "{tier} disable, {name}: the bypassed call ran");
+            assert!(
+                err.contains("disableBypassPermissionsMode"),
+                "{tier} disable, {name}: no warning: {err}"
+            );
+        }
+    }
 }
