@@ -26,6 +26,9 @@ pub struct Item {
     pub label: String,
     /// SHA-256 (hex) of the definition and the bytes it runs.
     pub digest: String,
+    /// The parts that digest covers, each with its own SHA-256: `definition`, and
+    /// `script <path>` per script the command names. They say what changed.
+    pub parts: Vec<(String, String)>,
 }
 
 /// The trust state of a project.
@@ -104,18 +107,27 @@ pub fn items(project_dir: &Path) -> Vec<Item> {
                             .or_else(|| handler.get("prompt"))
                             .and_then(Value::as_str)
                             .unwrap_or_default();
-                        let mut bytes = serde_json::to_vec(&json!({
+                        let definition = serde_json::to_vec(&json!({
                             "event": event, "matcher": matcher, "handler": handler
                         }))
                         .unwrap_or_default();
+                        let mut parts =
+                            vec![("definition".to_string(), sha256_hex(&definition))];
+                        let mut bytes = definition;
                         for script in scripts_named(command, project_dir) {
+                            let content = std::fs::read(&script).unwrap_or_default();
+                            parts.push((
+                                format!("script {}", script.display()),
+                                sha256_hex(&content),
+                            ));
                             bytes.extend_from_slice(script.to_string_lossy().as_bytes());
                             bytes.push(0);
-                            bytes.extend(std::fs::read(&script).unwrap_or_default());
+                            bytes.extend(content);
                         }
                         out.push(Item {
                             label: format!("{event} hook `{command}`"),
                             digest: sha256_hex(&bytes),
+                            parts,
                         });
                     }
                 }
@@ -127,9 +139,11 @@ pub fn items(project_dir: &Path) -> Vec<Item> {
         });
         escalating.extend(serde_json::to_vec(&esc).unwrap_or_default());
     }
+    let digest = sha256_hex(&escalating);
     out.push(Item {
         label: "permission and env settings".to_string(),
-        digest: sha256_hex(&escalating),
+        parts: vec![("definition".to_string(), digest.clone())],
+        digest,
     });
     out
 }
@@ -254,27 +268,50 @@ pub fn state(rein_home: &Path, project_dir: &Path) -> TrustState {
     let Some(record) = store.get(key.as_ref()).and_then(Value::as_object) else {
         return TrustState::Untrusted;
     };
-    let trusted: Vec<(String, String)> = record
+    let trusted: Vec<(String, String, Vec<(String, String)>)> = record
         .get("items")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
         .filter_map(|i| {
+            let parts = i
+                .get("parts")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect();
             Some((
                 i.get("label")?.as_str()?.to_string(),
                 i.get("digest")?.as_str()?.to_string(),
+                parts,
             ))
         })
         .collect();
     let now = items(project_dir);
     let changed: Vec<String> = now
         .iter()
-        .filter(|i| !trusted.iter().any(|(_, d)| *d == i.digest))
-        .map(|i| i.label.clone())
+        .filter(|i| !trusted.iter().any(|(_, d, _)| *d == i.digest))
+        .map(|i| {
+            let Some((_, _, before)) = trusted.iter().find(|(l, _, _)| *l == i.label) else {
+                return format!("{} (new)", i.label);
+            };
+            let what: Vec<&str> = i
+                .parts
+                .iter()
+                .filter(|(k, d)| !before.iter().any(|(bk, bd)| bk == k && bd == d))
+                .map(|(k, _)| k.as_str())
+                .collect();
+            if what.is_empty() {
+                i.label.clone()
+            } else {
+                format!("{} ({} changed)", i.label, what.join(", "))
+            }
+        })
         .collect();
     let removed = trusted
         .iter()
-        .filter(|(_, d)| !now.iter().any(|i| i.digest == *d))
+        .filter(|(_, d, _)| !now.iter().any(|i| i.digest == *d))
         .count();
     if changed.is_empty() && removed == 0 {
         TrustState::Trusted
@@ -324,7 +361,11 @@ pub fn trust(rein_home: &Path, project_dir: &Path) -> Result<Vec<Item>, String> 
     store.insert(
         project_dir.to_string_lossy().into_owned(),
         json!({
-            "items": now.iter().map(|i| json!({"label": i.label, "digest": i.digest})).collect::<Vec<_>>(),
+            "items": now.iter().map(|i| json!({
+                "label": i.label,
+                "digest": i.digest,
+                "parts": i.parts.iter().map(|(k, d)| (k.clone(), Value::String(d.clone()))).collect::<Map<String, Value>>(),
+            })).collect::<Vec<_>>(),
         }),
     );
     let text =

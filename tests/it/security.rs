@@ -954,10 +954,20 @@ fn repository_settings_never_raise_permissions_until_trusted() {
         "a changed script kept its trust"
     );
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("changed") && err.contains("guard.sh"), "{err}");
+    // Names the hook and which of its parts changed: the script, not the definition.
+    assert!(
+        err.contains("PreToolUse hook") && err.contains("guard.sh changed"),
+        "{err}"
+    );
+    assert!(!err.contains("definition"), "{err}");
     let out = rein_in(&s, &["hooks", "validate", "--json"]);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["trust"]["state"], "changed", "{v}");
+    let changed = v["trust"]["changed"].to_string();
+    assert!(changed.contains("script") && changed.contains("guard.sh changed"), "{v}");
+    let out = rein_in(&s, &["hooks", "validate"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("trust: changed since") && text.contains("guard.sh changed"), "{text}");
 
     // A corrupt trust store means "not trusted", with a message naming the file.
     rein_in(&s, &["hooks", "trust"]);
@@ -972,6 +982,26 @@ fn repository_settings_never_raise_permissions_until_trusted() {
     );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("trusted-projects.json"), "{err}");
+
+    // An unreadable store (here a directory where the file should be; root reads any file)
+    // likewise: not trusted, the message names the file and says it cannot be read.
+    std::fs::remove_file(&store).unwrap();
+    std::fs::create_dir(&store).unwrap();
+    let out = rein_in(&s, &["-p", "go", "--mock-script", script]);
+    assert!(out.status.success());
+    assert_eq!(
+        made(&s),
+        Vec::<&str>::new(),
+        "an unreadable store trusted the folder"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("trusted-projects.json: cannot read"),
+        "{err}"
+    );
+    let out = rein_in(&s, &["hooks", "validate", "--json"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["trust"]["state"], "unreadable", "{v}");
 }
 
 // ---------------------------------------------------------------------------------------------
