@@ -115,6 +115,35 @@ fn variants() -> Vec<Variant> {
             settings: json!({"hooks": allow_hook}),
         },
         Variant {
+            name: "deny rule in acceptEdits under allow [Bash]",
+            args: &[
+                "--permission-mode",
+                "acceptEdits",
+                "--allowedTools",
+                "Bash",
+                "--disallowedTools",
+                "Bash(rm:*)",
+            ],
+            settings: json!({}),
+        },
+        Variant {
+            name: "deny rule in dontAsk under allow [Bash]",
+            args: &[
+                "--permission-mode",
+                "dontAsk",
+                "--allowedTools",
+                "Bash",
+                "--disallowedTools",
+                "Bash(rm:*)",
+            ],
+            settings: json!({}),
+        },
+        Variant {
+            name: "ask rule in acceptEdits under allow [Bash], headless",
+            args: &["--permission-mode", "acceptEdits", "--allowedTools", "Bash"],
+            settings: json!({"permissions": {"ask": ["Bash(rm:*)"]}}),
+        },
+        Variant {
             name: "ask rule in bypassPermissions, headless",
             args: &["--permission-mode", "bypassPermissions"],
             settings: json!({"permissions": {"ask": ["Bash(rm:*)"]}}),
