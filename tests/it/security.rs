@@ -1532,3 +1532,27 @@ fn disable_bypass_permissions_mode_holds_from_every_tier_against_every_request()
         }
     }
 }
+
+/// Bad input: a deny rule that cannot be parsed still denies what it names (here every Bash
+/// call, since rein cannot tell which ones it meant), even in bypassPermissions, and the
+/// warning names the file, line and rule. The victim file survives.
+#[test]
+fn an_unparsable_deny_rule_still_denies_through_the_binary() {
+    let s = sandbox();
+    s.write(
+        ".claude/settings.json",
+        "{\n  \"permissions\": {\n    \"deny\": [\"Bash(rm -rf\"]\n  }\n}\n",
+    );
+    s.write("victim", "precious");
+    let out = run_steps(
+        &s,
+        vec![bash("rm -rf victim")],
+        &["--permission-mode", "bypassPermissions"],
+    );
+    assert!(s.exists("victim"), "the unparsable deny rule let rm run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(".claude/settings.json:3:") && err.contains("`Bash(rm -rf`"),
+        "{err}"
+    );
+}
