@@ -1102,7 +1102,9 @@ fn folder_trusted(project_dir: &Path, interactive: bool) -> Result<bool, SetupEr
     match ask_trust(&project_dir.to_string_lossy(), &heading, &lines) {
         TrustAnswer::Remember => {
             if !can_record {
-                eprintln!("rein: warning: trusted for this run only (the trust store cannot be read)");
+                eprintln!(
+                    "rein: warning: trusted for this run only (the trust store cannot be read)"
+                );
             } else if let Err(e) = trust(&home, project_dir) {
                 eprintln!("rein: warning: trusted for this run only: {e}");
             }
@@ -1145,7 +1147,8 @@ fn load_settings(
             || (s.contains(&SourceKind::Local)
                 && crate::settings::trust::local_is_tracked(project_dir))
     });
-    opts.repo_trusted = args.trust || (reads_repo_files && folder_trusted(project_dir, interactive)?);
+    opts.repo_trusted =
+        args.trust || (reads_repo_files && folder_trusted(project_dir, interactive)?);
     Ok(crate::settings::load(&opts))
 }
 

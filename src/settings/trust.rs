@@ -111,8 +111,7 @@ pub fn items(project_dir: &Path) -> Vec<Item> {
                             "event": event, "matcher": matcher, "handler": handler
                         }))
                         .unwrap_or_default();
-                        let mut parts =
-                            vec![("definition".to_string(), sha256_hex(&definition))];
+                        let mut parts = vec![("definition".to_string(), sha256_hex(&definition))];
                         let mut bytes = definition;
                         for script in scripts_named(command, project_dir) {
                             let content = std::fs::read(&script).unwrap_or_default();
@@ -268,7 +267,7 @@ pub fn state(rein_home: &Path, project_dir: &Path) -> TrustState {
     let Some(record) = store.get(key.as_ref()).and_then(Value::as_object) else {
         return TrustState::Untrusted;
     };
-    let trusted: Vec<(String, String, Vec<(String, String)>)> = record
+    let trusted: Vec<Item> = record
         .get("items")
         .and_then(Value::as_array)
         .into_iter()
@@ -281,25 +280,25 @@ pub fn state(rein_home: &Path, project_dir: &Path) -> TrustState {
                 .flatten()
                 .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
                 .collect();
-            Some((
-                i.get("label")?.as_str()?.to_string(),
-                i.get("digest")?.as_str()?.to_string(),
+            Some(Item {
+                label: i.get("label")?.as_str()?.to_string(),
+                digest: i.get("digest")?.as_str()?.to_string(),
                 parts,
-            ))
+            })
         })
         .collect();
     let now = items(project_dir);
     let changed: Vec<String> = now
         .iter()
-        .filter(|i| !trusted.iter().any(|(_, d, _)| *d == i.digest))
+        .filter(|i| !trusted.iter().any(|t| t.digest == i.digest))
         .map(|i| {
-            let Some((_, _, before)) = trusted.iter().find(|(l, _, _)| *l == i.label) else {
+            let Some(before) = trusted.iter().find(|t| t.label == i.label) else {
                 return format!("{} (new)", i.label);
             };
             let what: Vec<&str> = i
                 .parts
                 .iter()
-                .filter(|(k, d)| !before.iter().any(|(bk, bd)| bk == k && bd == d))
+                .filter(|(k, d)| !before.parts.iter().any(|(bk, bd)| bk == k && bd == d))
                 .map(|(k, _)| k.as_str())
                 .collect();
             if what.is_empty() {
@@ -311,7 +310,7 @@ pub fn state(rein_home: &Path, project_dir: &Path) -> TrustState {
         .collect();
     let removed = trusted
         .iter()
-        .filter(|(_, d, _)| !now.iter().any(|i| i.digest == *d))
+        .filter(|t| !now.iter().any(|i| i.digest == t.digest))
         .count();
     if changed.is_empty() && removed == 0 {
         TrustState::Trusted

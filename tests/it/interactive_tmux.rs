@@ -14,7 +14,8 @@ use crate::harness::{LEAKY_VARS, Sandbox, home_vars, rein_bin, write_executable}
 const PROMPT_HEADER: &str = "rein wants to use Bash: ";
 const PROMPT_KEYS: &str = "[y] allow once  [a] always for this session  [n] deny >";
 const DENIAL: &str = "The user doesn't want to proceed with this tool use.";
-const TRUST_QUESTION: &str = "Trust this folder? [y] yes, remember  [o] yes, this run only  [n] no, exit >";
+const TRUST_QUESTION: &str =
+    "Trust this folder? [y] yes, remember  [o] yes, this run only  [n] no, exit >";
 
 /// A tmux server on a socket of its own; dropping it kills the server and everything in it.
 struct Tmux {
@@ -587,7 +588,10 @@ fn a_permission_prompt_is_answered_with_one_key() {
 fn trust_question_on_a_real_terminal_and_a_changed_script_asks_again() {
     let sandbox = Sandbox::new("proj", &["proj/.claude", "proj/hooks"]);
     let guard = sandbox.script("guard.sh", "cat >/dev/null; exit 0");
-    let started = sandbox.script("started.sh", "cat >/dev/null; touch session-started; exit 0");
+    let started = sandbox.script(
+        "started.sh",
+        "cat >/dev/null; touch session-started; exit 0",
+    );
     sandbox.settings(json!({
         "permissions": {"allow": ["Bash(touch made-by-allow.txt)"]},
         "hooks": {
@@ -622,7 +626,10 @@ fn trust_question_on_a_real_terminal_and_a_changed_script_asks_again() {
     );
     tmux.type_line("y");
     tmux.wait_for("the first `> ` prompt", at_input_prompt);
-    assert!(sandbox.exists("session-started"), "the trusted hook did not run");
+    assert!(
+        sandbox.exists("session-started"),
+        "the trusted hook did not run"
+    );
     tmux.type_line("run command touch made-by-allow.txt");
     let screen = tmux.wait_for("the allowed run", |s| {
         at_input_prompt(s) && sandbox.exists("made-by-allow.txt")

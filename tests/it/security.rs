@@ -993,10 +993,16 @@ fn repository_settings_never_raise_permissions_until_trusted() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["trust"]["state"], "changed", "{v}");
     let changed = v["trust"]["changed"].to_string();
-    assert!(changed.contains("script") && changed.contains("guard.sh changed"), "{v}");
+    assert!(
+        changed.contains("script") && changed.contains("guard.sh changed"),
+        "{v}"
+    );
     let out = rein_in(&s, &["hooks", "validate"]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("trust: changed since") && text.contains("guard.sh changed"), "{text}");
+    assert!(
+        text.contains("trust: changed since") && text.contains("guard.sh changed"),
+        "{text}"
+    );
 
     // A corrupt trust store means "not trusted", with a message naming the file.
     rein_in(&s, &["hooks", "trust"]);
@@ -1024,10 +1030,7 @@ fn repository_settings_never_raise_permissions_until_trusted() {
         "an unreadable store trusted the folder"
     );
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("trusted-projects.json: cannot read"),
-        "{err}"
-    );
+    assert!(err.contains("trusted-projects.json: cannot read"), "{err}");
     let out = rein_in(&s, &["hooks", "validate", "--json"]);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["trust"]["state"], "unreadable", "{v}");
@@ -1044,8 +1047,10 @@ fn cc_trust_fixtures() -> std::path::PathBuf {
 
 fn fixture_json(rel: &str) -> Value {
     let path = cc_trust_fixtures().join(rel);
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}")))
-        .unwrap_or_else(|e| panic!("{path:?}: {e}"))
+    serde_json::from_str(
+        &std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}")),
+    )
+    .unwrap_or_else(|e| panic!("{path:?}: {e}"))
 }
 
 /// Where Claude Code's behaviour for one row was measured, and how to read "it applied".
@@ -1146,7 +1151,10 @@ fn trust_rows(outside: &Path) -> Vec<TrustRow> {
         TrustRow {
             name: "local allow rule, git does not track the file",
             project: json!({}),
-            local: Some((json!({"permissions": {"allow": ["Bash(touch pwned-local)"]}}), false)),
+            local: Some((
+                json!({"permissions": {"allow": ["Bash(touch pwned-local)"]}}),
+                false,
+            )),
             user: user_default.clone(),
             steps: vec![bash("touch pwned-local")],
             took_effect: |s, _| s.exists("pwned-local"),
@@ -1158,7 +1166,10 @@ fn trust_rows(outside: &Path) -> Vec<TrustRow> {
         TrustRow {
             name: "local allow rule, committed to git",
             project: json!({}),
-            local: Some((json!({"permissions": {"allow": ["Bash(touch pwned-local)"]}}), true)),
+            local: Some((
+                json!({"permissions": {"allow": ["Bash(touch pwned-local)"]}}),
+                true,
+            )),
             user: user_default.clone(),
             steps: vec![bash("touch pwned-local")],
             took_effect: |s, _| s.exists("pwned-local"),
@@ -1358,7 +1369,12 @@ fn rein_on_tty(s: &Sandbox, args: &str, answer: &str) -> (i32, String) {
     };
     drop(stdin);
     let mut shown = String::new();
-    child.stdout.take().unwrap().read_to_string(&mut shown).unwrap();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut shown)
+        .unwrap();
     (status.code().unwrap_or(-1), shown)
 }
 
@@ -1373,7 +1389,11 @@ fn trust_matches_or_is_stricter_than_claude_code_setting_by_setting() {
     let p = fixture_json("outcomes.json");
     let i = fixture_json("interactive/outcomes.json");
     assert_eq!(i["declined"]["hooks_ran"], false, "fixture: declined");
-    assert_eq!(i["declined"]["files_created"], json!([]), "fixture: declined");
+    assert_eq!(
+        i["declined"]["files_created"],
+        json!([]),
+        "fixture: declined"
+    );
     let scratch = tempfile::tempdir().unwrap();
     let outside = scratch.path().join("outside");
     let mut report = Vec::new();
@@ -1409,11 +1429,16 @@ fn trust_matches_or_is_stricter_than_claude_code_setting_by_setting() {
                 !rein || cc,
                 "{}, {column}: rein applied it, Claude Code did not ({})",
                 row.name,
-                if column == "trusted" { row.cc_accepted.name() } else { row.cc_untrusted_p.name() }
+                if column == "trusted" {
+                    row.cc_accepted.name()
+                } else {
+                    row.cc_untrusted_p.name()
+                }
             );
             match why {
                 None => assert_eq!(
-                    rein, cc,
+                    rein,
+                    cc,
                     "{}, {column}: rein {} it, Claude Code {} — matching was claimed",
                     row.name,
                     if rein { "applied" } else { "did not apply" },
@@ -1430,12 +1455,12 @@ fn trust_matches_or_is_stricter_than_claude_code_setting_by_setting() {
         // Declined on a terminal: rein stops before anything of the folder runs.
         let s = trust_row_sandbox(&row, &outside);
         let script = row_script(&s, &row);
-        let (code, shown) = rein_on_tty(
-            &s,
-            &format!("--mock-script {}", script.display()),
-            "n\n",
+        let (code, shown) = rein_on_tty(&s, &format!("--mock-script {}", script.display()), "n\n");
+        assert!(
+            shown.contains("Trust this folder?"),
+            "{}: {shown}",
+            row.name
         );
-        assert!(shown.contains("Trust this folder?"), "{}: {shown}", row.name);
         assert_eq!(code, 1, "{}: declining did not end rein: {shown}", row.name);
         assert!(shown.contains("is not trusted"), "{}: {shown}", row.name);
         assert!(
@@ -1466,8 +1491,14 @@ fn disable_bypass_permissions_mode_holds_from_every_tier_against_every_request()
     let disable = json!({"permissions": {"disableBypassPermissionsMode": "disable"}});
     let tiers = ["managed", "flag", "local", "project", "user"];
     let requests: [(&str, &[&str]); 3] = [
-        ("--permission-mode bypassPermissions", &["--permission-mode", "bypassPermissions"]),
-        ("--dangerously-skip-permissions", &["--dangerously-skip-permissions"]),
+        (
+            "--permission-mode bypassPermissions",
+            &["--permission-mode", "bypassPermissions"],
+        ),
+        (
+            "--dangerously-skip-permissions",
+            &["--dangerously-skip-permissions"],
+        ),
         ("user defaultMode bypassPermissions", &[]),
     ];
     let run = |tier: Option<&str>, request: &[&str], user_mode: bool| -> (bool, String) {
@@ -1480,11 +1511,9 @@ fn disable_bypass_permissions_mode_holds_from_every_tier_against_every_request()
         }
         let mut args: Vec<String> = request.iter().map(|a| a.to_string()).collect();
         match tier {
-            Some("managed") => std::fs::write(
-                managed.join("managed-settings.json"),
-                disable.to_string(),
-            )
-            .unwrap(),
+            Some("managed") => {
+                std::fs::write(managed.join("managed-settings.json"), disable.to_string()).unwrap()
+            }
             Some("flag") => {
                 args.push("--settings".into());
                 args.push(disable.to_string());
@@ -1521,7 +1550,10 @@ fn disable_bypass_permissions_mode_holds_from_every_tier_against_every_request()
         let user_mode = request.is_empty();
         // Control: without the setting, the request really bypasses (the file is made).
         let (made, err) = run(None, request, user_mode);
-        assert!(made, "control {name}: bypassPermissions did not apply: {err}");
+        assert!(
+            made,
+            "control {name}: bypassPermissions did not apply: {err}"
+        );
         for tier in tiers {
             let (made, err) = run(Some(tier), request, user_mode);
             assert!(!made, "{tier} disable, {name}: the bypassed call ran");
