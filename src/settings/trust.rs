@@ -137,6 +137,9 @@ pub fn items(project_dir: &Path) -> Vec<Item> {
             "env": value.get("env"),
         });
         escalating.extend(serde_json::to_vec(&esc).unwrap_or_default());
+        if let Some(dir) = value.get("transcriptDir") {
+            escalating.extend(serde_json::to_vec(dir).unwrap_or_default());
+        }
     }
     let digest = sha256_hex(&escalating);
     out.push(Item {
@@ -210,6 +213,9 @@ pub fn describe(project_dir: &Path) -> Vec<String> {
             .filter_map(Value::as_str)
         {
             out.push(format!("{rel}: adds the directory {dir}"));
+        }
+        if let Some(dir) = value.get("transcriptDir").and_then(Value::as_str) {
+            out.push(format!("{rel}: writes transcripts to {dir}"));
         }
         if let Some(mode) = perms
             .and_then(|p| p.get("defaultMode"))
