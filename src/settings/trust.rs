@@ -380,6 +380,24 @@ pub fn trust(rein_home: &Path, project_dir: &Path) -> Result<Vec<Item>, String> 
     Ok(now)
 }
 
+/// Removes the trust record of `project_dir`; whether there was one. A store that cannot be
+/// read is an error (it is not overwritten).
+pub fn revoke(rein_home: &Path, project_dir: &Path) -> Result<bool, String> {
+    let path = rein_home.join(STORE_FILE);
+    let mut store = read_store(&path)?;
+    if store
+        .remove(project_dir.to_string_lossy().as_ref())
+        .is_none()
+    {
+        return Ok(false);
+    }
+    let text =
+        serde_json::to_string_pretty(&json!({ "projects": store })).map_err(|e| e.to_string())?;
+    crate::private_fs::write(&path, text.as_bytes())
+        .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+    Ok(true)
+}
+
 /// SHA-256 of `data`, lower-case hex (FIPS 180-4; small and dependency-free, checked against
 /// the standard test vectors in the unit tests).
 pub fn sha256_hex(data: &[u8]) -> String {

@@ -1010,6 +1010,21 @@ fn repository_settings_never_raise_permissions_until_trusted() {
         "{text}"
     );
 
+    // `--revoke` removes the record: trusted again first, then revoked, nothing escalates.
+    rein_in(&s, &["hooks", "trust"]);
+    let out = rein_in(&s, &["hooks", "trust", "--revoke"]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("no longer trusted"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let out = rein_in(&s, &["-p", "go", "--mock-script", script]);
+    assert!(out.status.success());
+    assert_eq!(made(&s), Vec::<&str>::new(), "a revoked trust applied");
+    let out = rein_in(&s, &["hooks", "validate", "--json"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["trust"]["state"], "untrusted", "{v}");
+
     // A corrupt trust store means "not trusted", with a message naming the file.
     rein_in(&s, &["hooks", "trust"]);
     let store = s.home.join(".rein/trusted-projects.json");
