@@ -341,10 +341,14 @@ impl<'a> ToolPipeline<'a> {
         fire_observed::<E>(self.hooks, input, self.observer, tool_use_id).await
     }
 
-    /// [`Tool::prepare`] on a blocking thread, over a snapshot of the context: validation may
-    /// stat or read a file, and a hung file system must not hold the session (and the signals
-    /// it waits for beside its work) on a syscall.
+    /// [`Tool::prepare`] on a blocking thread, over a snapshot of the context, when it may touch
+    /// files: validation may stat or read a file, and a hung file system must not hold the
+    /// session (and the signals it waits for beside its work) on a syscall. A prepare that only
+    /// checks its JSON (Bash, TaskStop, MCP tools, Agent) runs in place.
     async fn prepare(&self, tool: &Arc<dyn Tool>, input: Value) -> Result<Value, String> {
+        if !tool.prepare_touches_files() {
+            return tool.prepare(input, self.ctx);
+        }
         let tool = Arc::clone(tool);
         let ctx = self.ctx.snapshot();
         let name = tool.name().to_string();

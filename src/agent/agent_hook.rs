@@ -47,7 +47,8 @@ fn agent_instructions(event: &str, transcript: &str) -> String {
 
 /// Prompt and agent hooks over the session's model.
 pub(crate) struct HookModels {
-    model: Arc<dyn Model>,
+    /// The session's model (`/model` changes it).
+    model: std::sync::RwLock<Arc<dyn Model>>,
     models: Option<ModelFactory>,
     runtime: OnceLock<Weak<SubagentRuntime>>,
 }
@@ -55,7 +56,7 @@ pub(crate) struct HookModels {
 impl std::fmt::Debug for HookModels {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HookModels")
-            .field("model", &self.model.name())
+            .field("model", &self.model().name())
             .finish_non_exhaustive()
     }
 }
@@ -63,15 +64,31 @@ impl std::fmt::Debug for HookModels {
 impl HookModels {
     pub(crate) fn new(model: Arc<dyn Model>, models: Option<ModelFactory>) -> Arc<HookModels> {
         Arc::new(HookModels {
-            model,
+            model: std::sync::RwLock::new(model),
             models,
             runtime: OnceLock::new(),
         })
     }
 
+    fn model(&self) -> Arc<dyn Model> {
+        match self.model.read() {
+            Ok(m) => Arc::clone(&m),
+            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
+        }
+    }
+
     /// Gives agent hooks the session's tools and gate.
     pub(crate) fn attach(&self, runtime: &Arc<SubagentRuntime>) {
         let _ = self.runtime.set(Arc::downgrade(runtime));
+    }
+}
+
+impl crate::agent::session::Follows for HookModels {
+    fn model_changed(&self, model: &Arc<dyn Model>) {
+        match self.model.write() {
+            Ok(mut m) => *m = Arc::clone(model),
+            Err(poisoned) => *poisoned.into_inner() = Arc::clone(model),
+        }
     }
 }
 
@@ -89,7 +106,11 @@ impl ModelHooks for HookModels {
                     },
                 ],
             }];
-            let model = pick_model(&self.model, self.models.as_ref(), question.model.as_deref());
+            let model = pick_model(
+                &self.model(),
+                self.models.as_ref(),
+                question.model.as_deref(),
+            );
             match model.complete(&messages, &[]).await {
                 Ok(response) => Ok(response_text(&response)),
                 Err(e) => Err(e.to_string()),
@@ -110,10 +131,10 @@ impl ModelHooks for HookModels {
                 .collect();
             let agent_id = new_agent_id();
             let config = SessionConfig {
-                session_id: runtime.session_id.clone(),
+                session_id: runtime.session_id(),
                 project_dir: runtime.project_dir.clone(),
                 transcript_path: runtime
-                    .transcript_path
+                    .transcript_path()
                     .with_extension("")
                     .join("subagents")
                     .join(format!("agent-{agent_id}.jsonl")),
@@ -130,7 +151,11 @@ impl ModelHooks for HookModels {
             let mut session = Session::new(
                 config,
                 Box::new(SharedHost::borrowed(&runtime.hooks)),
-                pick_model(&self.model, self.models.as_ref(), question.model.as_deref()),
+                pick_model(
+                    &self.model(),
+                    self.models.as_ref(),
+                    question.model.as_deref(),
+                ),
                 tools,
                 Box::new(runtime.shared_gate()),
                 ctx,
@@ -140,7 +165,7 @@ impl ModelHooks for HookModels {
                 SubagentIdentity {
                     agent_id,
                     agent_type: "hook".to_string(),
-                    parent_transcript: runtime.transcript_path.clone(),
+                    parent_transcript: runtime.transcript_path(),
                 },
                 None,
             );

@@ -78,3 +78,10 @@ pub fn cost_usd(model: &str, usage: &Usage) -> Option<f64> {
     let prices = PRICES.as_ref().ok()?.get(model)?;
     Some(prices.cost(usage))
 }
+
+/// What writing `tokens` prompt tokens to `model`'s cache costs, if the user configured its
+/// prices (`cache_write`, else `input`).
+pub fn cache_write_usd(model: &str, tokens: u64) -> Option<f64> {
+    let prices = PRICES.as_ref().ok()?.get(model)?;
+    Some(tokens as f64 * prices.cache_write.unwrap_or(prices.input) / 1_000_000.0)
+}

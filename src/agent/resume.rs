@@ -271,7 +271,13 @@ impl Replay {
                 text: prompt.to_string(),
             });
             blocks.extend(self.prompt_context.drain(..).map(|t| reminder(&t)));
-            self.push_user(blocks);
+            match self.messages.last_mut() {
+                // A prompt after a stopped tool call joins the message of its results.
+                Some(last) if crate::agent::session::ends_in_interruption(last) => {
+                    last.content.extend(blocks)
+                }
+                Some(_) | None => self.push_user(blocks),
+            }
             self.gathering_results = false;
             return;
         }
@@ -293,6 +299,20 @@ impl Replay {
             && let Some(last) = self.messages.last_mut()
         {
             last.content.extend(blocks);
+            return;
+        }
+        // The note after the results of a stopped tool call belongs to their message.
+        let note = Message {
+            role: Role::User,
+            content: blocks.clone(),
+        };
+        if self.gathering_results
+            && crate::agent::session::ends_in_interruption(&note)
+            && blocks.len() == 1
+            && let Some(last) = self.messages.last_mut()
+        {
+            last.content.extend(blocks);
+            self.gathering_results = false;
             return;
         }
         self.push_user(blocks);
@@ -363,4 +383,96 @@ impl Replay {
             self.push_user(unanswered);
         }
     }
+}
+
+/// A transcript read for `/resume ID`: the conversation and what SessionStart tells about it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Loaded {
+    /// The conversation.
+    pub rebuilt: Rebuilt,
+    /// The last reply's age and the context size it reported.
+    pub facts: crate::agent::session::ResumeFacts,
+}
+
+/// Reads the transcript at `path` to go on with it: rebuilds the conversation, and cuts a torn
+/// last line off the file (new lines are appended to it; glued onto the torn tail they would be
+/// unreadable too). The error names what failed.
+pub fn load(path: &Path) -> Result<Loaded, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let rebuilt = rebuild_bytes(path, &bytes);
+    if (rebuilt.complete_len as usize) < bytes.len() {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|f| f.set_len(rebuilt.complete_len))
+            .map_err(|e| {
+                format!(
+                    "cannot cut the partial last line off {}: {e}",
+                    path.display()
+                )
+            })?;
+    }
+    let complete = bytes.get(..rebuilt.complete_len as usize).unwrap_or(&bytes);
+    let facts = last_reply_facts(complete, SystemTime::now());
+    Ok(Loaded { rebuilt, facts })
+}
+
+/// The age of the last assistant line (by its `timestamp`) at `now`, and the context size its
+/// `message.usage` reported (prompt, cache and reply tokens).
+pub fn last_reply_facts(bytes: &[u8], now: SystemTime) -> crate::agent::session::ResumeFacts {
+    let mut facts = crate::agent::session::ResumeFacts::default();
+    for line in bytes.split(|b| *b == b'\n') {
+        let Ok(v) = serde_json::from_slice::<Value>(line) else {
+            continue;
+        };
+        if v["type"] != "assistant" {
+            continue;
+        }
+        if let Some(at) = v["timestamp"].as_str().and_then(parse_timestamp) {
+            facts.seconds_since_last_response =
+                Some(now.duration_since(at).map(|d| d.as_secs()).unwrap_or(0));
+        }
+        let usage = &v["message"]["usage"];
+        if usage.is_object() {
+            let n = |k: &str| usage[k].as_u64().unwrap_or(0);
+            facts.context_tokens = Some(
+                n("input_tokens")
+                    + n("cache_creation_input_tokens")
+                    + n("cache_read_input_tokens")
+                    + n("output_tokens"),
+            );
+        }
+    }
+    facts
+}
+
+/// Parses `YYYY-MM-DDTHH:MM:SS[.fff]Z` (the transcripts' timestamps).
+pub fn parse_timestamp(text: &str) -> Option<SystemTime> {
+    let text = text.strip_suffix('Z')?;
+    let (date, time) = text.split_once('T')?;
+    let mut d = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
+    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
+    let (hms, frac) = time.split_once('.').unwrap_or((time, ""));
+    let mut t = hms.splitn(3, ':').map(|p| p.parse::<i64>().ok());
+    let (hh, mm, ss) = (t.next()??, t.next()??, t.next()??);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&day) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    let millis: u64 = if frac.is_empty() {
+        0
+    } else {
+        let digits: String = frac.chars().take(3).collect();
+        format!("{digits:0<3}").parse().ok()?
+    };
+    // Days from the civil date (proleptic Gregorian), after H. Hinnant's algorithm.
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = days * 86_400 + hh * 3600 + mm * 60 + ss;
+    let secs = u64::try_from(secs).ok()?;
+    Some(SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(secs * 1000 + millis))
 }

@@ -16,7 +16,9 @@ use crate::agent::transcript::{LineContext, Transcript, TranscriptFault};
 use crate::hooks::events::InstructionsLoaded;
 use crate::hooks::events::instructions_loaded::InstructionsLoadedInput;
 use crate::hooks::events::post_compact::PostCompactInput;
+use crate::hooks::events::post_model_switch::PostModelSwitchInput;
 use crate::hooks::events::pre_compact::PreCompactInput;
+use crate::hooks::events::pre_model_switch::PreModelSwitchInput;
 use crate::hooks::events::session_end::SessionEndInput;
 use crate::hooks::events::session_start::SessionStartInput;
 use crate::hooks::events::stop::StopInput;
@@ -27,7 +29,7 @@ use crate::hooks::events::{
     BaseInput, Effort, Event, SessionEnd, SessionStart, Stop, StopFailure, SubagentStop,
     UserPromptSubmit,
 };
-use crate::hooks::events::{PostCompact, PreCompact};
+use crate::hooks::events::{PostCompact, PostModelSwitch, PreCompact, PreModelSwitch};
 use crate::hooks::host::{HookHost, fire_observed};
 use crate::hooks::spec::HookEvent;
 use crate::id::uuid_v4;
@@ -268,6 +270,17 @@ impl Observer for Sink {
 /// interrupted tool use).
 pub const INTERRUPTED_TOOL_USE: &str = "[Request interrupted by user for tool use]";
 
+/// The result Claude Code 2.1.328 gives a tool call the person stopped with Esc or Ctrl+C in
+/// an interactive session (fixture `tests/fixtures/cc-2.1.328/interactive`, run2/run3); a text
+/// block [`INTERRUPTED_TOOL_USE`] follows the results in the same user message.
+pub const STOPPED_TOOL_RESULT: &str = "The user doesn't want to proceed with this tool use. The \
+tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). \
+STOP what you are doing and wait for the user to tell you how to proceed.";
+
+/// Seconds a prompt cache lives (Anthropic's default TTL, the `cache_ttl` `5m` Claude Code
+/// reports).
+const PROMPT_CACHE_TTL_SECS: u64 = 300;
+
 /// One agent session: a conversation with the model, its tool calls and their hooks, recorded
 /// in a transcript. Get one from [`crate::Engine::session`]; call [`Session::start`], then
 /// [`Session::run_prompt`] as often as needed, then [`Session::end`];
@@ -296,6 +309,33 @@ pub struct Session {
     compaction: CompactPolicy,
     /// The notice that the provider reports no usage was given.
     blind_noticed: bool,
+    /// Whether transcripts are written (`--no-session-persistence` turns it off).
+    persist: bool,
+    /// Parts outside the session that follow `/clear`, `/resume` and `/model`.
+    followers: Vec<Arc<dyn Follows>>,
+}
+
+/// A part outside the session (the subagents' runtime, prompt hooks' model) that must follow
+/// when `/clear` or `/resume` changes the session's id and transcript, or `/model` its model.
+pub(crate) trait Follows: Send + Sync {
+    /// The session is now `session_id`, recorded in `transcript_path`.
+    fn session_changed(&self, session_id: &str, transcript_path: &std::path::Path) {
+        let _ = (session_id, transcript_path);
+    }
+    /// The session's requests go to `model` from now on.
+    fn model_changed(&self, model: &Arc<dyn Model>) {
+        let _ = model;
+    }
+}
+
+/// What a resumed transcript says about the session's last moments, for SessionStart
+/// `resume` (Claude Code 2.1.328 sends these fields when `/resume` switches sessions).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ResumeFacts {
+    /// Seconds since the last assistant reply was written.
+    pub seconds_since_last_response: Option<u64>,
+    /// Prompt plus reply tokens of the last reply that reported usage.
+    pub context_tokens: Option<u64>,
 }
 
 /// Who a subagent session is: what its hooks' stdin carries besides the parent's base fields.
@@ -335,6 +375,14 @@ pub enum Compacted {
 pub const BACKGROUND_NOTICE: &str = "Notice from rein, not from the user: a background command \
 you started has ended. Nobody has written since the user's last message, so this is not an \
 answer, an approval or a confirmation of anything.";
+
+/// Whether `message` is the user message [`Session::stopped_by_user`] leaves: tool results and
+/// the interruption note last.
+pub(crate) fn ends_in_interruption(message: &Message) -> bool {
+    message.role == Role::User
+        && matches!(message.content.last(), Some(ContentBlock::Text { text })
+            if text.strip_suffix('\n') == Some(INTERRUPTED_TOOL_USE))
+}
 
 /// Wraps a model-facing hook text for the Messages API.
 pub fn system_reminder(text: &str) -> ContentBlock {
@@ -406,6 +454,8 @@ impl Session {
             usage: SessionUsage::default(),
             compaction,
             blind_noticed: false,
+            persist: true,
+            followers: Vec::new(),
         }
     }
 
@@ -583,8 +633,81 @@ impl Session {
         self.model.name()
     }
 
-    /// `/clear`: SessionEnd (`reason: clear`), the conversation starts over (the transcript
-    /// marks where, so a resume starts there too), then SessionStart (`source: clear`).
+    /// Lets `follower` follow this session's id, transcript and model.
+    pub(crate) fn follow(&mut self, follower: Arc<dyn Follows>) {
+        self.followers.push(follower);
+    }
+
+    /// A slash command was entered: like a prompt, it gets a `prompt_id` of its own, which the
+    /// hooks it fires carry (Claude Code 2.1.328 does the same).
+    pub(crate) fn begin_command(&mut self) {
+        let prompt_id = uuid_v4();
+        self.prompt_id = Some(prompt_id.clone());
+        if let Ok(mut current) = self.ctx.prompt_id.lock() {
+            *current = Some(prompt_id);
+        }
+        self.set_line_context();
+    }
+
+    /// The session's id.
+    pub fn session_id(&self) -> &str {
+        &self.config.session_id
+    }
+
+    /// The session's transcript.
+    pub fn transcript_path(&self) -> &std::path::Path {
+        &self.config.transcript_path
+    }
+
+    /// Makes this session `session_id`, recorded in `transcript_path`: a new transcript, hooks
+    /// and tools told the new id, an empty history and usage, no prompt yet.
+    fn switch_to(&mut self, session_id: String, transcript_path: PathBuf) {
+        let transcript = Transcript::new(
+            transcript_path.clone(),
+            &session_id,
+            &self.config.project_dir,
+        );
+        if !self.persist {
+            transcript.disable();
+        }
+        self.sink.transcript = transcript;
+        if let Ok(mut outstanding) = self.sink.outstanding.lock() {
+            outstanding.clear();
+        }
+        for (key, value) in &mut self.ctx.env {
+            if key == "CLAUDE_CODE_SESSION_ID" {
+                *value = session_id.clone();
+            }
+        }
+        let output_dir = self
+            .ctx
+            .output_dir
+            .as_ref()
+            .map(|_| transcript_path.with_extension("").join("tool-results"));
+        self.ctx.output_dir = output_dir.clone();
+        // The model of the new conversation has read nothing yet.
+        if let Ok(mut read) = self.ctx.in_context.lock() {
+            read.clear();
+        }
+        self.hooks.switch_session(&session_id, output_dir);
+        for follower in &self.followers {
+            follower.session_changed(&session_id, &transcript_path);
+        }
+        self.config.session_id = session_id;
+        self.config.transcript_path = transcript_path;
+        self.messages.clear();
+        self.pending.clear();
+        self.usage = SessionUsage::default();
+        self.prompt_id = None;
+        if let Ok(mut current) = self.ctx.prompt_id.lock() {
+            *current = None;
+        }
+        self.set_line_context();
+    }
+
+    /// `/clear`, as Claude Code 2.1.328 does it: SessionEnd (`reason: clear`) for this
+    /// session, then a new session — a new id and transcript, an empty conversation — and
+    /// SessionStart (`source: clear`) with the new id.
     pub(crate) async fn clear(&mut self) {
         self.fire::<SessionEnd>(SessionEndInput {
             base: self.base(HookEvent::SessionEnd),
@@ -592,11 +715,140 @@ impl Session {
             reason: "clear".to_string(),
         })
         .await;
-        self.messages.clear();
-        self.pending.clear();
-        self.usage.context_tokens = None;
-        self.sink.transcript.cleared(&self.sink.line());
+        let id = uuid_v4();
+        let path = self
+            .config
+            .transcript_path
+            .with_file_name(format!("{id}.jsonl"));
+        self.switch_to(id, path);
+        self.touch_transcript();
         self.start_as("clear").await;
+    }
+
+    /// `/resume ID` inside a running session: SessionEnd (`reason: resume`) for this session,
+    /// then session `session_id` goes on from `rebuilt` (its transcript is appended to), and
+    /// SessionStart (`source: resume`) fires with its id, the command's `prompt_id`, the model
+    /// and `facts`, as Claude Code 2.1.328 does.
+    pub(crate) async fn resume_session(
+        &mut self,
+        session_id: String,
+        transcript_path: PathBuf,
+        rebuilt: crate::agent::resume::Rebuilt,
+        facts: ResumeFacts,
+    ) {
+        let prompt_id = self.prompt_id.clone();
+        self.fire::<SessionEnd>(SessionEndInput {
+            base: self.base(HookEvent::SessionEnd),
+            hook_event_name: HookEvent::SessionEnd,
+            reason: "resume".to_string(),
+        })
+        .await;
+        self.switch_to(session_id, transcript_path);
+        self.resume_from(rebuilt);
+        self.usage.context_tokens = facts.context_tokens;
+        self.prompt_id = prompt_id;
+        self.set_line_context();
+        let mut base = self.base(HookEvent::SessionStart);
+        base.prompt_id = self.prompt_id.clone();
+        let estimated_cache_write_usd = facts
+            .context_tokens
+            .and_then(|tokens| crate::agent::cost::cache_write_usd(self.model.name(), tokens));
+        self.start_with(SessionStartInput {
+            base,
+            hook_event_name: HookEvent::SessionStart,
+            source: "resume".to_string(),
+            model: Some(self.model.name().to_string()),
+            seconds_since_last_response: facts.seconds_since_last_response,
+            context_tokens: facts.context_tokens,
+            prompt_cache_likely_expired: facts
+                .seconds_since_last_response
+                .map(|s| s >= PROMPT_CACHE_TTL_SECS),
+            estimated_cache_write_usd,
+        })
+        .await;
+    }
+
+    /// Creates the (empty) transcript of a session that has written nothing yet, so a hook
+    /// told its `transcript_path` finds the file, as it does with Claude Code.
+    fn touch_transcript(&self) {
+        if !self.persist {
+            return;
+        }
+        let path = &self.config.transcript_path;
+        let made = path
+            .parent()
+            .map_or(Ok(()), crate::private_fs::create_dir_all)
+            .and_then(|()| {
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .map(|_| ())
+            });
+        if let Err(e) = made {
+            self.notice(&format!(
+                "cannot create the transcript {}: {e}",
+                path.display()
+            ));
+        }
+    }
+
+    /// `/model NAME`: the following requests go to `model`. Fires PreModelSwitch (a hook may
+    /// deny the switch) and, once switched, PostModelSwitch, with `requested` as the name the
+    /// user typed. `Err` names why the model stays.
+    pub(crate) async fn switch_model(
+        &mut self,
+        model: Arc<dyn Model>,
+        requested: &str,
+    ) -> Result<(), String> {
+        let input = self.model_switch_input(model.name(), requested);
+        let pre = self.fire::<PreModelSwitch>(input.clone()).await;
+        if let Some(reason) = pre.denied {
+            return Err(if reason.is_empty() {
+                "a PreModelSwitch hook denied the switch".to_string()
+            } else {
+                format!("a PreModelSwitch hook denied the switch: {reason}")
+            });
+        }
+        self.model = Arc::clone(&model);
+        self.compaction = CompactPolicy::from_env(model.name());
+        for follower in &self.followers {
+            follower.model_changed(&model);
+        }
+        let post = self
+            .fire::<PostModelSwitch>(PostModelSwitchInput {
+                base: self.base(HookEvent::PostModelSwitch),
+                hook_event_name: HookEvent::PostModelSwitch,
+                ..input
+            })
+            .await;
+        self.pending.extend(post.common.context);
+        Ok(())
+    }
+
+    /// The stdin of PreModelSwitch/PostModelSwitch for a switch to `to_model`.
+    fn model_switch_input(&self, to_model: &str, requested: &str) -> PreModelSwitchInput {
+        let context_tokens = self.usage.context_tokens.unwrap_or(0);
+        let estimated_cache_write_usd =
+            crate::agent::cost::cache_write_usd(to_model, context_tokens);
+        PreModelSwitchInput {
+            base: self.base(HookEvent::PreModelSwitch),
+            hook_event_name: HookEvent::PreModelSwitch,
+            from_model: self.model.name().to_string(),
+            to_model: to_model.to_string(),
+            requested_model: Some(requested.to_string()),
+            source: "command".to_string(),
+            context_tokens,
+            prompt_cache_warm: self.usage.requests > 0,
+            cache_ttl: "5m".to_string(),
+            estimated_cache_write_usd,
+            pricing: if estimated_cache_write_usd.is_some() {
+                "configured"
+            } else {
+                "default"
+            }
+            .to_string(),
+        }
     }
 
     /// Whether the context reached the auto-compaction threshold.
@@ -626,6 +878,7 @@ impl Session {
 
     /// Writes no transcript (`--no-session-persistence`).
     pub(crate) fn without_transcript(&mut self) {
+        self.persist = false;
         self.sink.transcript.disable();
     }
 
@@ -719,17 +972,58 @@ impl Session {
         self.start_as("startup").await;
     }
 
+    /// The first SessionStart of a run, as Claude Code 2.1.328 sends it
+    /// (fixtures `tests/fixtures/cc-2.1.328/interactive/`): an interactive `startup` names the
+    /// model (a `-p` one does not); a `resume` (`-c`, `-r ID`) carries `facts` about the
+    /// resumed conversation and no model.
+    pub(crate) async fn open(&mut self, source: &str, interactive: bool, facts: ResumeFacts) {
+        let resumed = source == "resume";
+        let estimated_cache_write_usd = if resumed {
+            facts
+                .context_tokens
+                .and_then(|tokens| crate::agent::cost::cache_write_usd(self.model.name(), tokens))
+        } else {
+            None
+        };
+        if resumed {
+            self.usage.context_tokens = facts.context_tokens;
+        }
+        self.start_with(SessionStartInput {
+            base: self.base(HookEvent::SessionStart),
+            hook_event_name: HookEvent::SessionStart,
+            source: source.to_string(),
+            model: (interactive && source == "startup").then(|| self.model.name().to_string()),
+            seconds_since_last_response: facts.seconds_since_last_response.filter(|_| resumed),
+            context_tokens: facts.context_tokens.filter(|_| resumed),
+            prompt_cache_likely_expired: facts
+                .seconds_since_last_response
+                .filter(|_| resumed)
+                .map(|s| s >= PROMPT_CACHE_TTL_SECS),
+            estimated_cache_write_usd,
+        })
+        .await;
+    }
+
     /// [`Session::start`] with another `source`: `resume` after [`Session::resume_from`],
     /// `clear`, `compact`.
     pub(crate) async fn start_as(&mut self, source: &str) {
-        let outcome = self
-            .fire::<SessionStart>(SessionStartInput {
-                base: self.base(HookEvent::SessionStart),
-                hook_event_name: HookEvent::SessionStart,
-                source: source.to_string(),
-                model: None,
-            })
-            .await;
+        self.start_with(SessionStartInput {
+            base: self.base(HookEvent::SessionStart),
+            hook_event_name: HookEvent::SessionStart,
+            source: source.to_string(),
+            model: None,
+            seconds_since_last_response: None,
+            context_tokens: None,
+            prompt_cache_likely_expired: None,
+            estimated_cache_write_usd: None,
+        })
+        .await;
+    }
+
+    /// Fires SessionStart with `input`, then what follows it (see [`Session::start`]).
+    async fn start_with(&mut self, input: SessionStartInput) {
+        let source = input.source.clone();
+        let outcome = self.fire::<SessionStart>(input).await;
         self.pending.extend(outcome.common.context);
         if let Ok(mut files) = self.ctx.env_files.lock() {
             *files = self.hooks.env_files();
@@ -846,10 +1140,15 @@ impl Session {
             text: prompt.to_string(),
         }));
         content.extend(ups.common.context.iter().map(|t| system_reminder(t)));
-        self.messages.push(Message {
-            role: Role::User,
-            content,
-        });
+        match self.messages.last_mut() {
+            // After a stopped tool call the prompt joins the user message of its results, as
+            // Claude Code sends it.
+            Some(last) if ends_in_interruption(last) => last.content.extend(content),
+            Some(_) | None => self.messages.push(Message {
+                role: Role::User,
+                content,
+            }),
+        }
 
         self.turn_loop(&mut outcome).await;
         outcome
@@ -1210,6 +1509,44 @@ impl Session {
                 is_error: true,
             });
         }
+        self.messages.push(Message {
+            role: Role::User,
+            content,
+        });
+    }
+
+    /// The person stopped the turn (Ctrl+C at the terminal) while tool calls ran: as Claude
+    /// Code 2.1.328 does, no hook fires for them (their process groups are already gone);
+    /// each unanswered call gets the result [`STOPPED_TOOL_RESULT`] and a text block
+    /// `[Request interrupted by user for tool use]` follows in the same user message (in the
+    /// transcript too). The next prompt joins that message.
+    pub(crate) fn stopped_by_user(&mut self) {
+        let outstanding = match self.sink.outstanding.lock() {
+            Ok(mut o) => std::mem::take(&mut *o),
+            Err(_) => Vec::new(),
+        };
+        if outstanding.is_empty() {
+            return;
+        }
+        let mut content = Vec::with_capacity(outstanding.len() + 1);
+        for (id, name) in &outstanding {
+            self.sink.observe(Progress::ToolResult {
+                tool_use_id: id,
+                name,
+                content: STOPPED_TOOL_RESULT,
+                is_error: true,
+                status: CallStatus::Interrupted,
+                response: None,
+            });
+            content.push(ContentBlock::ToolResult {
+                tool_use_id: id.clone(),
+                content: STOPPED_TOOL_RESULT.to_string(),
+                is_error: true,
+            });
+        }
+        let note = format!("{INTERRUPTED_TOOL_USE}\n");
+        self.sink.transcript.user_text(&self.sink.line(), &note);
+        content.push(ContentBlock::Text { text: note });
         self.messages.push(Message {
             role: Role::User,
             content,

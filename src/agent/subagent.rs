@@ -539,6 +539,11 @@ impl HookHost for SharedHost {
             Box::pin(async {})
         }
     }
+    fn switch_session(&self, session_id: &str, output_dir: Option<PathBuf>) {
+        if self.owner {
+            self.host.switch_session(session_id, output_dir);
+        }
+    }
 }
 
 /// An observer that drops everything (a subagent's progress goes to its own transcript only).
@@ -574,13 +579,13 @@ impl Observer for NoticesOnly {
 pub struct SubagentRuntime {
     pub(crate) hooks: Arc<dyn HookHost>,
     pub(crate) gate: Arc<dyn PermissionGate>,
-    pub(crate) model: Arc<dyn Model>,
+    /// The session's model, its id and its transcript: `/model`, `/clear` and `/resume`
+    /// change them while the session runs.
+    current: std::sync::RwLock<CurrentSession>,
     pub(crate) models: Option<ModelFactory>,
     /// The session's tools without Agent.
     pub(crate) tools: Vec<Arc<dyn Tool>>,
     pub(crate) definitions: Vec<AgentDefinition>,
-    pub(crate) session_id: String,
-    pub(crate) transcript_path: PathBuf,
     pub(crate) project_dir: PathBuf,
     pub(crate) permission_mode: String,
     pub(crate) stop_block_cap: u32,
@@ -594,6 +599,53 @@ pub struct SubagentRuntime {
     pub(crate) prompt_lock: Arc<tokio::sync::Mutex<()>>,
     /// Makes "set the cwd, evaluate the rules" one step across the session's gates.
     pub(crate) rules_lock: Arc<std::sync::Mutex<()>>,
+}
+
+/// What of the parent session can change while it runs.
+#[derive(Clone)]
+struct CurrentSession {
+    model: Arc<dyn Model>,
+    session_id: String,
+    transcript_path: PathBuf,
+}
+
+impl SubagentRuntime {
+    fn current(&self) -> CurrentSession {
+        match self.current.read() {
+            Ok(c) => c.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    fn update(&self, change: impl FnOnce(&mut CurrentSession)) {
+        match self.current.write() {
+            Ok(mut c) => change(&mut c),
+            Err(poisoned) => change(&mut poisoned.into_inner()),
+        }
+    }
+
+    /// The parent session's id.
+    pub(crate) fn session_id(&self) -> String {
+        self.current().session_id
+    }
+
+    /// The parent session's transcript.
+    pub(crate) fn transcript_path(&self) -> PathBuf {
+        self.current().transcript_path
+    }
+}
+
+impl crate::agent::session::Follows for SubagentRuntime {
+    fn session_changed(&self, session_id: &str, transcript_path: &Path) {
+        self.update(|c| {
+            c.session_id = session_id.to_string();
+            c.transcript_path = transcript_path.to_path_buf();
+        });
+    }
+
+    fn model_changed(&self, model: &Arc<dyn Model>) {
+        self.update(|c| c.model = Arc::clone(model));
+    }
 }
 
 /// `REIN_SUBAGENT_TIMEOUT_MS` (a positive integer), else [`DEFAULT_SUBAGENT_TIMEOUT`].
@@ -669,7 +721,8 @@ impl SubagentRuntime {
         let started = Instant::now();
         let agent_id = new_agent_id();
         let prompt_id = parent_ctx.prompt_id.lock().ok().and_then(|p| p.clone());
-        let agent_transcript = self
+        let parent = self.current();
+        let agent_transcript = parent
             .transcript_path
             .with_extension("")
             .join("subagents")
@@ -678,8 +731,8 @@ impl SubagentRuntime {
             self.hooks.as_ref(),
             SubagentStartInput {
                 base: BaseInput {
-                    session_id: self.session_id.clone(),
-                    transcript_path: self.transcript_path.to_string_lossy().into_owned(),
+                    session_id: parent.session_id.clone(),
+                    transcript_path: parent.transcript_path.to_string_lossy().into_owned(),
                     cwd: parent_ctx.current_dir().to_string_lossy().into_owned(),
                     prompt_id: prompt_id.clone(),
                     permission_mode: None,
@@ -705,7 +758,7 @@ impl SubagentRuntime {
         }
         let tools = self.tools_for(def);
         let config = SessionConfig {
-            session_id: self.session_id.clone(),
+            session_id: parent.session_id.clone(),
             project_dir: self.project_dir.clone(),
             transcript_path: agent_transcript,
             permission_mode: self.permission_mode.clone(),
@@ -713,7 +766,7 @@ impl SubagentRuntime {
             stop_block_cap: self.stop_block_cap,
             session_end_budget: Duration::ZERO,
         };
-        let model = pick_model(&self.model, self.models.as_ref(), def.model.as_deref());
+        let model = pick_model(&parent.model, self.models.as_ref(), def.model.as_deref());
         let resolved_model = model.name().to_string();
         let mut session = Session::new(
             config,
@@ -731,7 +784,7 @@ impl SubagentRuntime {
             SubagentIdentity {
                 agent_id: agent_id.clone(),
                 agent_type: def.name.clone(),
-                parent_transcript: self.transcript_path.clone(),
+                parent_transcript: parent.transcript_path.clone(),
             },
             prompt_id,
         );
@@ -848,6 +901,10 @@ impl Tool for AgentTool {
             "required": ["description", "prompt"],
             "additionalProperties": false
         })
+    }
+
+    fn prepare_touches_files(&self) -> bool {
+        false
     }
 
     fn prepare(&self, input: Value, _ctx: &ToolContext) -> Result<Value, String> {
@@ -1005,12 +1062,14 @@ pub(crate) fn wire(
     let runtime = Arc::new(SubagentRuntime {
         hooks: Arc::clone(&hooks),
         gate: Arc::clone(&gate),
-        model,
+        current: std::sync::RwLock::new(CurrentSession {
+            model,
+            session_id: config.session_id.clone(),
+            transcript_path: config.transcript_path.clone(),
+        }),
         models,
         tools: tools.clone(),
         definitions,
-        session_id: config.session_id.clone(),
-        transcript_path: config.transcript_path.clone(),
         project_dir: config.project_dir.clone(),
         permission_mode: config.permission_mode.clone(),
         stop_block_cap: config.stop_block_cap,

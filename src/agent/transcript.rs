@@ -431,15 +431,6 @@ impl Transcript {
         self.finish_and_write(ctx, line);
     }
 
-    /// `/clear`: a `system` line (`subtype: conversation_cleared`) after which the conversation
-    /// starts over.
-    pub fn cleared(&self, ctx: &LineContext) {
-        let mut line = self.head(ctx, "system");
-        line.insert("subtype".into(), json!("conversation_cleared"));
-        line.insert("content".into(), json!("Conversation cleared"));
-        self.finish_and_write(ctx, line);
-    }
-
     /// Hook `attachment` lines for one event firing: one per handler run, then one for the
     /// merged additional context and one per user-facing message.
     /// `hook_name` is [`crate::hooks::events::hook_name`] of the firing.

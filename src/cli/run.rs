@@ -48,6 +48,9 @@ struct Setup {
     /// Builds the same provider with another model id (a subagent definition's or a prompt
     /// hook's `model`); `None` for the mock.
     models: Option<subagent::ModelFactory>,
+    /// Builds the same provider with another model id, asked for one token, without retries:
+    /// `/model NAME` checks the name with it. `None` for the mock.
+    probe: Option<subagent::ModelFactory>,
     tools: Vec<Arc<dyn Tool>>,
     gate: Box<dyn PermissionGate>,
     /// Read deny rules, for Grep and Glob to leave denied files out.
@@ -250,6 +253,7 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
         },
     );
     hook_models.attach(&wired.runtime);
+    let runtime = Arc::clone(&wired.runtime);
     let mut session = Session::new(
         config,
         wired.hooks,
@@ -260,6 +264,8 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
         Box::new(subagent::SharedObserver(observers)),
     );
     session.set_instructions(Some(system), memory.files);
+    session.follow(runtime);
+    session.follow(hook_models);
     if args.no_session_persistence {
         session.without_transcript();
     }
@@ -291,13 +297,15 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
             spinner: spinner.clone(),
             projects_dir: projects_dir.clone(),
             project_dir: setup.project_dir.clone(),
+            models: setup.models.clone(),
+            probe: setup.probe.clone(),
         };
         spinner.spawn_drawing(
             Glyphs::detect().call != "*",
             crate::cli::terminal::color_for(std::io::stderr().is_terminal()),
         );
         let started = tokio::select! {
-            () = session.start_as(start_source) => true,
+            () = session.open(start_source, true, plan.facts) => true,
             _ = sigterm.recv() => false,
         };
         if started {
@@ -318,7 +326,7 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
         }
     } else {
         let work = async {
-            session.start_as(start_source).await;
+            session.open(start_source, false, plan.facts).await;
             match &prompt {
                 Some(p) => Some(match slash_compact(p) {
                     Some(instructions) => compact_outcome(&mut session, instructions).await,
@@ -634,7 +642,11 @@ fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
     for warning in warnings {
         eprintln!("rein: warning: {warning}");
     }
-    let (model, models) = build_model(args, &settings)?;
+    let BuiltModel {
+        model,
+        models,
+        probe,
+    } = build_model(args, &settings)?;
     let tools = build_tools();
     let paths = PolicyPaths {
         cwd: project_dir.clone(),
@@ -685,6 +697,7 @@ fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
         settings,
         model,
         models,
+        probe,
         tools,
         gate,
         read_filter,
@@ -784,6 +797,8 @@ fn session_transcript(projects: &Path, project_dir: &Path, id: &str) -> PathBuf 
 struct SessionPlan {
     id: String,
     resumed: Option<crate::agent::resume::Rebuilt>,
+    /// About the resumed conversation, for SessionStart `resume`.
+    facts: crate::agent::session::ResumeFacts,
 }
 
 /// Resolves `--continue`, `--resume [ID]`, `--session-id`, `--fork-session`. A resumed session
@@ -838,6 +853,7 @@ fn plan_session(
             return Ok(SessionPlan {
                 id: new_id,
                 resumed: None,
+                facts: Default::default(),
             });
         }
         if session_transcript(projects, project_dir, &new_id).exists() {
@@ -851,6 +867,7 @@ fn plan_session(
         return Ok(SessionPlan {
             id: new_id,
             resumed: None,
+            facts: Default::default(),
         });
     };
     let bytes = std::fs::read(&found.path).map_err(|e| {
@@ -864,6 +881,7 @@ fn plan_session(
         eprintln!("{notice}");
     }
     let complete = bytes.get(..rebuilt.complete_len as usize).unwrap_or(&bytes);
+    let facts = resume::last_reply_facts(complete, std::time::SystemTime::now());
     if args.fork_session {
         let target = session_transcript(projects, project_dir, &new_id);
         if target.exists() {
@@ -890,6 +908,7 @@ fn plan_session(
         return Ok(SessionPlan {
             id: new_id,
             resumed: Some(rebuilt),
+            facts,
         });
     }
     if complete.len() < bytes.len() && !args.no_session_persistence {
@@ -912,6 +931,7 @@ fn plan_session(
     Ok(SessionPlan {
         id: found.id,
         resumed: Some(rebuilt),
+        facts,
     })
 }
 
@@ -1180,10 +1200,7 @@ fn transcripts_dir(
 
 /// The model behind `--provider`/`--model`/`--mock-script`, then the settings' `model`; the
 /// effort level from `--effort`, `CLAUDE_CODE_EFFORT_LEVEL`, then the settings' `effortLevel`.
-fn build_model(
-    args: &RunArgs,
-    settings: &Settings,
-) -> Result<(Arc<dyn Model>, Option<subagent::ModelFactory>), SetupError> {
+fn build_model(args: &RunArgs, settings: &Settings) -> Result<BuiltModel, SetupError> {
     let mut cfg = ProviderConfig::from_env(
         args.provider.as_deref(),
         args.model.as_deref(),
@@ -1199,15 +1216,41 @@ fn build_model(
         cfg.effort = settings.effort_level.clone();
     }
     let model = from_config(&cfg).map_err(|e| setup_error(e.to_string(), EXIT_ERROR))?;
-    let factory: Option<subagent::ModelFactory> = match cfg.provider {
-        ProviderKind::Mock => None,
-        ProviderKind::OpenAi | ProviderKind::Anthropic => Some(Arc::new(move |id: &str| {
-            let mut other = cfg.clone();
-            other.model = Some(id.to_string());
-            from_config(&other).ok().map(Arc::from)
-        })),
+    let (factory, probe): (
+        Option<subagent::ModelFactory>,
+        Option<subagent::ModelFactory>,
+    ) = match cfg.provider {
+        ProviderKind::Mock => (None, None),
+        ProviderKind::OpenAi | ProviderKind::Anthropic => {
+            let mut probe_cfg = cfg.clone();
+            probe_cfg.max_tokens = 1;
+            probe_cfg.max_retries = 0;
+            (
+                Some(Arc::new(move |id: &str| {
+                    let mut other = cfg.clone();
+                    other.model = Some(id.to_string());
+                    from_config(&other).ok().map(Arc::from)
+                })),
+                Some(Arc::new(move |id: &str| {
+                    let mut other = probe_cfg.clone();
+                    other.model = Some(id.to_string());
+                    from_config(&other).ok().map(Arc::from)
+                })),
+            )
+        }
     };
-    Ok((Arc::from(model), factory))
+    Ok(BuiltModel {
+        model: Arc::from(model),
+        models: factory,
+        probe,
+    })
+}
+
+/// The session's model and the factories of other models of its provider.
+struct BuiltModel {
+    model: Arc<dyn Model>,
+    models: Option<subagent::ModelFactory>,
+    probe: Option<subagent::ModelFactory>,
 }
 
 /// With `REIN_GATE_LEDGER=FILE`: writes `{"gate_passes": N, "executions": M}` there, so a test

@@ -58,16 +58,29 @@ pub use crate::hooks::select::{SelectedHandler, Target, dedup, tool_names};
 /// State shared with background (`async`) hook tasks.
 #[derive(Debug)]
 struct Shared {
-    env: HookEnvironment,
+    /// Replaced whole when the session changes (`/clear`, `/resume`): see
+    /// [`Dispatcher::switch_session`].
+    env: std::sync::RwLock<Arc<HookEnvironment>>,
     env_files: Mutex<Vec<PathBuf>>,
     async_context: Mutex<Vec<String>>,
     background: Mutex<Vec<JoinHandle<()>>>,
     cancel: tokio::sync::watch::Sender<bool>,
     spill_counter: AtomicU64,
-    /// One connection pool for every http hook of the session.
-    http: HttpHookClient,
+    /// One connection pool for every http hook of the session, built at the first http hook:
+    /// loading the system's root certificates would cost every session ~10 ms of start-up.
+    http: std::sync::OnceLock<HttpHookClient>,
     /// The session's MCP servers, for mcp_tool hooks (set once they have started).
     mcp: std::sync::OnceLock<Arc<dyn McpCaller>>,
+}
+
+impl Shared {
+    /// The hook environment of the current session.
+    fn env(&self) -> Arc<HookEnvironment> {
+        match self.env.read() {
+            Ok(env) => Arc::clone(&env),
+            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
+        }
+    }
 }
 
 impl std::fmt::Debug for dyn McpCaller {
@@ -136,13 +149,13 @@ impl Dispatcher {
             handlers,
             registry,
             shared: Arc::new(Shared {
-                env,
+                env: std::sync::RwLock::new(Arc::new(env)),
                 env_files: Mutex::new(Vec::new()),
                 async_context: Mutex::new(Vec::new()),
                 background: Mutex::new(Vec::new()),
                 cancel,
                 spill_counter: AtomicU64::new(0),
-                http: HttpHookClient::new(),
+                http: std::sync::OnceLock::new(),
                 mcp: std::sync::OnceLock::new(),
             }),
             status: None,
@@ -185,8 +198,21 @@ impl Dispatcher {
         &self.handlers
     }
 
-    pub fn environment(&self) -> &HookEnvironment {
-        &self.shared.env
+    pub fn environment(&self) -> Arc<HookEnvironment> {
+        self.shared.env()
+    }
+
+    /// Runs later hooks for session `session_id` (`/clear`, `/resume`): its
+    /// `CLAUDE_CODE_SESSION_ID`, its `CLAUDE_ENV_FILE` directory and run log, and `output_dir`
+    /// for texts spilled to files. The env files of the session left are forgotten.
+    pub fn switch_session(&self, session_id: &str, output_dir: Option<PathBuf>) {
+        let current = self.shared.env();
+        let next = current.for_session(session_id, output_dir);
+        match self.shared.env.write() {
+            Ok(mut env) => *env = Arc::new(next),
+            Err(poisoned) => *poisoned.into_inner() = Arc::new(next),
+        }
+        lock(&self.shared.env_files).clear();
     }
 
     /// The in-process handlers; register with `dispatcher.registry().hook(…)`.
@@ -198,7 +224,7 @@ impl Dispatcher {
     /// (configured handlers first, then in-process ones).
     pub fn select(&self, target: &Target<'_>) -> Vec<SelectedHandler<'_>> {
         let event = target.event;
-        let env = &self.shared.env;
+        let env = self.shared.env();
         let home = env.home_dir();
         let cwd = PathBuf::from(target.cwd);
         let ctx = RuleContext {
@@ -324,7 +350,7 @@ impl Dispatcher {
             .map(|mut a| {
                 a.additional_context = a.additional_context.map(|t| {
                     spill(
-                        &self.shared.env.spill_dir(),
+                        &self.shared.env().spill_dir(),
                         &self.shared.spill_counter,
                         event,
                         "additionalContext",
@@ -333,7 +359,7 @@ impl Dispatcher {
                 });
                 a.success_text = a.success_text.map(|t| {
                     spill(
-                        &self.shared.env.spill_dir(),
+                        &self.shared.env().spill_dir(),
                         &self.shared.spill_counter,
                         event,
                         "stdout",
@@ -342,7 +368,7 @@ impl Dispatcher {
                 });
                 a.system_message = a.system_message.map(|t| {
                     spill(
-                        &self.shared.env.spill_dir(),
+                        &self.shared.env().spill_dir(),
                         &self.shared.spill_counter,
                         event,
                         "systemMessage",
@@ -416,7 +442,7 @@ impl Dispatcher {
 
     fn session_end_override(&self) -> Option<String> {
         self.shared
-            .env
+            .env()
             .extra_env
             .iter()
             .rev()
@@ -427,7 +453,7 @@ impl Dispatcher {
 
     /// Creates `<env_file_dir>/sessionstart-hook-<n>.sh` (empty) and records it.
     fn prepare_env_file(&self, index: usize) -> PathBuf {
-        let dir = &self.shared.env.env_file_dir;
+        let dir = self.shared.env().env_file_dir.clone();
         let path = dir.join(format!("sessionstart-hook-{index}.sh"));
         let created = crate::private_fs::write(&path, b"");
         if let Err(err) = created {
@@ -449,7 +475,7 @@ impl Dispatcher {
         env_file: Option<&Path>,
         session_end: Duration,
     ) -> Plan {
-        let env = &self.shared.env;
+        let env = self.shared.env();
         // Why refuse rather than pass a lossy copy: a garbled CLAUDE_PROJECT_DIR makes a guard
         // script "not found" (exit 127, non-blocking) and the call it should deny runs. The
         // CLI and `Engine` refuse such a project dir at start; this is the backstop.
@@ -474,7 +500,7 @@ impl Dispatcher {
         let cwd = hook_cwd(Path::new(target.cwd), &env.project_dir, &env.home_dir());
         let timeout = timeout::effective(target.event, handler.timeout, session_end);
         let mut spec = CommandSpec::new(form, cwd, timeout);
-        spec.env = hook_env(env, env_file, target.effort);
+        spec.env = hook_env(&env, env_file, target.effort);
         spec.env_remove = removed_env();
         // onFailure is ignored for async hooks (spec §1.6); `output::interpret` itself ignores
         // it on Stop and the other events where it has no meaning.
@@ -557,7 +583,7 @@ impl Dispatcher {
                 )),
             },
             SelectedHandler::Http { handler, http } => {
-                let env = &self.shared.env;
+                let env = self.shared.env();
                 let request = HttpRun {
                     event: target.event,
                     origin: handler.origin.clone(),
@@ -569,7 +595,12 @@ impl Dispatcher {
                 };
                 // The POST body is the hook input without stdin's trailing newline.
                 let body = stdin.strip_suffix(b"\n").unwrap_or(&stdin);
-                http_hook::run(&self.shared.http, request, body).await
+                http_hook::run(
+                    self.shared.http.get_or_init(HttpHookClient::new),
+                    request,
+                    body,
+                )
+                .await
             }
             SelectedHandler::McpTool { handler, mcp } => {
                 let request = McpToolRun {
@@ -595,7 +626,7 @@ impl Dispatcher {
                 .await
             }
         };
-        log_run(&self.shared.env, target.event, stdin.len(), &answer);
+        log_run(&self.shared.env(), target.event, stdin.len(), &answer);
         answer
     }
 
@@ -683,13 +714,13 @@ impl Dispatcher {
         let handle = tokio::spawn(async move {
             let raw = finished.await;
             let answer = interpret(event, origin, &text, &raw, OnFailure::Continue);
-            log_run(&shared.env, event, stdin_len, &answer);
+            log_run(&shared.env(), event, stdin_len, &answer);
             // Claude Code 2.1.328 hands a finished background hook's output to the model as one
             // bare text: `systemMessage`, then `additionalContext`, a newline between (fixture
             // `tests/fixtures/cc-2.1.328/async_end`).
             let spilled = |field: &str, text: String| {
                 spill(
-                    &shared.env.spill_dir(),
+                    &shared.env().spill_dir(),
                     &shared.spill_counter,
                     event,
                     field,

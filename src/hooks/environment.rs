@@ -53,6 +53,36 @@ impl HookEnvironment {
         }
     }
 
+    /// The same environment for session `session_id`: its `CLAUDE_CODE_SESSION_ID`, and the
+    /// env-file directory and run log named after a session (the old id's last path component
+    /// is replaced) follow it; `output_dir` is the new session's.
+    pub fn for_session(&self, session_id: &str, output_dir: Option<PathBuf>) -> HookEnvironment {
+        let old = self.session_id.as_str();
+        let renamed = |path: &Path, name: String| match path.parent() {
+            Some(parent) => parent.join(name),
+            None => PathBuf::from(name),
+        };
+        let env_file_dir = if self.env_file_dir.file_name().is_some_and(|n| n == old) {
+            renamed(&self.env_file_dir, session_id.to_string())
+        } else {
+            self.env_file_dir.clone()
+        };
+        let run_log = self.run_log.as_ref().map(|log| {
+            if log.file_stem().is_some_and(|n| n == old) {
+                renamed(log, format!("{session_id}.jsonl"))
+            } else {
+                log.clone()
+            }
+        });
+        HookEnvironment {
+            session_id: session_id.to_string(),
+            env_file_dir,
+            run_log,
+            output_dir,
+            ..self.clone()
+        }
+    }
+
     pub(crate) fn home_dir(&self) -> PathBuf {
         match &self.home {
             Some(home) => home.clone(),

@@ -23,6 +23,11 @@ pub trait HookHost: Send + Sync {
     fn take_async_context(&self) -> Vec<String>;
     /// Ends background hooks (see [`Dispatcher::shutdown`]).
     fn shutdown(&self) -> BoxFuture<'_, ()>;
+    /// Later hooks run for session `session_id` (see [`Dispatcher::switch_session`]); a host
+    /// that keeps no per-session environment ignores it.
+    fn switch_session(&self, session_id: &str, output_dir: Option<PathBuf>) {
+        let _ = (session_id, output_dir);
+    }
 }
 
 impl HookHost for Dispatcher {
@@ -40,6 +45,10 @@ impl HookHost for Dispatcher {
 
     fn shutdown(&self) -> BoxFuture<'_, ()> {
         Box::pin(Dispatcher::shutdown(self))
+    }
+
+    fn switch_session(&self, session_id: &str, output_dir: Option<PathBuf>) {
+        Dispatcher::switch_session(self, session_id, output_dir)
     }
 }
 

@@ -52,9 +52,9 @@ pub enum HookEvent {
     PreCompact,
     /// The conversation was compacted (not fired by rein).
     PostCompact,
-    /// The model is about to be switched (not fired by rein).
+    /// `/model NAME` is about to switch the model: a hook may deny it.
     PreModelSwitch,
-    /// The model was switched (not fired by rein).
+    /// `/model NAME` switched the model.
     PostModelSwitch,
     /// The user would be asked to approve a tool call: a hook may answer instead.
     PermissionRequest,
@@ -465,8 +465,20 @@ impl HookEvent {
                 permission_mode: false,
                 ..unfired("PostCompact", Extended, NONE)
             },
-            HookEvent::PreModelSwitch => unfired("PreModelSwitch", Extended, PRE_MODEL_SWITCH),
-            HookEvent::PostModelSwitch => unfired("PostModelSwitch", Extended, CONTEXT_ONLY),
+            HookEvent::PreModelSwitch => EventSpec {
+                fires: Some(Fires::<events::PreModelSwitch>::REF),
+                match_field: Some("to_model"),
+                permission_mode: false,
+                effort: false,
+                ..unfired("PreModelSwitch", Extended, PRE_MODEL_SWITCH)
+            },
+            HookEvent::PostModelSwitch => EventSpec {
+                fires: Some(Fires::<events::PostModelSwitch>::REF),
+                match_field: Some("to_model"),
+                permission_mode: false,
+                effort: false,
+                ..unfired("PostModelSwitch", Extended, CONTEXT_ONLY)
+            },
             HookEvent::Setup => EventSpec {
                 model_hooks: false,
                 ..unfired("Setup", Extended, CONTEXT_ONLY)
@@ -577,6 +589,6 @@ mod tests {
             .filter(|e| e.fired_by_rein())
             .map(|e| e.as_str())
             .collect();
-        assert_eq!(fired.len(), 18, "{fired:?}");
+        assert_eq!(fired.len(), 20, "{fired:?}");
     }
 }

@@ -121,6 +121,10 @@ impl Tool for McpTool {
         self.def.input_schema.clone()
     }
 
+    fn prepare_touches_files(&self) -> bool {
+        false
+    }
+
     fn prepare(&self, input: Value, _ctx: &ToolContext) -> Result<Value, String> {
         match input {
             Value::Object(_) => Ok(input),

@@ -109,6 +109,10 @@ fn input_from_golden(v: &Value) -> HookInput {
             hook_event_name: event,
             source: s(v, "source"),
             model: opt_s(v, "model"),
+            seconds_since_last_response: None,
+            context_tokens: None,
+            prompt_cache_likely_expired: None,
+            estimated_cache_write_usd: None,
         }),
         HookEvent::SessionEnd => HookInput::SessionEnd(SessionEndInput {
             base,

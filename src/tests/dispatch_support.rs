@@ -135,6 +135,10 @@ impl Fixture {
             hook_event_name: HookEvent::SessionStart,
             source: "startup".into(),
             model: None,
+            seconds_since_last_response: None,
+            context_tokens: None,
+            prompt_cache_likely_expired: None,
+            estimated_cache_write_usd: None,
         })
     }
 

@@ -27,6 +27,7 @@ mod process;
 mod providers;
 mod read_only;
 mod session_loop;
+mod session_switch;
 mod settings;
 mod spanned_json;
 mod subagents;

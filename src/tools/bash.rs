@@ -117,6 +117,10 @@ impl Tool for BashTool {
         })
     }
 
+    fn prepare_touches_files(&self) -> bool {
+        false
+    }
+
     fn prepare(&self, input: Value, _ctx: &ToolContext) -> Result<Value, String> {
         let map = input::normalise(self.name(), input, FIELDS)?;
         if map

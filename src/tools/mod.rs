@@ -178,6 +178,12 @@ pub trait Tool: Send + Sync {
     /// Validates and normalises a model-sent input (absolute `file_path`, schema defaults such
     /// as Edit's `replace_all: false`). `Err` is the model-facing error; no hook fires for it.
     fn prepare(&self, input: Value, ctx: &ToolContext) -> Result<Value, String>;
+    /// Whether [`Tool::prepare`] may touch the file system (stat, open, read). Such a prepare
+    /// runs on a blocking thread, so a hung file system cannot hold the session; one that only
+    /// checks the JSON it was given runs in place and saves the thread hop on every call.
+    fn prepare_touches_files(&self) -> bool {
+        true
+    }
     /// Runs the call with a prepared input.
     fn execute<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutcome>;
     /// The model-facing content derived from a `tool_response` of this tool's shape (used for

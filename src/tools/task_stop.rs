@@ -66,6 +66,10 @@ impl Tool for TaskStopTool {
         })
     }
 
+    fn prepare_touches_files(&self) -> bool {
+        false
+    }
+
     fn prepare(&self, input: Value, ctx: &ToolContext) -> Result<Value, String> {
         let map = Value::Object(input::normalise(self.name(), input, FIELDS)?);
         let Some(id) = task_id(&map) else {

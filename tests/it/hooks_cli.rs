@@ -973,3 +973,63 @@ fn validate_checks_scripts_the_way_sh_and_interpreters_will_run_them() {
     assert!(!out.contains("jq"), "{out}");
     assert!(!out.contains("hook.sh does not exist"), "{out}");
 }
+
+/// PreModelSwitch (fired by `/model NAME`): a `deny` or an exit 2 keeps the model, anything
+/// else lets the switch go ahead; the stdin has Claude Code's keys in its order (fixture
+/// tests/fixtures/cc-2.1.328/interactive/run1-hooks.jsonl).
+#[test]
+fn test_pre_model_switch_deny_and_exit_2_keep_the_model() {
+    let cases = [
+        (
+            r#"echo '{"hookSpecificOutput":{"hookEventName":"PreModelSwitch","permissionDecision":"deny","permissionDecisionReason":"pinned by policy"}}'"#,
+            "deny: the model stays",
+        ),
+        (
+            "echo 'no switching today' >&2; exit 2",
+            "deny: the model stays",
+        ),
+        (
+            r#"echo '{"hookSpecificOutput":{"hookEventName":"PreModelSwitch","permissionDecision":"allow"}}'"#,
+            "the switch goes ahead",
+        ),
+        ("exit 0", "the switch goes ahead"),
+    ];
+    for (command, expected) in cases {
+        let m = Machine::new();
+        m.write(
+            "project/.claude/settings.json",
+            &serde_json::json!({"hooks": {"PreModelSwitch": [{"matcher": "claude-haiku-4-5",
+                "hooks": [{"type": "command", "command": command}]}]}})
+            .to_string(),
+        );
+        let (code, out, err) = m.run(&["hooks", "test", "PreModelSwitch", "--json"]);
+        assert_eq!(code, 0, "{err}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert!(out.contains(expected), "{command}: {out}");
+        let keys: Vec<&str> = v["stdin"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "session_id",
+                "transcript_path",
+                "cwd",
+                "prompt_id",
+                "hook_event_name",
+                "from_model",
+                "to_model",
+                "requested_model",
+                "source",
+                "context_tokens",
+                "prompt_cache_warm",
+                "cache_ttl",
+                "pricing"
+            ],
+            "{out}"
+        );
+    }
+}

@@ -391,22 +391,56 @@ fn slash_commands_multi_line_input_and_history_across_sessions() {
     );
     tmux.wait_for("the prompt after the turn", at_input_prompt);
 
-    // /clear: SessionEnd with reason clear, SessionStart with source clear.
+    // /clear, as Claude Code 2.1.328 does it (fixture cc-2.1.328/interactive, run2):
+    // SessionEnd `clear` for the old session, then SessionStart `clear` with a new session id
+    // and a new transcript, which exists when the hook runs.
     tmux.type_line("/clear");
     tmux.wait_for("the cleared conversation", |s| {
-        s.contains("Conversation cleared.") && at_input_prompt(s)
+        s.contains("Conversation cleared (new session") && at_input_prompt(s)
     });
     let ends = jsonl(&sandbox.path("SessionEnd.jsonl"));
     assert_eq!(ends.len(), 1);
     assert_eq!(ends[0]["reason"], "clear");
-    let starts: Vec<String> = jsonl(&sandbox.path("SessionStart.jsonl"))
+    let starts = jsonl(&sandbox.path("SessionStart.jsonl"));
+    let sources: Vec<&str> = starts
         .iter()
-        .map(|v| v["source"].as_str().unwrap().to_string())
+        .map(|v| v["source"].as_str().unwrap())
         .collect();
-    assert_eq!(starts, ["startup", "clear"]);
+    assert_eq!(sources, ["startup", "clear"]);
+    let old_id = starts[0]["session_id"].as_str().unwrap();
+    let new_id = starts[1]["session_id"].as_str().unwrap();
+    // An interactive startup names the model (a `-p` one does not: golden stdin-SessionStart).
+    let cc_startup = fixture_hooks("run2-hooks.jsonl").remove(0);
+    assert_eq!(keys(&starts[0]), keys(&cc_startup));
+    assert_eq!(starts[0]["model"], "mock");
+    assert_eq!(
+        ends[0]["session_id"], old_id,
+        "SessionEnd is the old session's"
+    );
+    assert_ne!(new_id, old_id, "/clear kept the session id");
+    assert_ne!(starts[1]["transcript_path"], starts[0]["transcript_path"]);
+    assert!(
+        starts[1]["transcript_path"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("{new_id}.jsonl"))
+    );
+    assert!(Path::new(starts[1]["transcript_path"].as_str().unwrap()).exists());
+    assert!(
+        starts[1].get("model").is_none() && starts[1].get("prompt_id").is_none(),
+        "{}",
+        starts[1]
+    );
+    assert!(ends[0]["prompt_id"].is_string(), "{}", ends[0]);
 
     tmux.type_line("a prompt to remember");
     tmux.wait_for("its turn", |_| prompts_sent(&sandbox).len() == 2);
+    let submitted = jsonl(&sandbox.path("UserPromptSubmit.jsonl"));
+    assert_eq!(
+        submitted[1]["session_id"],
+        jsonl(&sandbox.path("SessionStart.jsonl"))[1]["session_id"],
+        "the prompt after /clear belongs to the new session"
+    );
     tmux.wait_for("the prompt", at_input_prompt);
     tmux.type_line("/exit");
     assert_eq!(exit_code(&tmux, &code_file), "0");
@@ -734,4 +768,449 @@ fn project_mcp_servers_wait_for_a_yes_on_the_terminal() {
         unsafe { libc::kill(pid, 0) } != 0,
         "the server outlived rein"
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// /resume ID, /model NAME and a stopped tool, as Claude Code 2.1.328 does them (fixtures in
+// tests/fixtures/cc-2.1.328/interactive/, recorded from the real Claude Code in tmux).
+
+/// Hooks that record the stdin of each of `events` in `<event>.jsonl`, and of all of them in
+/// `all.jsonl` (firing order).
+fn recording_hooks_for(sandbox: &Sandbox, events: &[&str]) {
+    let mut hooks = serde_json::Map::new();
+    for event in events {
+        let own = sandbox.path(&format!("{event}.jsonl"));
+        let all = sandbox.path("all.jsonl");
+        hooks.insert(
+            event.to_string(),
+            json!([{"matcher": "*", "hooks": [{"type": "command", "command": format!(
+                "tee -a '{all}' >> '{own}'; echo >> '{own}'; echo >> '{all}'",
+                all = all.display(), own = own.display())}]}]),
+        );
+    }
+    sandbox.hooks(serde_json::Value::Object(hooks));
+}
+
+fn fixture_hooks(name: &str) -> Vec<serde_json::Value> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/cc-2.1.328/interactive")
+        .join(name);
+    jsonl(&path)
+}
+
+fn keys(v: &serde_json::Value) -> Vec<String> {
+    v.as_object().unwrap().keys().cloned().collect()
+}
+
+/// The text of every block of a request message (tool results: their content).
+fn block_texts(message: &serde_json::Value) -> Vec<String> {
+    message["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            b["text"]
+                .as_str()
+                .or(b["content"].as_str())
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn resume_id_switches_sessions_inside_the_running_one_and_the_next_request_carries_its_history() {
+    use crate::agent::loopback::{Api, Loopback, Turn};
+    let sandbox = Sandbox::new("proj", &[]);
+    recording_hooks_for(
+        &sandbox,
+        &["SessionStart", "SessionEnd", "UserPromptSubmit"],
+    );
+    let server = Loopback::start(
+        Api::Anthropic,
+        vec![
+            Turn::text("FIRST-ANSWER"),
+            Turn::text("FRESH-ANSWER"),
+            Turn::text("RESUMED-ANSWER"),
+        ],
+    );
+    let (tmux, code_file) = launch_with(
+        &sandbox,
+        &["--provider", "anthropic", "--trust"],
+        &[
+            ("ANTHROPIC_BASE_URL", &server.url),
+            ("ANTHROPIC_API_KEY", "test-key"),
+            ("REIN_MAX_RETRIES", "0"),
+        ],
+    );
+    tmux.wait_for("the first prompt", at_input_prompt);
+    tmux.type_line("remember the word PLUM");
+    tmux.wait_for("the first answer", |s| {
+        s.contains("FIRST-ANSWER") && at_input_prompt(s)
+    });
+    let old_id = jsonl(&sandbox.path("SessionStart.jsonl"))[0]["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    tmux.type_line("/clear");
+    tmux.wait_for("the new session", |s| {
+        s.contains("Conversation cleared") && at_input_prompt(s)
+    });
+    tmux.type_line("something else");
+    tmux.wait_for("the fresh answer", |s| {
+        s.contains("FRESH-ANSWER") && at_input_prompt(s)
+    });
+    let cleared_id = jsonl(&sandbox.path("SessionStart.jsonl"))[1]["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // A bad id: one line, nothing fires, the session goes on.
+    tmux.type_line("/resume 00000000-0000-4000-8000-000000000000");
+    tmux.wait_for("the bad id's line", |s| {
+        s.contains("Session 00000000-0000-4000-8000-000000000000 was not found.")
+            && at_input_prompt(s)
+    });
+    tmux.type_line("/resume not-an-id");
+    tmux.wait_for("the bad id's line", |s| {
+        s.contains("Session not-an-id was not found.") && at_input_prompt(s)
+    });
+    assert_eq!(jsonl(&sandbox.path("SessionEnd.jsonl")).len(), 1);
+
+    tmux.type_line(&format!("/resume {old_id}"));
+    tmux.wait_for("the resumed session", |s| {
+        s.contains(&format!("Resumed session {old_id}")) && at_input_prompt(s)
+    });
+    tmux.type_line("what was the word?");
+    tmux.wait_for("the resumed answer", |s| {
+        s.contains("RESUMED-ANSWER") && at_input_prompt(s)
+    });
+
+    // The request after /resume carries the resumed conversation, not the cleared one's.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let messages = requests[2]["messages"].as_array().unwrap();
+    let texts: Vec<Vec<String>> = messages.iter().map(block_texts).collect();
+    assert_eq!(messages.len(), 3, "{texts:?}");
+    assert!(
+        texts[0].iter().any(|t| t == "remember the word PLUM"),
+        "{texts:?}"
+    );
+    assert_eq!(texts[1], ["FIRST-ANSWER"]);
+    assert!(
+        texts[2].iter().any(|t| t == "what was the word?"),
+        "{texts:?}"
+    );
+    assert!(!format!("{texts:?}").contains("something else"));
+
+    // The hooks, as Claude Code fires them: SessionEnd `resume` for the session left, then
+    // SessionStart `resume` with the resumed id, the command's prompt_id and the model.
+    let ends = jsonl(&sandbox.path("SessionEnd.jsonl"));
+    let reasons: Vec<&str> = ends.iter().map(|v| v["reason"].as_str().unwrap()).collect();
+    assert_eq!(reasons, ["clear", "resume"]);
+    assert_eq!(ends[1]["session_id"], cleared_id.as_str());
+    let starts = jsonl(&sandbox.path("SessionStart.jsonl"));
+    let sources: Vec<&str> = starts
+        .iter()
+        .map(|v| v["source"].as_str().unwrap())
+        .collect();
+    assert_eq!(sources, ["startup", "clear", "resume"]);
+    let resumed = &starts[2];
+    assert_eq!(resumed["session_id"], old_id.as_str());
+    assert!(
+        resumed["transcript_path"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("{old_id}.jsonl"))
+    );
+    assert_eq!(resumed["prompt_id"], ends[1]["prompt_id"]);
+    assert!(resumed["seconds_since_last_response"].as_u64().unwrap() < 60);
+    assert_eq!(
+        resumed["context_tokens"], 12,
+        "the last reply's usage (10 in, 2 out)"
+    );
+    assert_eq!(resumed["prompt_cache_likely_expired"], false);
+    // Key order as Claude Code's; `estimated_cache_write_usd` only with prices configured.
+    let cc = fixture_hooks("run2-hooks.jsonl")
+        .into_iter()
+        .find(|v| v["hook_event_name"] == "SessionStart" && v["source"] == "resume")
+        .unwrap();
+    let mut cc_keys = keys(&cc);
+    cc_keys.retain(|k| k != "estimated_cache_write_usd");
+    assert_eq!(keys(resumed), cc_keys);
+    let submitted = jsonl(&sandbox.path("UserPromptSubmit.jsonl"));
+    assert_eq!(submitted.last().unwrap()["session_id"], old_id.as_str());
+
+    // Without an id: a numbered list of the other sessions; Enter cancels.
+    tmux.type_line("/resume");
+    tmux.wait_for("the list", |s| s.contains("Resume which session?"));
+    let screen = tmux.screen();
+    assert!(screen.contains(&format!("[{cleared_id}]")), "{screen}");
+    tmux.ok(&["send-keys", "-t", "rein", "Enter"]);
+    tmux.wait_for("the cancel", |s| {
+        s.contains("Resume cancelled.") && at_input_prompt(s)
+    });
+    tmux.type_line("/exit");
+    assert_eq!(exit_code(&tmux, &code_file), "0");
+    drop(tmux);
+
+    // `rein -r ID` at start: SessionStart `resume` with the facts and without `model` or
+    // `prompt_id`, as Claude Code's `-r` (fixture run4).
+    let (tmux, code_file) = launch_with(
+        &sandbox,
+        &["--provider", "anthropic", "--trust", "-r", &old_id],
+        &[
+            ("ANTHROPIC_BASE_URL", &server.url),
+            ("ANTHROPIC_API_KEY", "test-key"),
+            ("REIN_MAX_RETRIES", "0"),
+        ],
+    );
+    tmux.wait_for("the first prompt", at_input_prompt);
+    let starts = jsonl(&sandbox.path("SessionStart.jsonl"));
+    let at_start = starts.last().unwrap();
+    assert_eq!(at_start["source"], "resume");
+    assert_eq!(at_start["session_id"], old_id.as_str());
+    assert_eq!(at_start["context_tokens"], 12);
+    let mut cc_keys = keys(&fixture_hooks("run4-hooks.jsonl")[0]);
+    cc_keys.retain(|k| k != "estimated_cache_write_usd");
+    assert_eq!(keys(at_start), cc_keys);
+    tmux.type_line("/exit");
+    assert_eq!(exit_code(&tmux, &code_file), "0");
+}
+
+#[test]
+fn model_name_switches_the_model_of_the_following_requests_and_fires_the_model_switch_hooks() {
+    use crate::agent::loopback::{Api, Loopback, Turn};
+    let sandbox = Sandbox::new("proj", &[]);
+    recording_hooks_for(
+        &sandbox,
+        &["PreModelSwitch", "PostModelSwitch", "SessionStart"],
+    );
+    // A second PostModelSwitch hook whose additionalContext must reach the model.
+    let settings = sandbox.project.join(".claude/settings.json");
+    let mut config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    config["hooks"]["PostModelSwitch"][0]["hooks"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"type": "command", "command": "cat > /dev/null; echo '{\"hookSpecificOutput\": {\"hookEventName\": \"PostModelSwitch\", \"additionalContext\": \"NOW-ON-SECOND\"}}'"}));
+    std::fs::write(&settings, config.to_string()).unwrap();
+    let server = Loopback::start(
+        Api::Anthropic,
+        vec![
+            Turn::text("ONE"),
+            Turn::text("x"), // the one-token check of the new model
+            Turn::text("TWO"),
+            Turn::text("THREE"),
+        ],
+    );
+    let (tmux, code_file) = launch_with(
+        &sandbox,
+        &[
+            "--provider",
+            "anthropic",
+            "--model",
+            "claude-first",
+            "--trust",
+        ],
+        &[
+            ("ANTHROPIC_BASE_URL", &server.url),
+            ("ANTHROPIC_API_KEY", "test-key"),
+            ("REIN_MAX_RETRIES", "0"),
+        ],
+    );
+    tmux.wait_for("the first prompt", at_input_prompt);
+    tmux.type_line("hello");
+    tmux.wait_for("the first answer", |s| {
+        s.contains("ONE") && at_input_prompt(s)
+    });
+    tmux.type_line("/model");
+    tmux.wait_for("the model", |s| {
+        s.contains("Model: claude-first") && at_input_prompt(s)
+    });
+    tmux.type_line("/model claude-second");
+    tmux.wait_for("the switch", |s| {
+        s.contains("Model set to claude-second.") && at_input_prompt(s)
+    });
+    tmux.type_line("again");
+    tmux.wait_for("the second answer", |s| {
+        s.contains("TWO") && at_input_prompt(s)
+    });
+
+    // An unknown name (the provider answers 404): one line, the model stays, no hook fires.
+    server.refuse_model("claude-nope");
+    tmux.type_line("/model claude-nope");
+    tmux.wait_for("the refusal", |s| {
+        s.contains("Model claude-nope is not available from the provider")
+            && s.contains("still using claude-second")
+            && at_input_prompt(s)
+    });
+    tmux.type_line("and again");
+    tmux.wait_for("the third answer", |s| {
+        s.contains("THREE") && at_input_prompt(s)
+    });
+
+    let requests = server.requests();
+    let models: Vec<&str> = requests
+        .iter()
+        .map(|r| r["model"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        models,
+        [
+            "claude-first",
+            "claude-second",
+            "claude-second",
+            "claude-nope",
+            "claude-second"
+        ]
+    );
+    // The check is one token, without tools, as Claude Code's.
+    assert_eq!(requests[1]["max_tokens"], 1);
+    assert!(requests[1]["tools"].as_array().is_none_or(|t| t.is_empty()));
+    // The conversation goes on with the new model, told what PostModelSwitch added.
+    assert_eq!(requests[2]["messages"].as_array().unwrap().len(), 3);
+    assert!(
+        requests[2]["messages"]
+            .to_string()
+            .contains("NOW-ON-SECOND"),
+        "{}",
+        requests[2]["messages"]
+    );
+    assert!(
+        !requests[0]["messages"]
+            .to_string()
+            .contains("NOW-ON-SECOND")
+    );
+
+    let pre = jsonl(&sandbox.path("PreModelSwitch.jsonl"));
+    let post = jsonl(&sandbox.path("PostModelSwitch.jsonl"));
+    assert_eq!((pre.len(), post.len()), (1, 1), "{pre:?} {post:?}");
+    let all: Vec<String> = jsonl(&sandbox.path("all.jsonl"))
+        .iter()
+        .map(|v| v["hook_event_name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(all, ["SessionStart", "PreModelSwitch", "PostModelSwitch"]);
+    for (hook, event) in [(&pre[0], "PreModelSwitch"), (&post[0], "PostModelSwitch")] {
+        assert_eq!(hook["hook_event_name"], event);
+        assert_eq!(hook["from_model"], "claude-first");
+        assert_eq!(hook["to_model"], "claude-second");
+        assert_eq!(hook["requested_model"], "claude-second");
+        assert_eq!(hook["source"], "command");
+        assert_eq!(hook["context_tokens"], 12);
+        assert_eq!(hook["prompt_cache_warm"], true);
+        assert_eq!(hook["cache_ttl"], "5m");
+        assert_eq!(hook["pricing"], "default");
+        assert!(hook["prompt_id"].is_string());
+        // Claude Code's keys in its order, but the cost estimate (no prices configured).
+        let cc = fixture_hooks("run1-hooks.jsonl")
+            .into_iter()
+            .find(|v| v["hook_event_name"] == event)
+            .unwrap();
+        let mut cc_keys = keys(&cc);
+        cc_keys.retain(|k| k != "estimated_cache_write_usd");
+        assert_eq!(keys(hook), cc_keys);
+    }
+    // SessionStart does not fire again for a switch.
+    assert_eq!(jsonl(&sandbox.path("SessionStart.jsonl")).len(), 1);
+    tmux.type_line("/exit");
+    assert_eq!(exit_code(&tmux, &code_file), "0");
+}
+
+#[test]
+fn a_stopped_tool_fires_no_hook_and_the_model_is_told_as_claude_code_tells_it() {
+    use crate::agent::loopback::{Api, Loopback, Turn};
+    let sandbox = Sandbox::new("proj", &[]);
+    recording_hooks_for(
+        &sandbox,
+        &[
+            "PreToolUse",
+            "PostToolUse",
+            "PostToolUseFailure",
+            "PostToolBatch",
+            "Stop",
+        ],
+    );
+    let server = Loopback::start(
+        Api::Anthropic,
+        vec![
+            Turn::call("toolu_stop", "Bash", json!({"command": "sleep 30.6173"})),
+            Turn::text("AFTER-THE-STOP"),
+        ],
+    );
+    let (tmux, code_file) = launch_with(
+        &sandbox,
+        &[
+            "--provider",
+            "anthropic",
+            "--allowedTools",
+            "Bash",
+            "--trust",
+        ],
+        &[
+            ("ANTHROPIC_BASE_URL", &server.url),
+            ("ANTHROPIC_API_KEY", "test-key"),
+            ("REIN_MAX_RETRIES", "0"),
+        ],
+    );
+    tmux.wait_for("the first prompt", at_input_prompt);
+    tmux.type_line("run it");
+    tmux.wait_for("the tool running", |_| process_alive("sleep 30.6173"));
+    tmux.ok(&["send-keys", "-t", "rein", "C-c"]);
+    tmux.wait_for("the prompt after Ctrl+C", |s| {
+        s.contains("Interrupted") && at_input_prompt(s)
+    });
+    assert!(!process_alive("sleep 30.6173"), "the tool survived");
+    // Claude Code fires only PreToolUse for the stopped call: no PostToolUse(Failure), no
+    // PostToolBatch, no Stop (fixture run2/run3). Give a late hook time to show up.
+    std::thread::sleep(Duration::from_millis(500));
+    let fired = |sandbox: &Sandbox| -> Vec<String> {
+        jsonl(&sandbox.path("all.jsonl"))
+            .iter()
+            .map(|v| v["hook_event_name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(fired(&sandbox), ["PreToolUse"]);
+
+    tmux.type_line("and now?");
+    tmux.wait_for("the next answer", |s| {
+        s.contains("AFTER-THE-STOP") && at_input_prompt(s)
+    });
+    assert_eq!(fired(&sandbox), ["PreToolUse", "Stop"]);
+    // The next request: one user message with the rejection as the call's result, the
+    // interruption note, then the prompt — Claude Code's texts (fixture run2-requests.json).
+    let requests = server.requests();
+    let last = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    let cc: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/cc-2.1.328/interactive/run2-requests.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let cc_last = cc
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| {
+            block_texts(&r["last_message"])
+                .last()
+                .is_some_and(|t| t == "after")
+        })
+        .unwrap()["last_message"]
+        .clone();
+    let mut expected = block_texts(&cc_last);
+    *expected.last_mut().unwrap() = "and now?".to_string();
+    assert_eq!(block_texts(&last), expected);
+    assert_eq!(last["content"][0]["type"], "tool_result");
+    assert_eq!(last["content"][0]["tool_use_id"], "toolu_stop");
+    assert_eq!(last["content"][0]["is_error"], true);
+    tmux.type_line("/exit");
+    assert_eq!(exit_code(&tmux, &code_file), "0");
 }

@@ -71,7 +71,8 @@ pub fn join_continued(input: &str) -> String {
 /// The editor thread; reads happen on demand, so nothing reads the terminal while a turn runs
 /// (a permission prompt reads it then).
 pub struct LineEditor {
-    want: std::sync::mpsc::Sender<String>,
+    /// The prompt to show, and whether the line goes into the history.
+    want: std::sync::mpsc::Sender<(String, bool)>,
     lines: tokio::sync::mpsc::Receiver<Read>,
 }
 
@@ -96,14 +97,15 @@ impl LineEditor {
         );
         // A missing history file is a first session; any other problem only costs the history.
         let _ = editor.load_history(&history);
-        let (want, wanted) = std::sync::mpsc::channel::<String>();
+        let (want, wanted) = std::sync::mpsc::channel::<(String, bool)>();
         let (tx, lines) = tokio::sync::mpsc::channel::<Read>(1);
         std::thread::spawn(move || {
-            while let Ok(prompt) = wanted.recv() {
+            while let Ok((prompt, remember)) = wanted.recv() {
                 let read = match editor.readline(&prompt) {
                     Ok(line) => {
                         let line = join_continued(&line);
-                        if !line.trim().is_empty()
+                        if remember
+                            && !line.trim().is_empty()
                             && editor.add_history_entry(line.as_str()).unwrap_or(false)
                         {
                             if let Some(dir) = history.parent() {
@@ -134,7 +136,16 @@ impl LineEditor {
 
     /// Shows `prompt` and reads the next input.
     pub async fn read(&mut self, prompt: &str) -> Read {
-        if self.want.send(prompt.to_string()).is_err() {
+        self.read_line(prompt, true).await
+    }
+
+    /// Reads an answer to a question (a number from a list): kept out of the history.
+    pub async fn read_answer(&mut self, prompt: &str) -> Read {
+        self.read_line(prompt, false).await
+    }
+
+    async fn read_line(&mut self, prompt: &str, remember: bool) -> Read {
+        if self.want.send((prompt.to_string(), remember)).is_err() {
             return Read::Eof;
         }
         self.lines.recv().await.unwrap_or(Read::Eof)

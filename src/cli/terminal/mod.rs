@@ -55,6 +55,10 @@ pub struct TerminalContext {
     pub projects_dir: PathBuf,
     /// The project directory.
     pub project_dir: PathBuf,
+    /// Builds another model of the session's provider (`/model NAME`); `None` for the mock.
+    pub models: Option<crate::agent::subagent::ModelFactory>,
+    /// The same, asked for one token without retries: `/model NAME` checks the name with it.
+    pub probe: Option<crate::agent::subagent::ModelFactory>,
 }
 
 /// The slash commands and what they do (for `/help`).
@@ -67,7 +71,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/permissions", "the permission mode and rules in force"),
     (
         "/clear",
-        "start the conversation over (SessionEnd/SessionStart with clear)",
+        "start over in a new session (new id and transcript; SessionEnd/SessionStart `clear`)",
     ),
     (
         "/compact [instructions]",
@@ -77,8 +81,14 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/cost",
         "tokens used in this session (and the cost, where prices are configured)",
     ),
-    ("/model", "the model in use"),
-    ("/resume", "list this project's sessions to resume"),
+    (
+        "/model [NAME]",
+        "the model in use; with a NAME, switch to it for the following requests",
+    ),
+    (
+        "/resume [ID]",
+        "switch to an earlier session of this project (a list to pick from without ID)",
+    ),
     (
         "/exit",
         "end the session (also /quit, Ctrl+D, Ctrl+C twice)",
@@ -148,8 +158,9 @@ pub async fn run(
         if let Some(command) = text.strip_prefix('/')
             && !command.starts_with('/')
         {
+            session.begin_command();
             let done = tokio::select! {
-                done = slash(session, ctx, command, color) => Some(done),
+                done = slash(session, ctx, &mut editor, command, color) => Some(done),
                 _ = sigint.recv() => None,
                 _ = sigterm.recv() => return Some(143),
             };
@@ -173,8 +184,9 @@ pub async fn run(
         };
         ctx.spinner.stop();
         let Some(outcome) = outcome else {
-            // The turn's future was dropped: its tools' process groups are gone.
-            session.interrupted();
+            // The turn's future was dropped: its tools' process groups are gone. As in Claude
+            // Code, no hook fires for the stopped calls; the model learns of it next turn.
+            session.stopped_by_user();
             eprintln!(
                 "{}",
                 paint(color, "33", "Interrupted: the turn was stopped.")
@@ -205,7 +217,13 @@ enum Slash {
     Exit,
 }
 
-async fn slash(session: &mut Session, ctx: &TerminalContext, command: &str, color: bool) -> Slash {
+async fn slash(
+    session: &mut Session,
+    ctx: &TerminalContext,
+    editor: &mut LineEditor,
+    command: &str,
+    color: bool,
+) -> Slash {
     let (name, rest) = match command.split_once(char::is_whitespace) {
         Some((n, r)) => (n, r.trim()),
         None => (command, ""),
@@ -217,7 +235,10 @@ async fn slash(session: &mut Session, ctx: &TerminalContext, command: &str, colo
         "permissions" => println!("{}", ctx.permissions),
         "clear" => {
             session.clear().await;
-            println!("Conversation cleared.");
+            println!(
+                "Conversation cleared (new session {}).",
+                session.session_id()
+            );
         }
         "compact" => {
             let instructions = (!rest.is_empty()).then_some(rest);
@@ -232,19 +253,17 @@ async fn slash(session: &mut Session, ctx: &TerminalContext, command: &str, colo
         "model" => {
             if rest.is_empty() {
                 println!("Model: {}", session.model_name());
+            } else if let Err(e) = switch_model(session, ctx, rest).await {
+                eprintln!("{}", paint(color, "31", &e));
             } else {
-                eprintln!(
-                    "{}",
-                    paint(
-                        color,
-                        "31",
-                        "/model cannot switch models inside a session yet; start rein with \
-                         --model NAME (and --continue to keep this conversation)"
-                    )
-                );
+                println!("Model set to {}.", session.model_name());
             }
         }
-        "resume" => resume_list(ctx),
+        "resume" => {
+            if let Err(e) = resume(session, ctx, editor, rest).await {
+                eprintln!("{}", paint(color, "31", &e));
+            }
+        }
         other => eprintln!(
             "{}",
             paint(
@@ -276,22 +295,124 @@ fn hooks_list(ctx: &TerminalContext) {
     }
 }
 
-fn resume_list(ctx: &TerminalContext) {
-    let sessions = crate::agent::resume::sessions(&ctx.projects_dir, &ctx.project_dir);
-    if sessions.is_empty() {
-        println!("No sessions of {} yet.", ctx.project_dir.display());
-        return;
+/// `/model NAME`: builds the model, checks the name with a one-token request (as Claude Code
+/// does), then switches (PreModelSwitch may deny it). `Err` is the one line to show.
+async fn switch_model(
+    session: &mut Session,
+    ctx: &TerminalContext,
+    name: &str,
+) -> Result<(), String> {
+    if name.split_whitespace().count() != 1 {
+        return Err(format!("/model {name}: give one model name"));
     }
-    println!(
-        "Sessions of {} (newest first); resume one with `rein -r ID`:",
-        ctx.project_dir.display()
-    );
-    for s in sessions.iter().take(20) {
-        let when = s.modified.elapsed().map(ago).unwrap_or_default();
-        let prompt = crate::agent::resume::first_prompt(&s.path, 60)
-            .unwrap_or_else(|| "(no prompt)".to_string());
-        println!("  {}  {when:>8}  {prompt}", s.id);
+    if name == session.model_name() {
+        return Err(format!("Already using {name}."));
     }
+    let (Some(models), Some(probe)) = (&ctx.models, &ctx.probe) else {
+        return Err(format!(
+            "/model {name}: the mock provider has one model; start rein with --provider \
+             anthropic|openai to switch models"
+        ));
+    };
+    let (Some(model), Some(check)) = (models(name), probe(name)) else {
+        return Err(format!(
+            "/model {name}: the provider cannot be set up for this model"
+        ));
+    };
+    ctx.spinner.start("Checking the model");
+    let answer = check
+        .complete(
+            &[crate::model::Message {
+                role: crate::model::Role::User,
+                content: vec![crate::model::ContentBlock::Text {
+                    text: "Hi".to_string(),
+                }],
+            }],
+            &[],
+        )
+        .await;
+    ctx.spinner.stop();
+    if let Err(e) = answer {
+        return Err(format!(
+            "Model {name} is not available from the provider: {e}; still using {}",
+            session.model_name()
+        ));
+    }
+    session.switch_model(model, name).await
+}
+
+/// `/resume [ID]`: switches to an earlier session of this project (a numbered list to pick
+/// from without an id). A bad id is one line and this session goes on.
+async fn resume(
+    session: &mut Session,
+    ctx: &TerminalContext,
+    editor: &mut LineEditor,
+    id: &str,
+) -> Result<(), String> {
+    use crate::agent::resume as r;
+    let found = if id.is_empty() {
+        let sessions: Vec<r::SessionFile> = r::sessions(&ctx.projects_dir, &ctx.project_dir)
+            .into_iter()
+            .filter(|s| s.id != session.session_id())
+            .take(20)
+            .collect();
+        if sessions.is_empty() {
+            return Err(format!(
+                "No other sessions of {} to resume.",
+                ctx.project_dir.display()
+            ));
+        }
+        println!("Sessions of {} (newest first):", ctx.project_dir.display());
+        for (i, s) in sessions.iter().enumerate() {
+            let when = s.modified.elapsed().map(ago).unwrap_or_default();
+            let prompt = r::first_prompt(&s.path, 60).unwrap_or_else(|| "(no prompt)".to_string());
+            println!("  {:>2}. {when:>8}  {prompt}  [{}]", i + 1, s.id);
+        }
+        let prompt = format!(
+            "Resume which session? [1-{}, Enter = cancel] ",
+            sessions.len()
+        );
+        let choice = match editor.read_answer(&prompt).await {
+            Read::Line(line) => line.trim().to_string(),
+            Read::Interrupted | Read::Eof => String::new(),
+        };
+        if choice.is_empty() {
+            println!("Resume cancelled.");
+            return Ok(());
+        }
+        match choice.parse::<usize>() {
+            Ok(n) if (1..=sessions.len()).contains(&n) => sessions[n - 1].clone(),
+            _ => {
+                return Err(format!(
+                    "{choice:?} is not one of 1-{}; resume cancelled",
+                    sessions.len()
+                ));
+            }
+        }
+    } else {
+        if id == session.session_id() {
+            return Err(format!("Session {id} is the one in use."));
+        }
+        match r::find(&ctx.projects_dir, &ctx.project_dir, id) {
+            Ok(found) => found,
+            Err(_) => return Err(format!("Session {id} was not found.")),
+        }
+    };
+    let loaded = r::load(&found.path).map_err(|e| format!("Cannot resume {}: {e}", found.id))?;
+    for notice in &loaded.rebuilt.notices {
+        eprintln!("{notice}");
+    }
+    let count = loaded.rebuilt.messages.len();
+    session
+        .resume_session(
+            found.id.clone(),
+            found.path.clone(),
+            loaded.rebuilt,
+            loaded.facts,
+        )
+        .await;
+    println!("Resumed session {} ({count} messages).", found.id);
+    Ok(())
 }
 
 /// `/cost`: tokens per model and in total; a cost only where `REIN_PRICES` has the model.

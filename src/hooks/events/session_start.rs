@@ -23,6 +23,21 @@ pub struct SessionStartInput {
     /// The model's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// On `resume` inside a running session (`/resume ID`): seconds since the resumed
+    /// session's last reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds_since_last_response: Option<u64>,
+    /// On `resume`: the resumed conversation's size in tokens, as last reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_tokens: Option<u64>,
+    /// On `resume`: whether the prompt cache has likely expired (five minutes or more since
+    /// the last reply).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_cache_likely_expired: Option<bool>,
+    /// On `resume`: what writing the conversation to the cache again costs, where prices are
+    /// configured (`REIN_PRICES`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimated_cache_write_usd: Option<f64>,
 }
 
 /// SessionStart's `hookSpecificOutput`.
@@ -51,7 +66,14 @@ impl Event for SessionStart {
     type Input = SessionStartInput;
     type Output = SessionStartOutput;
     type Outcome = SessionStartOutcome;
-    const FIELDS: &'static [&'static str] = &["source", "model"];
+    const FIELDS: &'static [&'static str] = &[
+        "source",
+        "model",
+        "seconds_since_last_response",
+        "context_tokens",
+        "prompt_cache_likely_expired",
+        "estimated_cache_write_usd",
+    ];
 
     fn base(input: &SessionStartInput) -> &BaseInput {
         &input.base
@@ -83,6 +105,10 @@ impl Event for SessionStart {
             hook_event_name: HookEvent::SessionStart,
             source: "startup".to_string(),
             model: None,
+            seconds_since_last_response: None,
+            context_tokens: None,
+            prompt_cache_likely_expired: None,
+            estimated_cache_write_usd: None,
         }
     }
 

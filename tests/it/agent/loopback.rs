@@ -199,6 +199,7 @@ impl Turn {
 pub struct Loopback {
     pub url: String,
     requests: Arc<Mutex<Vec<Value>>>,
+    refused: Arc<Mutex<Vec<String>>>,
 }
 
 impl Loopback {
@@ -208,15 +209,31 @@ impl Loopback {
         let url = format!("http://{}", listener.local_addr().unwrap());
         let requests = Arc::new(Mutex::new(Vec::new()));
         let recorded = Arc::clone(&requests);
+        let refused = Arc::new(Mutex::new(Vec::new()));
+        let refusing = Arc::clone(&refused);
         let turns = Arc::new(Mutex::new(turns.into_iter()));
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { return };
-                let (recorded, turns) = (Arc::clone(&recorded), Arc::clone(&turns));
-                std::thread::spawn(move || serve(stream, api, &recorded, &turns));
+                let (recorded, turns, refusing) = (
+                    Arc::clone(&recorded),
+                    Arc::clone(&turns),
+                    Arc::clone(&refusing),
+                );
+                std::thread::spawn(move || serve(stream, api, &recorded, &turns, &refusing));
             }
         });
-        Loopback { url, requests }
+        Loopback {
+            url,
+            requests,
+            refused,
+        }
+    }
+
+    /// Answers requests for `model` with 404 `not_found_error` (as the API answers an unknown
+    /// model id) without taking a turn; they are recorded all the same.
+    pub fn refuse_model(&self, model: &str) {
+        self.refused.lock().unwrap().push(model.to_string());
     }
 
     /// Every request body so far, in arrival order.
@@ -230,6 +247,7 @@ fn serve(
     api: Api,
     recorded: &Mutex<Vec<Value>>,
     turns: &Mutex<std::vec::IntoIter<Turn>>,
+    refused: &Mutex<Vec<String>>,
 ) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
     let mut buf = Vec::new();
@@ -256,6 +274,21 @@ fn serve(
         }
     }
     let body: Value = serde_json::from_slice(&buf[head_end..]).unwrap_or(Value::Null);
+    let model = body["model"].as_str().unwrap_or_default().to_string();
+    if refused.lock().unwrap().contains(&model) {
+        recorded.lock().unwrap().push(body);
+        let error = json!({"type": "error", "error": {"type": "not_found_error",
+            "message": format!("model: {model}")}})
+        .to_string();
+        let _ = stream.write_all(
+            format!(
+                "HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{error}",
+                error.len()
+            )
+            .as_bytes(),
+        );
+        return;
+    }
     // The turn is taken while the request is recorded, so turns follow request order.
     let turn = {
         let mut recorded = recorded.lock().unwrap();
