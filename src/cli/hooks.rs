@@ -85,6 +85,10 @@ pub enum HooksCommand {
     /// the scripts they run, escalating permissions) and record their fingerprints, so they may
     /// raise permissions until one of them changes.
     Trust {
+        /// Remove this folder's trust record instead (its repository settings stop raising
+        /// permissions; on a terminal rein asks again).
+        #[arg(long)]
+        revoke: bool,
         /// One JSON document instead of text.
         #[arg(long)]
         json: bool,
@@ -161,7 +165,8 @@ pub fn run(args: HooksArgs, runtime: &tokio::runtime::Runtime) -> i32 {
     let result = setup(&args.options).and_then(|ctx| match args.command {
         HooksCommand::List { json } => Ok(list(&ctx, json)),
         HooksCommand::Validate { strict, json } => Ok(validate(&ctx, strict, json)),
-        HooksCommand::Trust { json } => trust_cmd(&ctx, json),
+        HooksCommand::Trust { revoke: true, json } => revoke_cmd(&ctx, json),
+        HooksCommand::Trust { json, .. } => trust_cmd(&ctx, json),
         HooksCommand::Test { firing, json } => test(ctx, &firing, json, runtime),
         HooksCommand::Explain { firing, json } => explain_cmd(ctx, &firing, json),
     });
@@ -554,6 +559,28 @@ fn trust_summary(project_dir: &Path) -> (Value, String) {
             format!("trust: not trusted: {message}"),
         ),
     }
+}
+
+fn revoke_cmd(ctx: &Context, as_json: bool) -> Result<i32, CliError> {
+    let home = crate::agent::transcript::rein_home();
+    let removed =
+        crate::settings::trust::revoke(&home, &ctx.project_dir).map_err(|message| CliError {
+            message,
+            code: EXIT_ERROR,
+        })?;
+    Ok(if as_json {
+        emit_json(&json!({"revoked": ctx.project_dir.to_string_lossy(), "was_trusted": removed}))
+    } else if removed {
+        emit(&format!(
+            "{} is no longer trusted: its repository settings may not raise permissions.\n",
+            ctx.project_dir.display()
+        ))
+    } else {
+        emit(&format!(
+            "{} had no trust record.\n",
+            ctx.project_dir.display()
+        ))
+    })
 }
 
 fn trust_cmd(ctx: &Context, as_json: bool) -> Result<i32, CliError> {

@@ -32,7 +32,7 @@ use crate::permissions::policy::{PermissionPolicy, PolicyPaths};
 use crate::permissions::prompt::{Prompter, TtyPrompter};
 use crate::pipeline::{PermissionGate, PolicyGate};
 use crate::progress::{Observer, Observers};
-use crate::settings::schema::{Settings, Severity};
+use crate::settings::schema::{Settings, Severity, SourceKind};
 use crate::settings::{LoadOptions, parse_setting_sources};
 use crate::tools::background::{BackgroundTask, BackgroundTasks};
 use crate::tools::{ReadFilter, Tool, ToolContext, builtin_tools};
@@ -1157,13 +1157,17 @@ fn resolve_project_dir(cwd: Option<&Path>) -> Result<PathBuf, SetupError> {
 
 /// Whether the project folder is trusted: a recorded trust that still matches, or, on a
 /// terminal, the person's answer to the trust question (asked when the repository's settings
-/// would do something and the folder is not trusted, or changed since it was).
-fn folder_trusted(project_dir: &Path, interactive: bool) -> bool {
+/// would do something and the folder is not trusted, changed since it was, or the trust store
+/// cannot be read). Answering no ends the run before anything of the repository's runs (no
+/// hook, no model call), as Claude Code 2.1.328 does when its folder-trust dialog is declined
+/// (measured: `tests/fixtures/cc-2.1.328/trust/interactive`).
+fn folder_trusted(project_dir: &Path, interactive: bool) -> Result<bool, SetupError> {
     use crate::permissions::prompt::{TrustAnswer, ask_trust};
     use crate::settings::trust::{TrustState, describe, state, trust};
     let home = rein_home();
+    let mut can_record = true;
     let heading = match state(&home, project_dir) {
-        TrustState::Trusted => return true,
+        TrustState::Trusted => return Ok(true),
         TrustState::Untrusted => "rein has not been told to trust this folder:".to_string(),
         TrustState::Changed(items) => {
             let changed = format!(
@@ -1174,31 +1178,47 @@ fn folder_trusted(project_dir: &Path, interactive: bool) -> bool {
                 eprintln!(
                     "rein: warning: {changed} Its repository settings may not raise permissions until you run `rein hooks trust` again"
                 );
-                return false;
+                return Ok(false);
             }
             format!("{changed} Trust it again?")
         }
         TrustState::Unreadable(message) => {
             eprintln!("rein: warning: {message}");
-            return false;
+            if !interactive {
+                return Ok(false);
+            }
+            can_record = false;
+            "The trust store cannot be read, so this folder is not trusted:".to_string()
         }
     };
     if !interactive {
-        return false;
+        return Ok(false);
     }
     let lines = describe(project_dir);
     if lines.is_empty() {
-        return false;
+        return Ok(false);
     }
     match ask_trust(&project_dir.to_string_lossy(), &heading, &lines) {
         TrustAnswer::Remember => {
-            if let Err(e) = trust(&home, project_dir) {
+            if !can_record {
+                eprintln!(
+                    "rein: warning: trusted for this run only (the trust store cannot be read)"
+                );
+            } else if let Err(e) = trust(&home, project_dir) {
                 eprintln!("rein: warning: trusted for this run only: {e}");
             }
-            true
+            Ok(true)
         }
-        TrustAnswer::ThisRun => true,
-        TrustAnswer::No => false,
+        TrustAnswer::ThisRun => Ok(true),
+        TrustAnswer::No => Err(setup_error(
+            format!(
+                "{} is not trusted, so rein stopped before anything of it ran. Run rein again and \
+                 answer y (or o for this run only), pass --trust, or leave the folder's settings out \
+                 with --setting-sources user",
+                project_dir.display()
+            ),
+            EXIT_ERROR,
+        )),
     }
 }
 
@@ -1213,13 +1233,21 @@ fn load_settings(
         project_dir.to_path_buf(),
         args.settings.clone(),
     );
-    opts.repo_trusted = args.trust || folder_trusted(project_dir, interactive);
     if let Some(sources) = &args.setting_sources {
         opts.setting_sources = Some(
             parse_setting_sources(sources)
                 .map_err(|e| setup_error(format!("--setting-sources: {e}"), EXIT_USAGE))?,
         );
     }
+    // Why skip the question when no repository-controlled file is read: there is nothing for
+    // trust to decide (`--setting-sources user` is the way to run without the folder's settings).
+    let reads_repo_files = opts.setting_sources.as_ref().is_none_or(|s| {
+        s.contains(&SourceKind::Project)
+            || (s.contains(&SourceKind::Local)
+                && crate::settings::trust::local_is_tracked(project_dir))
+    });
+    opts.repo_trusted =
+        args.trust || (reads_repo_files && folder_trusted(project_dir, interactive)?);
     Ok(crate::settings::load(&opts))
 }
 

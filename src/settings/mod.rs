@@ -200,6 +200,17 @@ fn drop_escalations(fs: &mut FileSettings, diagnostics: &mut Vec<Diagnostic>) {
         });
         fs.default_mode = None;
     }
+    if let Some(dir) = fs.transcript_dir.take() {
+        // Why: a repository choosing where transcripts go could put them inside itself, where
+        // what the session read (secrets included) gets committed with the next `git add .`.
+        diagnostics.push(Diagnostic {
+            severity: Severity::Warning,
+            location: at(1),
+            message: format!(
+                "\"transcriptDir\" ({dir}) from this repository-controlled file is ignored: {why}"
+            ),
+        });
+    }
     let (risky, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut fs.env)
         .into_iter()
         .partition(|(k, _)| crate::permissions::bash::env_changes_what_runs(k));
