@@ -152,6 +152,11 @@ pub struct Request<'a> {
     /// Called with each piece of the reply's text as it arrives (a provider that does not
     /// stream calls it once with the whole text, or not at all).
     pub on_text: Option<&'a (dyn Fn(&str) + Send + Sync)>,
+    /// Called with each event of the reply's stream in the Messages API's streaming shape
+    /// (`message_start`, `content_block_start`/`_delta`/`_stop`, `message_delta`,
+    /// `message_stop`): the Anthropic provider passes its own events on, the others build the
+    /// same events from what they receive. `None` when nobody listens.
+    pub on_event: Option<&'a (dyn Fn(&Value) + Send + Sync)>,
 }
 
 impl std::fmt::Debug for Request<'_> {
@@ -161,6 +166,7 @@ impl std::fmt::Debug for Request<'_> {
             .field("messages", &self.messages.len())
             .field("tools", &self.tools.len())
             .field("streams", &self.on_text.is_some())
+            .field("events", &self.on_event.is_some())
             .finish()
     }
 }

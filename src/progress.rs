@@ -34,6 +34,15 @@ pub enum Progress<'a> {
         /// The new text.
         text: &'a str,
     },
+    /// A request to the model is about to be sent (each turn of the loop).
+    RequestStarted,
+    /// One event of the model's reply as it streams, in the Messages API's streaming shape
+    /// (see [`crate::model::Request::on_event`]); the whole reply follows as
+    /// [`Progress::Assistant`].
+    StreamEvent {
+        /// The event (`message_start`, `content_block_delta`, …).
+        event: &'a Value,
+    },
     /// A model response.
     Assistant {
         /// The response.

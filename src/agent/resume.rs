@@ -217,6 +217,8 @@ struct Replay {
     prompt_context: Vec<String>,
     /// Whether the last message is a user message of tool results still gathering.
     gathering_results: bool,
+    /// The last message is a prompt no assistant line has followed yet.
+    after_prompt: bool,
 }
 
 fn reminder(text: &str) -> ContentBlock {
@@ -228,7 +230,7 @@ impl Replay {
         match v["type"].as_str() {
             Some("user") => self.user(v),
             Some("assistant") => self.assistant(v),
-            Some("attachment") => self.attachment(&v["attachment"]),
+            Some("attachment") => self.attachment(&v["attachment"], v),
             Some("system")
                 if v["subtype"] == "compact_boundary" || v["subtype"] == "conversation_cleared" =>
             {
@@ -237,27 +239,47 @@ impl Replay {
                 self.pending.clear();
                 self.prompt_context.clear();
                 self.gathering_results = false;
+                self.after_prompt = false;
             }
             _ => {}
         }
     }
 
-    fn attachment(&mut self, a: &Value) {
-        if a["type"] != "hook_additional_context" {
+    /// A hook's model-facing entries: what the line's `rendered` says the model was sent
+    /// (Claude Code's shape, rein ≥ this version), else the `content` of a
+    /// `hook_additional_context` (earlier rein versions, which wrote the entries there).
+    fn attachment(&mut self, a: &Value, line: &Value) {
+        let entries: Vec<String> = match line["rendered"].as_array() {
+            Some(items) => items
+                .iter()
+                .filter_map(crate::agent::transcript::unrender)
+                .collect(),
+            None if a["type"] == "hook_additional_context" => a["content"]
+                .as_array()
+                .map(|c| {
+                    c.iter()
+                        .filter_map(|e| e.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            None => return,
+        };
+        if entries.is_empty() {
             return;
         }
-        let entries: Vec<String> = a["content"]
-            .as_array()
-            .map(|c| {
-                c.iter()
-                    .filter_map(|e| e.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default();
         match a["hookEvent"].as_str() {
+            // Written after the prompt line (Claude Code's order): the entries follow the
+            // prompt in its message.
+            Some("UserPromptSubmit") if self.after_prompt => {
+                let blocks = entries.iter().map(|t| reminder(t));
+                if let Some(last) = self.messages.last_mut() {
+                    last.content.extend(blocks);
+                }
+            }
+            // Written before the prompt line (earlier rein versions).
             Some("UserPromptSubmit") => self.prompt_context.extend(entries),
-            // Stop's context is part of the feedback line that follows.
-            Some("Stop") => {}
+            // Stop's context is part of the feedback line.
+            Some("Stop") | Some("SubagentStop") => {}
             _ => self.pending.extend(entries),
         }
     }
@@ -279,6 +301,7 @@ impl Replay {
                 Some(_) | None => self.push_user(blocks),
             }
             self.gathering_results = false;
+            self.after_prompt = true;
             return;
         }
         let Some(items) = content.as_array() else {
@@ -291,6 +314,7 @@ impl Replay {
         if blocks.is_empty() {
             return;
         }
+        self.after_prompt = false;
         let results = blocks
             .iter()
             .all(|b| matches!(b, ContentBlock::ToolResult { .. }));
@@ -355,6 +379,7 @@ impl Replay {
             content,
         });
         self.gathering_results = false;
+        self.after_prompt = false;
     }
 
     /// A transcript never ends on unanswered tool calls in a session that ended cleanly; one

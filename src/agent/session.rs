@@ -12,7 +12,9 @@ use std::time::Duration;
 
 use crate::agent::compact::{self, CompactPolicy};
 use crate::agent::instructions::MemoryFile;
-use crate::agent::transcript::{LineContext, Transcript, TranscriptFault};
+use crate::agent::transcript::{
+    LineContext, ToolDecision, ToolResultLine, Transcript, TranscriptFault,
+};
 use crate::hooks::events::InstructionsLoaded;
 use crate::hooks::events::instructions_loaded::InstructionsLoadedInput;
 use crate::hooks::events::post_compact::PostCompactInput;
@@ -195,7 +197,29 @@ struct Sink {
     /// interruption can still answer each one (a transcript never ends on an unanswered
     /// `tool_use`).
     outstanding: Mutex<Vec<(String, String)>>,
+    /// Hook firings whose lines Claude Code writes after the line they are about.
+    held: Mutex<Held>,
     next: Box<dyn Observer>,
+}
+
+/// One hook firing, kept until its lines may be written.
+struct Firing {
+    event: HookEvent,
+    common: crate::hooks::events::Common,
+    hook_name: String,
+    tool_use_id: Option<String>,
+}
+
+/// Claude Code writes a UserPromptSubmit firing after the prompt line, a PostToolUse firing
+/// after its tool-result line, and a blocking Stop firing after the feedback line; rein fires
+/// them before, so their lines wait here.
+#[derive(Default)]
+struct Held {
+    prompt: Vec<Firing>,
+    tool: Vec<Firing>,
+    stop: Vec<Firing>,
+    /// Tool calls a PreToolUse hook refused (their result line names the hook).
+    refused_by_hook: std::collections::HashSet<String>,
 }
 
 impl Sink {
@@ -205,18 +229,59 @@ impl Sink {
             Err(_) => LineContext::default(),
         }
     }
-}
 
-impl Observer for Sink {
-    fn observe(&self, progress: Progress<'_>) {
-        let ctx = self.line();
-        match progress {
+    fn write_firing(&self, ctx: &LineContext, f: &Firing) {
+        if matches!(f.event, HookEvent::Stop | HookEvent::SubagentStop) {
+            self.transcript.stop_hooks(ctx, f.event, &f.common);
+        } else {
+            self.transcript.hook_decision(
+                f.event,
+                &f.common,
+                &f.hook_name,
+                f.tool_use_id.as_deref(),
+            );
+        }
+    }
+
+    /// Writes the held firings `pick` selects, in the order they fired.
+    fn release(&self, ctx: &LineContext, pick: impl Fn(&mut Held) -> Vec<Firing>) {
+        let firings = match self.held.lock() {
+            Ok(mut held) => pick(&mut held),
+            Err(_) => Vec::new(),
+        };
+        for f in &firings {
+            self.write_firing(ctx, f);
+        }
+    }
+
+    fn release_all(&self, ctx: &LineContext) {
+        self.release(ctx, |h| {
+            let mut all = std::mem::take(&mut h.prompt);
+            all.append(&mut h.tool);
+            all.append(&mut h.stop);
+            all
+        });
+    }
+
+    fn transcribe(&self, ctx: &LineContext, progress: &Progress<'_>) {
+        match *progress {
             Progress::SessionStarted { .. }
             | Progress::ToolStart { .. }
             | Progress::TextDelta { .. }
+            | Progress::RequestStarted
+            | Progress::StreamEvent { .. }
             | Progress::Notice { .. } => {}
-            Progress::Prompt { text, .. } => self.transcript.user_prompt(&ctx, text),
+            Progress::Prompt { text, .. } => {
+                self.release(ctx, |h| {
+                    let mut all = std::mem::take(&mut h.tool);
+                    all.append(&mut h.stop);
+                    all
+                });
+                self.transcript.user_prompt(ctx, text);
+                self.release(ctx, |h| std::mem::take(&mut h.prompt));
+            }
             Progress::Assistant { response } => {
+                self.release_all(ctx);
                 let calls = response.content.iter().filter_map(|b| match b {
                     ContentBlock::ToolUse { id, name, .. } => Some((id.clone(), name.clone())),
                     ContentBlock::Text { .. } | ContentBlock::ToolResult { .. } => None,
@@ -224,41 +289,123 @@ impl Observer for Sink {
                 if let Ok(mut outstanding) = self.outstanding.lock() {
                     *outstanding = calls.collect();
                 }
-                self.transcript.assistant(&ctx, response)
+                self.transcript.assistant(ctx, response)
             }
             Progress::ToolResult {
                 tool_use_id,
+                name,
                 content,
                 is_error,
+                status,
                 response,
-                ..
             } => {
+                self.release(ctx, |h| {
+                    let mut all = std::mem::take(&mut h.prompt);
+                    all.append(&mut h.stop);
+                    all
+                });
                 if let Ok(mut outstanding) = self.outstanding.lock() {
                     outstanding.retain(|(id, _)| id != tool_use_id);
                 }
-                self.transcript
-                    .tool_result(&ctx, tool_use_id, content, is_error, response)
+                let by_hook = self
+                    .held
+                    .lock()
+                    .is_ok_and(|mut h| h.refused_by_hook.remove(tool_use_id));
+                let decision = match status {
+                    CallStatus::Refused if by_hook => ToolDecision::RejectedByHook,
+                    CallStatus::Succeeded | CallStatus::Failed
+                        if ctx.permission_mode.as_deref() == Some("bypassPermissions") =>
+                    {
+                        ToolDecision::AcceptedByMode
+                    }
+                    _ => ToolDecision::Unrecorded,
+                };
+                self.transcript.tool_result(
+                    ctx,
+                    &ToolResultLine {
+                        tool_use_id,
+                        tool_name: name,
+                        content,
+                        is_error,
+                        tool_use_result: response,
+                        decision,
+                    },
+                );
+                self.release(ctx, |h| {
+                    let (mine, rest) = std::mem::take(&mut h.tool)
+                        .into_iter()
+                        .partition(|f| f.tool_use_id.as_deref() == Some(tool_use_id));
+                    h.tool = rest;
+                    mine
+                });
             }
             Progress::Hook {
                 event,
                 common,
                 hook_name,
                 tool_use_id,
-            } => self
-                .transcript
-                .hook_decision(&ctx, event, common, hook_name, tool_use_id),
+            } => {
+                let firing = Firing {
+                    event,
+                    common: common.clone(),
+                    hook_name: hook_name.to_string(),
+                    tool_use_id: tool_use_id.map(str::to_string),
+                };
+                let Ok(mut held) = self.held.lock() else {
+                    return;
+                };
+                match event {
+                    HookEvent::UserPromptSubmit => held.prompt.push(firing),
+                    HookEvent::PostToolUse | HookEvent::PostToolUseFailure
+                        if firing.tool_use_id.is_some() =>
+                    {
+                        held.tool.push(firing)
+                    }
+                    HookEvent::Stop | HookEvent::SubagentStop
+                        if common.runs.iter().any(|r| {
+                            matches!(r.outcome, crate::hooks::run::OutcomeKind::Blocking(_))
+                        }) || !common.context.is_empty() =>
+                    {
+                        held.stop.push(firing)
+                    }
+                    _ => {
+                        if event == HookEvent::PreToolUse
+                            && let Some(id) = tool_use_id
+                            && common.runs.iter().any(|r| {
+                                matches!(r.outcome, crate::hooks::run::OutcomeKind::Blocking(_))
+                            })
+                        {
+                            held.refused_by_hook.insert(id.to_string());
+                        }
+                        drop(held);
+                        self.write_firing(ctx, &firing);
+                    }
+                }
+            }
             Progress::Feedback { message } => {
-                let text: Vec<&str> = message
-                    .content
-                    .iter()
-                    .filter_map(|b| match b {
-                        ContentBlock::Text { text } => Some(text.as_str()),
-                        ContentBlock::ToolUse { .. } | ContentBlock::ToolResult { .. } => None,
-                    })
-                    .collect();
-                self.transcript.user_text(&ctx, &text.join("\n"));
+                self.release(ctx, |h| {
+                    let mut all = std::mem::take(&mut h.prompt);
+                    all.append(&mut h.tool);
+                    all
+                });
+                self.transcript.user_blocks(ctx, &message.content);
+                self.release(ctx, |h| std::mem::take(&mut h.stop));
             }
         }
+    }
+}
+
+impl Drop for Sink {
+    fn drop(&mut self) {
+        let ctx = self.line();
+        self.release_all(&ctx);
+    }
+}
+
+impl Observer for Sink {
+    fn observe(&self, progress: Progress<'_>) {
+        let ctx = self.line();
+        self.transcribe(&ctx, &progress);
         if let Some(text) = self.transcript.take_new_fault_notice() {
             self.next.observe(Progress::Notice { text: &text });
         }
@@ -435,6 +582,7 @@ impl Session {
                 transcript,
                 line: Mutex::new(LineContext::default()),
                 outstanding: Mutex::new(Vec::new()),
+                held: Mutex::new(Held::default()),
                 next: observer,
             },
             config,
@@ -582,6 +730,7 @@ impl Session {
                 messages: &request_messages,
                 tools: &self.specs,
                 on_text: None,
+                on_event: None,
             })
             .await;
         let response = match response {
@@ -919,6 +1068,11 @@ impl Session {
         &self.ctx.background
     }
 
+    /// A person is at the terminal: the transcript's `entrypoint` is `cli` (else `sdk-cli`).
+    pub fn set_attended(&self, attended: bool) {
+        self.sink.transcript.set_attended(attended);
+    }
+
     /// Lines the transcript is missing (a full disk, an I/O error), if any: the caller reports
     /// it and exits non-zero.
     pub fn transcript_fault(&self) -> Option<TranscriptFault> {
@@ -1069,6 +1223,8 @@ impl Session {
             line.prompt_id = self.prompt_id.clone();
             line.permission_mode = Some(self.config.permission_mode.clone());
             line.agent_id = self.subagent.as_ref().map(|s| s.agent_id.clone());
+            line.requested_model = Some(self.model.name().to_string());
+            line.effort = self.model.effort().map(str::to_string);
         }
     }
 
@@ -1198,14 +1354,30 @@ impl Session {
             let specs = self.offered_specs();
             let sink = &self.sink;
             let on_text = move |text: &str| sink.observe(Progress::TextDelta { text });
+            let streamed = std::sync::atomic::AtomicBool::new(false);
+            let on_event = |event: &serde_json::Value| {
+                streamed.store(true, std::sync::atomic::Ordering::Relaxed);
+                sink.observe(Progress::StreamEvent { event });
+            };
             let request = Request {
                 system: self.system.as_deref(),
                 messages: &self.messages,
                 tools: &specs,
                 on_text: Some(&on_text),
+                on_event: Some(&on_event),
             };
+            self.sink.observe(Progress::RequestStarted);
             let response = match self.model.respond(request).await {
-                Ok(r) => r,
+                Ok(r) => {
+                    // A model that does not stream (the mock, an embedder's own): its reply's
+                    // events, built whole, before the reply.
+                    if !streamed.load(std::sync::atomic::Ordering::Relaxed) {
+                        crate::agent::providers::events::replay(&r, &|event| {
+                            sink.observe(Progress::StreamEvent { event })
+                        });
+                    }
+                    r
+                }
                 Err(err) => {
                     self.fire::<StopFailure>(StopFailureInput {
                         base: self.base(HookEvent::StopFailure),
@@ -1485,13 +1657,14 @@ impl Session {
     /// ends on an unanswered `tool_use`. The call's future was already dropped, which killed its
     /// process group; no PostToolUse/PostToolUseFailure hook fires for it (rule documented in
     /// docs/reliability.md). Call it before [`Session::end`].
-    pub(crate) fn interrupted(&mut self) {
+    /// Returns how many calls it answered so.
+    pub(crate) fn interrupted(&mut self) -> usize {
         let outstanding = match self.sink.outstanding.lock() {
             Ok(mut o) => std::mem::take(&mut *o),
             Err(_) => Vec::new(),
         };
         if outstanding.is_empty() {
-            return;
+            return 0;
         }
         let mut content = Vec::with_capacity(outstanding.len());
         for (id, name) in &outstanding {
@@ -1513,6 +1686,22 @@ impl Session {
             role: Role::User,
             content,
         });
+        outstanding.len()
+    }
+
+    /// Adds `text` to the conversation as the user's (after an interrupted turn, the note the
+    /// model reads next time), without a transcript line.
+    pub(crate) fn note_for_model(&mut self, text: &str) {
+        let block = ContentBlock::Text {
+            text: text.to_string(),
+        };
+        match self.messages.last_mut() {
+            Some(last) if last.role == Role::User => last.content.push(block),
+            Some(_) | None => self.messages.push(Message {
+                role: Role::User,
+                content: vec![block],
+            }),
+        }
     }
 
     /// The person stopped the turn (Ctrl+C at the terminal) while tool calls ran: as Claude

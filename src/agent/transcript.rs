@@ -153,6 +153,38 @@ pub struct LineContext {
     /// Set in a subagent's transcript: its lines are a side chain (`isSidechain: true`) and
     /// carry `agentId`, as Claude Code writes them.
     pub agent_id: Option<String>,
+    /// The model rein asks (assistant lines' `requestedModel`).
+    pub requested_model: Option<String>,
+    /// The effort level sent with each request (assistant lines' `effort`), if any.
+    pub effort: Option<String>,
+}
+
+/// How one tool call was let through or refused, as a tool-result line records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolDecision {
+    /// The permission mode let it run (`bypassPermissions`).
+    AcceptedByMode,
+    /// A PreToolUse hook refused it.
+    RejectedByHook,
+    /// Something rein cannot name in Claude Code's terms: no `permissionDecision` is written.
+    Unrecorded,
+}
+
+/// One tool result as the model sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolResultLine<'a> {
+    /// The call's id.
+    pub tool_use_id: &'a str,
+    /// The tool's name.
+    pub tool_name: &'a str,
+    /// The result text the model sees.
+    pub content: &'a str,
+    /// Whether the model is told the call failed or was refused.
+    pub is_error: bool,
+    /// The structured result (`toolUseResult`), when the tool produced one.
+    pub tool_use_result: Option<&'a Value>,
+    /// How the call got through the gate.
+    pub decision: ToolDecision,
 }
 
 /// Why a transcript is missing lines: the first failure and how much was lost.
@@ -243,6 +275,10 @@ struct Inner {
     last_uuid: Option<String>,
     /// Nothing is written (`--no-session-persistence`).
     off: bool,
+    /// Tool-use id → uuid of the assistant line that asked for it (`sourceToolAssistantUUID`).
+    tool_sources: std::collections::HashMap<String, String>,
+    /// Prompts written so far (`turnPosition.turnIndex`).
+    prompts: u64,
 }
 
 impl std::fmt::Debug for Inner {
@@ -261,6 +297,10 @@ pub struct Transcript {
     path: PathBuf,
     session_id: String,
     cwd: String,
+    /// `entrypoint` of every line (`CLAUDE_CODE_ENTRYPOINT`'s value).
+    entrypoint: Mutex<String>,
+    /// `gitBranch` of every line.
+    git_branch: String,
     inner: Mutex<Inner>,
 }
 
@@ -271,14 +311,30 @@ impl Transcript {
             path,
             session_id: session_id.to_string(),
             cwd: cwd.to_string_lossy().into_owned(),
+            entrypoint: Mutex::new(crate::hooks::environment::entrypoint(false)),
+            git_branch: git_branch(cwd),
             inner: Mutex::new(Inner {
                 file: None,
                 health: Health::Whole,
                 unreported: false,
                 last_uuid: None,
                 off: false,
+                tool_sources: std::collections::HashMap::new(),
+                prompts: 0,
             }),
         }
+    }
+
+    /// A person is at the terminal: `entrypoint` is `cli` (else `sdk-cli`), as
+    /// `CLAUDE_CODE_ENTRYPOINT` is for hooks.
+    pub fn set_attended(&self, attended: bool) {
+        if let Ok(mut e) = self.entrypoint.lock() {
+            *e = crate::hooks::environment::entrypoint(attended);
+        }
+    }
+
+    fn attended(&self) -> bool {
+        self.entrypoint.lock().is_ok_and(|e| e.as_str() == "cli")
     }
 
     /// Appends after an existing file whose last line has `last_uuid` (a resumed session).
@@ -334,43 +390,126 @@ impl Transcript {
         ))
     }
 
-    /// The user's prompt (`message.content` is the prompt string, as Claude Code writes it).
+    /// The user's prompt (`message.content` is the prompt string, as Claude Code writes it),
+    /// with `promptSource`, `turnOrigin` and `turnPosition` as Claude Code 2.1.328 writes them
+    /// for a `-p` prompt (`sdk`; `user` at the terminal).
     pub fn user_prompt(&self, ctx: &LineContext, text: &str) {
-        self.write_user(ctx, Value::String(text.to_string()), None);
+        let turn = match self.inner.lock() {
+            Ok(mut inner) => {
+                inner.prompts += 1;
+                inner.prompts
+            }
+            Err(_) => 1,
+        };
+        let origin = if self.attended() { "user" } else { "sdk" };
+        let mut line = self.head(ctx, "user", true);
+        line.insert("message".into(), json!({"role": "user", "content": text}));
+        let mut extra = Map::new();
+        if ctx.agent_id.is_none() {
+            if let Some(mode) = &ctx.permission_mode {
+                extra.insert("permissionMode".into(), json!(mode));
+            }
+            extra.insert("promptSource".into(), json!(origin));
+            extra.insert("turnOrigin".into(), json!(origin));
+            extra.insert(
+                "turnPosition".into(),
+                json!({"promptIndex": 0, "turnIndex": turn}),
+            );
+        }
+        self.finish_and_write(line, extra);
     }
 
-    /// A user-role text message sent to the model (Stop feedback, reminders).
+    /// A user-role text line no hook or model produced: the `[Request interrupted by user for
+    /// tool use]` note after a stopped tool, as the model is sent it.
     pub fn user_text(&self, ctx: &LineContext, text: &str) {
-        let content = json!([{"type": "text", "text": text}]);
-        self.write_user(ctx, content, None);
+        let mut line = self.head(ctx, "user", true);
+        line.insert(
+            "message".into(),
+            json!({"role": "user", "content": [{"type": "text", "text": text}]}),
+        );
+        self.finish_and_write(line, Map::new());
+    }
+
+    /// A user-role text message rein adds on its own (Stop feedback, reminders): `isMeta`, as
+    /// Claude Code marks the messages no person typed. `content` keeps the exact blocks the
+    /// model was sent, so a resumed session sends them again unchanged.
+    pub fn user_blocks(&self, ctx: &LineContext, blocks: &[ContentBlock]) {
+        let content: Vec<Value> = blocks.iter().map(block_json).collect();
+        let mut line = self.head(ctx, "user", true);
+        line.insert(
+            "message".into(),
+            json!({"role": "user", "content": content}),
+        );
+        line.insert("isMeta".into(), json!(true));
+        self.finish_and_write(line, Map::new());
     }
 
     /// One tool result as the model sees it, with the structured `toolUseResult` if the tool
-    /// produced one.
-    pub fn tool_result(
-        &self,
-        ctx: &LineContext,
-        tool_use_id: &str,
-        content: &str,
-        is_error: bool,
-        tool_use_result: Option<&Value>,
-    ) {
+    /// produced one, and the keys Claude Code adds to a tool-result line
+    /// (`sourceToolAssistantUUID`, `permissionDecision`, …).
+    pub fn tool_result(&self, ctx: &LineContext, r: &ToolResultLine<'_>) {
+        // Claude Code's block key order: a result that ran starts with `tool_use_id`, an error
+        // it made itself ends with it; Bash results always carry `is_error`.
         let mut block = Map::new();
-        block.insert("type".into(), json!("tool_result"));
-        block.insert("tool_use_id".into(), json!(tool_use_id));
-        block.insert("content".into(), json!(content));
-        if is_error {
-            block.insert("is_error".into(), json!(true));
+        if !r.is_error {
+            block.insert("tool_use_id".into(), json!(r.tool_use_id));
         }
-        let result = match tool_use_result {
+        block.insert("type".into(), json!("tool_result"));
+        block.insert("content".into(), json!(r.content));
+        if r.is_error || r.tool_name == "Bash" {
+            block.insert("is_error".into(), json!(r.is_error));
+        }
+        if r.is_error {
+            block.insert("tool_use_id".into(), json!(r.tool_use_id));
+        }
+        let result = match r.tool_use_result {
             Some(v) => v.clone(),
-            None if is_error => json!(format!("Error: {content}")),
-            None => json!(content),
+            None if r.is_error => json!(format!("Error: {}", r.content)),
+            None => json!(r.content),
         };
-        self.write_user(ctx, json!([Value::Object(block)]), Some(result));
+        let source = self
+            .inner
+            .lock()
+            .ok()
+            .and_then(|inner| inner.tool_sources.get(r.tool_use_id).cloned());
+        let mut line = self.head(ctx, "user", true);
+        line.insert(
+            "message".into(),
+            json!({"role": "user", "content": [Value::Object(block)]}),
+        );
+        let mut extra = Map::new();
+        extra.insert("toolUseResult".into(), result);
+        if r.decision == ToolDecision::RejectedByHook {
+            extra.insert("toolDenialKind".into(), json!("permission-rule"));
+        }
+        if r.tool_name == "Bash" && !r.is_error {
+            // rein runs commands without a sandbox.
+            extra.insert("sandboxed".into(), json!(false));
+        }
+        if let Some(source) = source {
+            extra.insert("sourceToolAssistantUUID".into(), json!(source));
+        }
+        match r.decision {
+            ToolDecision::AcceptedByMode => {
+                extra.insert(
+                    "permissionDecision".into(),
+                    json!({"decision": "accept", "source": "config", "reasonType": "mode"}),
+                );
+            }
+            ToolDecision::RejectedByHook => {
+                extra.insert(
+                    "permissionDecision".into(),
+                    json!({"decision": "reject", "source": "hook", "reasonType": "hook",
+                           "reasonCode": "hook:PreToolUse"}),
+                );
+            }
+            ToolDecision::Unrecorded => {}
+        }
+        self.finish_and_write(line, extra);
     }
 
-    /// One model response.
+    /// One model response: `message` is the API message with the provider's `usage`, then
+    /// `requestedModel`, `effort` and `madeBy` as Claude Code writes them.
     pub fn assistant(&self, ctx: &LineContext, response: &ModelResponse) {
         let stop_reason = match response.stop_reason {
             StopReason::EndTurn => "end_turn",
@@ -398,9 +537,35 @@ impl Transcript {
         {
             message["usage"] = value;
         }
-        let mut line = self.head(ctx, "assistant");
+        let mut line = self.head(ctx, "assistant", false);
         line.insert("message".into(), message);
-        self.finish_and_write(ctx, line);
+        if let Some(model) = &ctx.requested_model {
+            line.insert("requestedModel".into(), json!(model));
+        }
+        // `type` follows the message and its request keys in Claude Code's assistant lines.
+        line.shift_remove("type");
+        line.insert("type".into(), json!("assistant"));
+        let mut extra = Map::new();
+        if let Some(effort) = &ctx.effort {
+            extra.insert("effort".into(), json!(effort));
+            extra.insert("perTurnEffort".into(), json!(effort));
+        }
+        extra.insert("madeBy".into(), json!("model"));
+        let ids: Vec<String> = response
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::ToolUse { id, .. } => Some(id.clone()),
+                ContentBlock::Text { .. } | ContentBlock::ToolResult { .. } => None,
+            })
+            .collect();
+        if let Some(uuid) = self.finish_and_write(line, extra)
+            && let Ok(mut inner) = self.inner.lock()
+        {
+            for id in ids {
+                inner.tool_sources.insert(id, uuid.clone());
+            }
+        }
     }
 
     /// A compaction: a `system` line (`subtype: compact_boundary`) after which the
@@ -413,80 +578,199 @@ impl Transcript {
         pre_tokens: Option<u64>,
         first: &[ContentBlock],
     ) {
-        let mut line = self.head(ctx, "system");
+        let mut line = self.head(ctx, "system", false);
         line.insert("subtype".into(), json!("compact_boundary"));
         line.insert("content".into(), json!("Conversation compacted"));
         line.insert(
             "compactMetadata".into(),
             json!({"trigger": trigger, "preTokens": pre_tokens}),
         );
-        self.finish_and_write(ctx, line);
+        self.finish_and_write(line, Map::new());
         let content: Vec<Value> = first.iter().map(block_json).collect();
-        let mut line = self.head(ctx, "user");
+        let mut line = self.head(ctx, "user", true);
         line.insert(
             "message".into(),
             json!({"role": "user", "content": content}),
         );
         line.insert("isCompactSummary".into(), json!(true));
-        self.finish_and_write(ctx, line);
+        self.finish_and_write(line, Map::new());
     }
 
-    /// Hook `attachment` lines for one event firing: one per handler run, then one for the
-    /// merged additional context and one per user-facing message.
+    /// Hook `attachment` lines for one event firing, as Claude Code 2.1.328 writes them:
+    /// - one `hook_success`/`hook_non_blocking_error`/`hook_cancelled`/`hook_blocking_error`
+    ///   per handler run, except on PreToolUse (whose refusal is the tool result) and Stop
+    ///   (see [`Transcript::stop_hooks`]), and except a UserPromptSubmit success with nothing
+    ///   on stdout; a plain-stdout success carries its text as `content` and, rendered, as the
+    ///   model saw it;
+    /// - one `hook_additional_context` for the merged additional context (`content`: what the
+    ///   hooks gave; `rendered`: what the model was sent);
+    /// - one `hook_system_message` per user-facing message.
+    ///
     /// `hook_name` is [`crate::hooks::events::hook_name`] of the firing.
     pub fn hook_decision(
         &self,
-        ctx: &LineContext,
         event: HookEvent,
         decision: &Common,
         hook_name: &str,
         tool_use_id: Option<&str>,
     ) {
-        for run in &decision.runs {
-            let attachment = run_attachment(run, hook_name, event, tool_use_id);
-            self.write_attachment(ctx, attachment);
+        let ctx = LineContext::default();
+        let firing = uuid_v4();
+        let run_id = tool_use_id.unwrap_or(&firing);
+        let success_prefix = format!("{hook_name} hook success: ");
+        let context_name = if event.is_tool_event() {
+            hook_name
+        } else {
+            event.as_str()
+        };
+        let context_prefix = format!("{context_name} hook additional context: ");
+        let mut context: Vec<&String> = decision.context.iter().collect();
+        if event != HookEvent::PreToolUse {
+            for run in &decision.runs {
+                let mut attachment = run_attachment(run, hook_name, event, Some(run_id));
+                let mut extra = Map::new();
+                if matches!(run.outcome, OutcomeKind::Success) {
+                    let text = run.stdout.trim();
+                    let shown = context.iter().position(|e| {
+                        !text.is_empty() && e.strip_prefix(&success_prefix) == Some(text)
+                    });
+                    if let Some(i) = shown {
+                        let entry = context.remove(i);
+                        attachment.insert("content".into(), json!(text));
+                        extra.insert("rendered".into(), rendered(entry));
+                        extra.insert("renderedRole".into(), json!("system"));
+                    } else if event == HookEvent::UserPromptSubmit {
+                        continue;
+                    }
+                }
+                self.write_attachment(&ctx, attachment, extra);
+            }
         }
-        if !decision.context.is_empty() {
+        if !context.is_empty() {
+            let raw: Vec<&str> = context
+                .iter()
+                .map(|e| e.strip_prefix(&context_prefix).unwrap_or(e))
+                .collect();
+            let context_id = match event {
+                HookEvent::SessionStart => "SessionStart".to_string(),
+                HookEvent::UserPromptSubmit => format!("hook-{}", uuid_v4()),
+                _ => run_id.to_string(),
+            };
             let mut a = Map::new();
             a.insert("type".into(), json!("hook_additional_context"));
-            a.insert("content".into(), json!(decision.context));
-            a.insert("hookName".into(), json!(hook_name));
-            insert_tool_use_id(&mut a, tool_use_id);
+            a.insert("content".into(), json!(raw));
+            a.insert("hookName".into(), json!(context_name));
+            a.insert("toolUseID".into(), json!(context_id));
             a.insert("hookEvent".into(), json!(event.as_str()));
-            self.write_attachment(ctx, a);
+            let shown: Vec<Value> = context.iter().map(|e| rendered_one(e)).collect();
+            let mut extra = Map::new();
+            extra.insert("rendered".into(), Value::Array(shown));
+            extra.insert("renderedRole".into(), json!("system"));
+            self.write_attachment(&ctx, a, extra);
         }
         for message in &decision.user_messages {
             let mut a = Map::new();
             a.insert("type".into(), json!("hook_system_message"));
             a.insert("content".into(), json!(message));
             a.insert("hookName".into(), json!(hook_name));
-            insert_tool_use_id(&mut a, tool_use_id);
+            insert_tool_use_id(&mut a, Some(run_id));
             a.insert("hookEvent".into(), json!(event.as_str()));
-            self.write_attachment(ctx, a);
+            self.write_attachment(&ctx, a, Map::new());
         }
     }
 
-    fn write_attachment(&self, ctx: &LineContext, attachment: Map<String, Value>) {
-        let mut line = self.head(ctx, "attachment");
-        line.insert("attachment".into(), Value::Object(attachment));
-        self.finish_and_write(ctx, line);
-    }
-
-    fn write_user(&self, ctx: &LineContext, content: Value, tool_use_result: Option<Value>) {
-        let mut line = self.head(ctx, "user");
+    /// A Stop (or SubagentStop) firing, as Claude Code 2.1.328 writes it: one
+    /// `hook_blocking_error` attachment per blocking run (`blockingError: {blockingError,
+    /// command}`), then a `system` line `stop_hook_summary`. A Stop that let the turn end
+    /// writes only the summary.
+    pub fn stop_hooks(&self, ctx: &LineContext, event: HookEvent, decision: &Common) {
+        let firing = uuid_v4();
+        let actx = LineContext::default();
+        let mut errors = Vec::new();
+        let mut infos = Vec::new();
+        for run in &decision.runs {
+            let mut info = Map::new();
+            info.insert("command".into(), json!(run.command));
+            if let OutcomeKind::Blocking(reason) = &run.outcome {
+                errors.push(reason.clone());
+                let mut a = Map::new();
+                a.insert("type".into(), json!("hook_blocking_error"));
+                a.insert("hookName".into(), json!(event.as_str()));
+                a.insert("toolUseID".into(), json!(firing));
+                a.insert("hookEvent".into(), json!(event.as_str()));
+                a.insert(
+                    "blockingError".into(),
+                    json!({"blockingError": reason, "command": run.command}),
+                );
+                let shown_as = format!(
+                    "{} hook blocking error from command: \"{}\": ",
+                    event.as_str(),
+                    run.command
+                );
+                let mut extra = Map::new();
+                if let Some(entry) = decision.context.iter().find(|e| e.starts_with(&shown_as)) {
+                    extra.insert("rendered".into(), rendered(entry));
+                    extra.insert("renderedRole".into(), json!("system"));
+                }
+                self.write_attachment(&actx, a, extra);
+            } else {
+                info.insert("durationMs".into(), json!(run.duration.as_millis() as u64));
+            }
+            infos.push(Value::Object(info));
+        }
+        let context_prefix = format!("{} hook additional context: ", event.as_str());
+        let raw: Vec<&str> = decision
+            .context
+            .iter()
+            .filter_map(|e| {
+                let e = e
+                    .strip_prefix("<system-reminder>\n")
+                    .and_then(|e| e.strip_suffix("\n</system-reminder>"))
+                    .unwrap_or(e);
+                e.strip_prefix(&context_prefix)
+            })
+            .collect();
+        let mut line = self.head(ctx, "system", false);
+        line.insert("subtype".into(), json!("stop_hook_summary"));
+        line.insert("hookCount".into(), json!(decision.runs.len()));
+        line.insert("hookInfos".into(), Value::Array(infos));
+        line.insert("hookErrors".into(), json!(errors));
+        line.insert("failedHookErrorIndexes".into(), json!([]));
+        line.insert("hookAdditionalContext".into(), json!(raw));
+        line.insert("preventedContinuation".into(), json!(decision.stop_loop));
         line.insert(
-            "message".into(),
-            json!({"role": "user", "content": content}),
+            "stopReason".into(),
+            json!(decision.stop_reason.clone().unwrap_or_default()),
         );
-        if let Some(result) = tool_use_result {
-            // Inserted before `uuid` so the key order matches Claude Code's tool-result lines.
-            line.insert("toolUseResult".into(), result);
-        }
-        self.finish_and_write(ctx, line);
+        line.insert(
+            "hasOutput".into(),
+            json!(!errors.is_empty() || !raw.is_empty()),
+        );
+        line.insert("level".into(), json!("suggestion"));
+        // Claude Code writes this line's timestamp before its uuid.
+        line.insert("timestamp".into(), json!(timestamp_now()));
+        let mut extra = Map::new();
+        extra.insert("toolUseID".into(), json!(firing));
+        self.finish_and_write(line, extra);
     }
 
-    /// `parentUuid`, `isSidechain`, `promptId`, `type` — the keys before the payload.
-    fn head(&self, ctx: &LineContext, kind: &str) -> Map<String, Value> {
+    fn write_attachment(
+        &self,
+        ctx: &LineContext,
+        attachment: Map<String, Value>,
+        extra: Map<String, Value>,
+    ) {
+        let mut line = self.head(ctx, "attachment", false);
+        line.insert("attachment".into(), Value::Object(attachment));
+        // `type` follows the attachment in Claude Code's attachment lines.
+        line.shift_remove("type");
+        line.insert("type".into(), json!("attachment"));
+        self.finish_and_write(line, extra);
+    }
+
+    /// `parentUuid`, `isSidechain`, `promptId` (user lines only), `agentId`, `type` — the keys
+    /// before the payload.
+    fn head(&self, ctx: &LineContext, kind: &str, with_prompt: bool) -> Map<String, Value> {
         let parent = match self.inner.lock() {
             Ok(inner) => inner.last_uuid.clone(),
             Err(_) => None,
@@ -494,7 +778,7 @@ impl Transcript {
         let mut line = Map::new();
         line.insert("parentUuid".into(), json!(parent));
         line.insert("isSidechain".into(), json!(ctx.agent_id.is_some()));
-        if let Some(pid) = &ctx.prompt_id {
+        if with_prompt && let Some(pid) = &ctx.prompt_id {
             line.insert("promptId".into(), json!(pid));
         }
         if let Some(agent_id) = &ctx.agent_id {
@@ -504,32 +788,46 @@ impl Transcript {
         line
     }
 
-    /// Appends the common tail (`uuid`, `timestamp`, …) and writes the line.
-    fn finish_and_write(&self, ctx: &LineContext, mut line: Map<String, Value>) {
+    /// Appends `uuid`, `timestamp` (unless the line has it), the line's own `extra` keys, then
+    /// the common tail (`userType`, `entrypoint`, `cwd`, `sessionId`, `version`, `gitBranch`),
+    /// and writes the line. The uuid, when the line reached the file.
+    fn finish_and_write(
+        &self,
+        mut line: Map<String, Value>,
+        extra: Map<String, Value>,
+    ) -> Option<String> {
         let uuid = uuid_v4();
         line.insert("uuid".into(), json!(uuid));
-        line.insert("timestamp".into(), json!(timestamp_now()));
-        if let Some(mode) = &ctx.permission_mode {
-            line.insert("permissionMode".into(), json!(mode));
+        if !line.contains_key("timestamp") {
+            line.insert("timestamp".into(), json!(timestamp_now()));
         }
+        line.extend(extra);
         line.insert("userType".into(), json!("external"));
+        let entrypoint = self
+            .entrypoint
+            .lock()
+            .map(|e| e.clone())
+            .unwrap_or_default();
+        line.insert("entrypoint".into(), json!(entrypoint));
         line.insert("cwd".into(), json!(self.cwd));
         line.insert("sessionId".into(), json!(self.session_id));
         line.insert("version".into(), json!(VERSION));
-        let mut bytes = match serde_json::to_vec(&Value::Object(line)) {
-            Ok(b) => b,
-            Err(_) => return,
-        };
+        line.insert("gitBranch".into(), json!(self.git_branch));
+        let mut bytes = serde_json::to_vec(&Value::Object(line)).ok()?;
         bytes.push(b'\n');
-        let Ok(mut inner) = self.inner.lock() else {
-            return;
-        };
+        let mut inner = self.inner.lock().ok()?;
         if inner.off {
-            return;
+            return None;
         }
         match self.append(&mut inner, &bytes) {
-            Ok(()) => inner.last_uuid = Some(uuid),
-            Err(lost) => lose_line(&mut inner, lost),
+            Ok(()) => {
+                inner.last_uuid = Some(uuid.clone());
+                Some(uuid)
+            }
+            Err(lost) => {
+                lose_line(&mut inner, lost);
+                None
+            }
         }
     }
 
@@ -613,6 +911,43 @@ fn open(path: &Path) -> std::io::Result<Box<dyn LineFile>> {
 
 fn block_json(block: &ContentBlock) -> Value {
     serde_json::to_value(block).unwrap_or(Value::Null)
+}
+
+/// A model-facing entry as Claude Code's `rendered` records it: one system reminder.
+fn rendered_one(entry: &str) -> Value {
+    json!({"content": format!("<system-reminder>\n{entry}\n</system-reminder>")})
+}
+
+fn rendered(entry: &str) -> Value {
+    json!([rendered_one(entry)])
+}
+
+/// The model-facing entry a `rendered` item holds (the reminder's inside).
+pub(crate) fn unrender(item: &Value) -> Option<String> {
+    let text = item["content"].as_str()?;
+    let inner = text
+        .strip_prefix("<system-reminder>\n")
+        .and_then(|t| t.strip_suffix("\n</system-reminder>"))
+        .unwrap_or(text);
+    Some(inner.to_string())
+}
+
+/// The branch checked out in the repository holding `dir` (an unborn branch too), `HEAD` when
+/// `dir` is in no repository or the head is detached — Claude Code's `gitBranch`.
+fn git_branch(dir: &Path) -> String {
+    let head = dir.ancestors().find_map(|d| {
+        let git = d.join(".git");
+        if git.is_dir() {
+            return std::fs::read_to_string(git.join("HEAD")).ok();
+        }
+        // A worktree or submodule: `.git` is a file naming the real git directory.
+        let link = std::fs::read_to_string(&git).ok()?;
+        let target = link.trim().strip_prefix("gitdir:")?.trim();
+        std::fs::read_to_string(d.join(target).join("HEAD")).ok()
+    });
+    head.as_deref()
+        .and_then(|h| h.trim().strip_prefix("ref: refs/heads/"))
+        .map_or_else(|| "HEAD".to_string(), str::to_string)
 }
 
 fn insert_tool_use_id(a: &mut Map<String, Value>, tool_use_id: Option<&str>) {
@@ -719,14 +1054,19 @@ mod tests {
             prompt_id: Some("pid".into()),
             permission_mode: Some("default".into()),
             agent_id: None,
+            ..LineContext::default()
         };
         t.user_prompt(&ctx, "hello");
         t.tool_result(
             &ctx,
-            "toolu_1",
-            "out",
-            false,
-            Some(&json!({"stdout": "out"})),
+            &ToolResultLine {
+                tool_use_id: "toolu_1",
+                tool_name: "Bash",
+                content: "out",
+                is_error: false,
+                tool_use_result: Some(&json!({"stdout": "out"})),
+                decision: ToolDecision::Unrecorded,
+            },
         );
         let text = std::fs::read_to_string(&path).unwrap();
         let lines: Vec<Value> = text

@@ -29,6 +29,7 @@ use crate::settings::lint::{LintContext, lint_handler};
 use crate::settings::schema::{
     ConfiguredHandler, Diagnostic, HandlerKind, OnFailure, Settings, Severity,
 };
+use crate::settings::tool_names;
 use crate::settings::trust::TrustState;
 use crate::settings::{LoadOptions, parse_setting_sources};
 use crate::tools::{ToolContext, builtin_tools};
@@ -84,11 +85,21 @@ pub enum HooksCommand {
     /// the scripts they run, escalating permissions) and record their fingerprints, so they may
     /// raise permissions until one of them changes.
     Trust {
+        /// Remove this folder's trust record instead (its repository settings stop raising
+        /// permissions; on a terminal rein asks again).
+        #[arg(long)]
+        revoke: bool,
         /// One JSON document instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Run one event's hooks for real against a sample input, as a session would.
+    ///
+    /// Exit status: 0 the hooks let the action go ahead (no decision, allow, or only
+    /// non-blocking errors, which are shown); 3 they block, refuse or stop it (exit 2,
+    /// "decision": "block", a deny/ask/defer permission decision, "continue": false); 1 rein
+    /// could not run the test (settings, output); 2 the command line is wrong (an unknown
+    /// event, bad --input).
     Test {
         #[command(flatten)]
         firing: FiringArgs,
@@ -154,7 +165,8 @@ pub fn run(args: HooksArgs, runtime: &tokio::runtime::Runtime) -> i32 {
     let result = setup(&args.options).and_then(|ctx| match args.command {
         HooksCommand::List { json } => Ok(list(&ctx, json)),
         HooksCommand::Validate { strict, json } => Ok(validate(&ctx, strict, json)),
-        HooksCommand::Trust { json } => trust_cmd(&ctx, json),
+        HooksCommand::Trust { revoke: true, json } => revoke_cmd(&ctx, json),
+        HooksCommand::Trust { json, .. } => trust_cmd(&ctx, json),
         HooksCommand::Test { firing, json } => test(ctx, &firing, json, runtime),
         HooksCommand::Explain { firing, json } => explain_cmd(ctx, &firing, json),
     });
@@ -299,7 +311,7 @@ fn lint_ctx(ctx: &Context) -> LintContext<'_> {
 
 fn list(ctx: &Context, as_json: bool) -> i32 {
     let settings = &ctx.settings;
-    let statuses = explain::statuses(settings);
+    let statuses = explain::statuses(settings, &ctx.mcp_servers);
     if as_json {
         return emit_json(&list_json(ctx, &statuses));
     }
@@ -368,7 +380,18 @@ fn list(ctx: &Context, as_json: bool) -> i32 {
                             .filter(|o| o.duplicate.is_some_and(|d| d.of == st.index))
                             .map(|o| format!("#{}", o.index + 1))
                             .collect();
-                        if copies.is_empty() {
+                        let only_mcp = tool_names::matches_tool_names(h.event)
+                            .then(|| tool_names::reach(&h.matcher, &ctx.mcp_servers))
+                            .and_then(|reach| match reach {
+                                tool_names::Reach::OnlyMcp(servers) => Some(format!(
+                                    "only for the tools of MCP servers {} that it matches (none of rein's own tools)",
+                                    servers.join(", ")
+                                )),
+                                tool_names::Reach::Fires | tool_names::Reach::Never(_) => None,
+                            });
+                        if let Some(only) = only_mcp {
+                            only
+                        } else if copies.is_empty() {
                             "yes".to_string()
                         } else {
                             format!(
@@ -382,7 +405,12 @@ fn list(ctx: &Context, as_json: bool) -> i32 {
             }
         }
         for d in lint_handler(h, lint) {
-            out.push_str(&format!("    warning: {}\n", d.message));
+            let level = match d.severity {
+                Severity::Error => "error",
+                Severity::Warning => "warning",
+                Severity::Note => "note",
+            };
+            out.push_str(&format!("    {level}: {}\n", d.message));
         }
     }
     let never = statuses.iter().filter(|s| s.never.is_some()).count();
@@ -531,6 +559,28 @@ fn trust_summary(project_dir: &Path) -> (Value, String) {
             format!("trust: not trusted: {message}"),
         ),
     }
+}
+
+fn revoke_cmd(ctx: &Context, as_json: bool) -> Result<i32, CliError> {
+    let home = crate::agent::transcript::rein_home();
+    let removed =
+        crate::settings::trust::revoke(&home, &ctx.project_dir).map_err(|message| CliError {
+            message,
+            code: EXIT_ERROR,
+        })?;
+    Ok(if as_json {
+        emit_json(&json!({"revoked": ctx.project_dir.to_string_lossy(), "was_trusted": removed}))
+    } else if removed {
+        emit(&format!(
+            "{} is no longer trusted: its repository settings may not raise permissions.\n",
+            ctx.project_dir.display()
+        ))
+    } else {
+        emit(&format!(
+            "{} had no trust record.\n",
+            ctx.project_dir.display()
+        ))
+    })
 }
 
 fn trust_cmd(ctx: &Context, as_json: bool) -> Result<i32, CliError> {
@@ -988,6 +1038,7 @@ fn test(
         let value = json!({
             "event": firing.event().as_str(),
             "hook_name": hook_name,
+            "blocks": v.blocks,
             "session_id": sim.session_id,
             "stdin": serde_json::from_str::<Value>(&stdin).unwrap_or(Value::Null),
             "runs": runs,
@@ -998,7 +1049,7 @@ fn test(
             "env_files": env_files.iter().map(|(p, t)| json!({"path": p.display().to_string(), "text": t})).collect::<Vec<_>>(),
             "run_log": run_log.as_ref().map(|p| p.display().to_string()),
         });
-        return Ok(emit_json(&value));
+        return Ok(blocked_exit(emit_json(&value), v.blocks));
     }
     let mut out = String::new();
     out.push_str(&format!(
@@ -1088,7 +1139,25 @@ fn test(
     {
         out.push_str(&format!("Run log: {}\n", p.display()));
     }
-    Ok(emit(&out))
+    if v.blocks {
+        out.push_str(&format!(
+            "Blocked: exit status {EXIT_BLOCKED} (0 when the hooks let the action go ahead)\n"
+        ));
+    }
+    Ok(blocked_exit(emit(&out), v.blocks))
+}
+
+/// `rein hooks test`'s exit status when the hooks block, refuse or stop the action. Not 2:
+/// that is a usage error (an unknown event name), which a CI check must not take for a block.
+pub const EXIT_BLOCKED: i32 = 3;
+
+/// [`EXIT_BLOCKED`] when `blocks` and the output was written, else the output's status.
+fn blocked_exit(written: i32, blocks: bool) -> i32 {
+    if written == EXIT_OK && blocks {
+        EXIT_BLOCKED
+    } else {
+        written
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

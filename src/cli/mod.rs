@@ -5,6 +5,7 @@ pub mod hooks;
 pub mod mcp;
 pub mod render;
 pub mod run;
+pub mod stream_input;
 pub mod terminal;
 
 use std::path::PathBuf;
@@ -167,9 +168,27 @@ pub struct RunArgs {
     /// `~/.claude/projects`, for tools that scan Claude Code's); settings key `transcriptDir`.
     #[arg(long = "transcript-dir", value_name = "DIR")]
     pub transcript_dir: Option<PathBuf>,
-    /// stream-json: accepted for Claude Code compatibility; rein emits whole messages only.
+    /// stream-json: also emit each event of the model's reply as it streams (`stream_event`
+    /// lines, the Messages API's event shape, from every provider).
     #[arg(long = "include-partial-messages")]
     pub include_partial_messages: bool,
+    /// Input format of `-p` sessions: `text` (the prompt) or `stream-json` (user messages as
+    /// JSON lines on stdin, each one a turn of the same session; needs
+    /// `--output-format stream-json`).
+    #[arg(long = "input-format", value_enum, default_value = "text")]
+    pub input_format: InputFormat,
+    /// With `--input-format stream-json`: echo each user message read from stdin on stdout
+    /// before its turn.
+    #[arg(long = "replay-user-messages")]
+    pub replay_user_messages: bool,
+}
+
+/// `--input-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InputFormat {
+    Text,
+    #[value(name = "stream-json")]
+    StreamJson,
 }
 
 /// Runs the CLI and returns the process exit code (0 done, 1 error, 2 usage).

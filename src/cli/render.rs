@@ -3,7 +3,10 @@
 //! `stream-json`).
 
 use std::io::Write;
+use std::sync::Arc;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 
@@ -147,6 +150,8 @@ impl Observer for TextRenderer {
             }
             Progress::Assistant { .. }
             | Progress::TextDelta { .. }
+            | Progress::RequestStarted
+            | Progress::StreamEvent { .. }
             | Progress::SessionStarted { .. }
             | Progress::Prompt { .. }
             | Progress::Hook { .. }
@@ -178,6 +183,21 @@ pub struct StreamJson {
     pub mcp_servers: Vec<Value>,
     /// `--include-hook-events`: a `hook_started` and a `hook_response` line per hook run.
     pub include_hook_events: bool,
+    /// `--include-partial-messages`: a `status` line before each model request and a
+    /// `stream_event` line per event of the reply.
+    pub include_partial_messages: bool,
+    /// `--input-format stream-json`: the `init` line comes before each turn (as Claude Code
+    /// writes it; see [`StreamJson::emit_turn_init`]), not once at the start.
+    pub init_per_prompt: bool,
+    /// The model, kept for `init` lines written later.
+    model: Mutex<String>,
+    /// The current turn's `init` line was written (by [`StreamJson::emit_turn_init`]); a turn
+    /// that starts without it (a background command's follow-up) gets its `init` at its
+    /// prompt.
+    turn_init: AtomicBool,
+    /// The current reply's message id (`api_message_id` of its `stream_event` lines) and when
+    /// its request was sent (`ttft_ms`).
+    reply: Mutex<(Option<String>, Option<Instant>)>,
     broken: AtomicBool,
 }
 
@@ -190,8 +210,99 @@ impl StreamJson {
             tools,
             mcp_servers: Vec::new(),
             include_hook_events: false,
+            include_partial_messages: false,
+            init_per_prompt: false,
+            model: Mutex::new(String::new()),
+            turn_init: AtomicBool::new(false),
+            reply: Mutex::new((None, None)),
             broken: AtomicBool::new(false),
         }
+    }
+
+    /// The `system`/`init` line.
+    fn init_line(&self, session_id: &str, model: &str) -> Value {
+        json!({
+            "type": "system",
+            "subtype": "init",
+            "cwd": self.cwd,
+            "session_id": session_id,
+            "tools": self.tools,
+            "mcp_servers": self.mcp_servers,
+            "model": model,
+            "permissionMode": self.permission_mode,
+            "slash_commands": [],
+            "rein_version": env!("CARGO_PKG_VERSION"),
+            "uuid": uuid_v4(),
+        })
+    }
+
+    /// A `stream_event` line (Claude Code 2.1.328's shape, fixture
+    /// `tests/fixtures/cc-2.1.328/stream_io/partial_text_tool`): the event as the API sent it,
+    /// the session, `parent_tool_use_id`, a `uuid`; `message_start` adds `ttft_ms` (from the
+    /// request to this first event); every line names the reply's `api_message_id`.
+    fn stream_event_line(&self, event: &Value) -> Value {
+        let mut reply = match self.reply.lock() {
+            Ok(r) => r,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let mut line = Map::new();
+        line.insert("type".into(), json!("stream_event"));
+        line.insert("event".into(), event.clone());
+        line.insert("session_id".into(), json!(self.session_id));
+        line.insert("parent_tool_use_id".into(), Value::Null);
+        line.insert("uuid".into(), json!(uuid_v4()));
+        if event.get("type").and_then(Value::as_str) == Some("message_start") {
+            reply.0 = event
+                .pointer("/message/id")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            if let Some(sent) = reply.1.take() {
+                line.insert("ttft_ms".into(), json!(sent.elapsed().as_millis() as u64));
+            }
+        }
+        if let Some(id) = &reply.0 {
+            line.insert("api_message_id".into(), json!(id));
+        }
+        Value::Object(line)
+    }
+
+    /// The `init` line of a turn, when `init_per_prompt` (Claude Code writes one before each
+    /// message read from stdin, ahead of its echo).
+    pub fn emit_turn_init(&self) {
+        self.turn_init.store(true, Ordering::Relaxed);
+        let model = self.model.lock().map(|m| m.clone()).unwrap_or_default();
+        self.emit(&self.init_line(&self.session_id, &model));
+    }
+
+    /// The current turn ended: the next one needs its own `init`.
+    pub fn turn_done(&self) {
+        self.turn_init.store(false, Ordering::Relaxed);
+    }
+
+    /// The `user` line that echoes a message read from stdin (`--replay-user-messages`).
+    pub fn replay_line(&self, message: &Value) -> Value {
+        json!({
+            "type": "user",
+            "message": message,
+            "session_id": self.session_id,
+            "parent_tool_use_id": null,
+            "uuid": uuid_v4(),
+            "timestamp": timestamp_now(),
+            "isReplay": true,
+        })
+    }
+
+    /// A `user` line of one text block that rein adds itself (`[Request interrupted by
+    /// user]`).
+    pub fn user_text_line(&self, text: &str) -> Value {
+        json!({
+            "type": "user",
+            "message": {"role": "user", "content": [{"type": "text", "text": text}]},
+            "parent_tool_use_id": null,
+            "session_id": self.session_id,
+            "uuid": uuid_v4(),
+            "timestamp": timestamp_now(),
+        })
     }
 
     /// The `mcp_servers` of `init`: `{name, status, source}` per configured server.
@@ -212,6 +323,14 @@ impl StreamJson {
         if !ok {
             self.broken.store(true, Ordering::Relaxed);
         }
+    }
+}
+
+/// One stream shared by the observer list and the `--input-format stream-json` loop (which
+/// writes the lines no progress stands for: echoes, control responses, results).
+impl Observer for Arc<StreamJson> {
+    fn observe(&self, progress: Progress<'_>) {
+        self.as_ref().observe(progress);
     }
 }
 
@@ -281,19 +400,36 @@ impl Observer for StreamJson {
             // every line carries a `uuid`; messages also `parent_tool_use_id` and `timestamp`.
             // rein names its own version (`rein_version`) where Claude Code has
             // `claude_code_version`, and lists no MCP servers or slash commands (it has none).
-            Progress::SessionStarted { session_id, model } => self.emit(&json!({
-                "type": "system",
-                "subtype": "init",
-                "cwd": self.cwd,
-                "session_id": session_id,
-                "tools": self.tools,
-                "mcp_servers": self.mcp_servers,
-                "model": model,
-                "permissionMode": self.permission_mode,
-                "slash_commands": [],
-                "rein_version": env!("CARGO_PKG_VERSION"),
-                "uuid": uuid_v4(),
-            })),
+            Progress::SessionStarted { session_id, model } => {
+                if self.init_per_prompt {
+                    if let Ok(mut m) = self.model.lock() {
+                        *m = model.to_string();
+                    }
+                } else {
+                    self.emit(&self.init_line(session_id, model));
+                }
+            }
+            Progress::Prompt { .. }
+                if self.init_per_prompt && !self.turn_init.swap(true, Ordering::Relaxed) =>
+            {
+                let model = self.model.lock().map(|m| m.clone()).unwrap_or_default();
+                self.emit(&self.init_line(sid, &model));
+            }
+            Progress::RequestStarted if self.include_partial_messages => {
+                if let Ok(mut reply) = self.reply.lock() {
+                    *reply = (None, Some(Instant::now()));
+                }
+                self.emit(&json!({
+                    "type": "system",
+                    "subtype": "status",
+                    "status": "requesting",
+                    "session_id": sid,
+                    "uuid": uuid_v4(),
+                }));
+            }
+            Progress::StreamEvent { event } if self.include_partial_messages => {
+                self.emit(&self.stream_event_line(event));
+            }
             Progress::Assistant { response } => self.emit(&json!({
                 "type": "assistant",
                 "message": assistant_message_json(response),
@@ -404,7 +540,11 @@ impl Observer for StreamJson {
                 "uuid": uuid_v4(),
                 "session_id": sid,
             })),
-            Progress::Prompt { .. } | Progress::ToolStart { .. } | Progress::TextDelta { .. } => {}
+            Progress::Prompt { .. }
+            | Progress::ToolStart { .. }
+            | Progress::TextDelta { .. }
+            | Progress::RequestStarted
+            | Progress::StreamEvent { .. } => {}
         }
     }
 }

@@ -19,7 +19,7 @@ use crate::agent::transcript::{encode_cwd, rein_home};
 use crate::cli::render::{Glyphs, NoticesToStderr, StreamJson, TextRenderer, result_json};
 use crate::cli::terminal::TerminalContext;
 use crate::cli::terminal::spinner::SpinnerState;
-use crate::cli::{EXIT_ERROR, EXIT_OK, EXIT_USAGE, OutputFormat, RunArgs};
+use crate::cli::{EXIT_ERROR, EXIT_OK, EXIT_USAGE, InputFormat, OutputFormat, RunArgs};
 use crate::hooks::dispatch::StatusSink;
 use crate::hooks::dispatch::{Dispatcher, HookEnvironment};
 use crate::hooks::environment::{bash_env, removed_env, require_utf8_project_dir};
@@ -30,7 +30,7 @@ use crate::permissions::policy::{PermissionPolicy, PolicyPaths};
 use crate::permissions::prompt::{Prompter, TtyPrompter};
 use crate::pipeline::{PermissionGate, PolicyGate};
 use crate::progress::{Observer, Observers};
-use crate::settings::schema::{Settings, Severity};
+use crate::settings::schema::{Settings, Severity, SourceKind};
 use crate::settings::{LoadOptions, parse_setting_sources};
 use crate::tools::background::{BackgroundTask, BackgroundTasks};
 use crate::tools::{ReadFilter, Tool, ToolContext, builtin_tools};
@@ -79,7 +79,19 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
 }
 
 async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 {
+    if let Err(text) = crate::cli::stream_input::check_flags(&args, headless) {
+        eprintln!("{text}");
+        return EXIT_ERROR;
+    }
+    let stream_input = args.input_format == InputFormat::StreamJson;
+    if stream_input && prompt.is_some() {
+        // Claude Code ignores it without a word; a dropped prompt is worth one.
+        eprintln!(
+            "rein: warning: the prompt argument is ignored with --input-format stream-json (the prompts are read from stdin)"
+        );
+    }
     let prompt = match prompt {
+        _ if stream_input => None,
         Some(p) => Some(p),
         None if headless && !std::io::stdin().is_terminal() => {
             let mut buf = String::new();
@@ -90,7 +102,7 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
         }
         None => None,
     };
-    let interactive = prompt.is_none();
+    let interactive = prompt.is_none() && !stream_input;
     if interactive && (headless || !std::io::stdin().is_terminal()) {
         eprintln!(
             "rein: no prompt given and stdin is not a terminal\n\
@@ -189,6 +201,7 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
     } else {
         args.output_format
     };
+    let mut shared_stream: Option<Arc<StreamJson>> = None;
     match format {
         OutputFormat::Text => observers.push(Box::new(TextRenderer::new(
             Glyphs::detect(),
@@ -207,6 +220,10 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
             )
             .with_mcp_servers(mcp.init_entries());
             stream.include_hook_events = args.include_hook_events;
+            stream.include_partial_messages = args.include_partial_messages;
+            stream.init_per_prompt = stream_input;
+            let stream = Arc::new(stream);
+            shared_stream = Some(Arc::clone(&stream));
             observers.push(Box::new(stream));
         }
     }
@@ -268,6 +285,7 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
     session.set_instructions(Some(system), memory.files);
     session.follow(runtime);
     session.follow(hook_models);
+    session.set_attended(interactive);
     if args.no_session_persistence {
         session.without_transcript();
     }
@@ -291,6 +309,8 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
     };
 
     let started = Instant::now();
+    // `--input-format stream-json`: the exit code its turns left (each wrote its own result).
+    let mut stream_code = EXIT_OK;
     let result = if interactive {
         let terminal = TerminalContext {
             history: home.join("history"),
@@ -326,6 +346,57 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
                 name: "SIGTERM",
             })
         }
+    } else if let (true, Some(stream)) = (stream_input, &shared_stream) {
+        session.start_as(start_source).await;
+        let session_ref = &session_id;
+        let max_turns = args.max_turns;
+        let report_turn = |outcome: &TurnOutcome, duration_ms: u64| {
+            report(outcome, format, session_ref, duration_ms, max_turns)
+        };
+        let ended = crate::cli::stream_input::run(
+            &mut session,
+            stream,
+            args.replay_user_messages,
+            &mut sigint,
+            &mut sigterm,
+            &report_turn,
+        )
+        .await;
+        match ended {
+            crate::cli::stream_input::Ended::Finished(code, last) => {
+                stream_code = code;
+                // Background commands still running at the end of stdin: waited for as after
+                // a `-p` prompt, each that ends getting a turn of its own with its own `init`
+                // and `result` lines (fixture `stream_io/input_eof_background`).
+                let caught = match last {
+                    Some(mut last) => {
+                        let each = |outcome: &TurnOutcome, ms: u64| {
+                            let code = report_turn(outcome, ms);
+                            stream.turn_done();
+                            code
+                        };
+                        follow_background(
+                            &mut session,
+                            &mut last,
+                            &background,
+                            format,
+                            &mut sigint,
+                            &mut sigterm,
+                            &|outcome, ms| {
+                                each(outcome, ms);
+                            },
+                        )
+                        .await
+                    }
+                    None => None,
+                };
+                match caught {
+                    Some(caught) => Err(caught),
+                    None => Ok(None),
+                }
+            }
+            crate::cli::stream_input::Ended::Signal(code, name) => Err(Caught { code, name }),
+        }
     } else {
         let work = async {
             session.open(start_source, false, plan.facts).await;
@@ -348,6 +419,8 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
     // nothing; instead it cancels the SessionEnd hooks still running and rein exits.
     let (first, reason) = match &result {
         Err(caught) => (Some(*caught), "other"),
+        // Claude Code's reason at the end of stdin (fixture `stream_io/input_two_turns`).
+        Ok(None) if stream_input => (None, "other"),
         Ok(None) => (None, "prompt_input_exit"),
         Ok(Some(_)) => (None, "other"),
     };
@@ -366,6 +439,7 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
                 format,
                 &mut sigint,
                 &mut sigterm,
+                &|_, _| {},
             );
             follow.await
         }
@@ -390,7 +464,7 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
     let late = bg_signal.or(late);
     let code = match result {
         Err(caught) => caught.code,
-        Ok(None) => late.map_or(EXIT_OK, |c| c.code),
+        Ok(None) => late.map_or(stream_code, |c| c.code),
         Ok(Some(outcome)) => {
             let duration_ms = started.elapsed().as_millis() as u64;
             let code = report(&outcome, format, &session_id, duration_ms, args.max_turns);
@@ -471,6 +545,8 @@ fn short_duration(d: Duration) -> String {
 /// returned. On a terminal, after 5 s of waiting, Claude Code's `Waiting for background work`
 /// notice. After a turn that did not complete (a hook's `continue: false`, max turns, a model
 /// error) rein only waits: no more turns run.
+/// `each_turn` gets each follow-up turn's outcome and duration as it ends (stream-json input
+/// writes a `result` line per turn).
 async fn follow_background(
     session: &mut Session,
     outcome: &mut TurnOutcome,
@@ -478,9 +554,11 @@ async fn follow_background(
     format: OutputFormat,
     sigint: &mut Signal,
     sigterm: &mut Signal,
+    each_turn: &dyn Fn(&TurnOutcome, u64),
 ) -> Option<Caught> {
     loop {
         if matches!(outcome.end, TurnEnd::Completed) {
+            let started = Instant::now();
             let turn = tokio::select! {
                 next = session.run_background_notification() => Ok(next),
                 caught = next_signal(sigint, sigterm) => Err(caught),
@@ -488,6 +566,7 @@ async fn follow_background(
             match turn {
                 Ok(Some(next)) => {
                     *outcome = next;
+                    each_turn(outcome, started.elapsed().as_millis() as u64);
                     continue;
                 }
                 Ok(None) => {}
@@ -1069,13 +1148,17 @@ fn resolve_project_dir(cwd: Option<&Path>) -> Result<PathBuf, SetupError> {
 
 /// Whether the project folder is trusted: a recorded trust that still matches, or, on a
 /// terminal, the person's answer to the trust question (asked when the repository's settings
-/// would do something and the folder is not trusted, or changed since it was).
-fn folder_trusted(project_dir: &Path, interactive: bool) -> bool {
+/// would do something and the folder is not trusted, changed since it was, or the trust store
+/// cannot be read). Answering no ends the run before anything of the repository's runs (no
+/// hook, no model call), as Claude Code 2.1.328 does when its folder-trust dialog is declined
+/// (measured: `tests/fixtures/cc-2.1.328/trust/interactive`).
+fn folder_trusted(project_dir: &Path, interactive: bool) -> Result<bool, SetupError> {
     use crate::permissions::prompt::{TrustAnswer, ask_trust};
     use crate::settings::trust::{TrustState, describe, state, trust};
     let home = rein_home();
+    let mut can_record = true;
     let heading = match state(&home, project_dir) {
-        TrustState::Trusted => return true,
+        TrustState::Trusted => return Ok(true),
         TrustState::Untrusted => "rein has not been told to trust this folder:".to_string(),
         TrustState::Changed(items) => {
             let changed = format!(
@@ -1086,31 +1169,47 @@ fn folder_trusted(project_dir: &Path, interactive: bool) -> bool {
                 eprintln!(
                     "rein: warning: {changed} Its repository settings may not raise permissions until you run `rein hooks trust` again"
                 );
-                return false;
+                return Ok(false);
             }
             format!("{changed} Trust it again?")
         }
         TrustState::Unreadable(message) => {
             eprintln!("rein: warning: {message}");
-            return false;
+            if !interactive {
+                return Ok(false);
+            }
+            can_record = false;
+            "The trust store cannot be read, so this folder is not trusted:".to_string()
         }
     };
     if !interactive {
-        return false;
+        return Ok(false);
     }
     let lines = describe(project_dir);
     if lines.is_empty() {
-        return false;
+        return Ok(false);
     }
     match ask_trust(&project_dir.to_string_lossy(), &heading, &lines) {
         TrustAnswer::Remember => {
-            if let Err(e) = trust(&home, project_dir) {
+            if !can_record {
+                eprintln!(
+                    "rein: warning: trusted for this run only (the trust store cannot be read)"
+                );
+            } else if let Err(e) = trust(&home, project_dir) {
                 eprintln!("rein: warning: trusted for this run only: {e}");
             }
-            true
+            Ok(true)
         }
-        TrustAnswer::ThisRun => true,
-        TrustAnswer::No => false,
+        TrustAnswer::ThisRun => Ok(true),
+        TrustAnswer::No => Err(setup_error(
+            format!(
+                "{} is not trusted, so rein stopped before anything of it ran. Run rein again and \
+                 answer y (or o for this run only), pass --trust, or leave the folder's settings out \
+                 with --setting-sources user",
+                project_dir.display()
+            ),
+            EXIT_ERROR,
+        )),
     }
 }
 
@@ -1125,13 +1224,21 @@ fn load_settings(
         project_dir.to_path_buf(),
         args.settings.clone(),
     );
-    opts.repo_trusted = args.trust || folder_trusted(project_dir, interactive);
     if let Some(sources) = &args.setting_sources {
         opts.setting_sources = Some(
             parse_setting_sources(sources)
                 .map_err(|e| setup_error(format!("--setting-sources: {e}"), EXIT_USAGE))?,
         );
     }
+    // Why skip the question when no repository-controlled file is read: there is nothing for
+    // trust to decide (`--setting-sources user` is the way to run without the folder's settings).
+    let reads_repo_files = opts.setting_sources.as_ref().is_none_or(|s| {
+        s.contains(&SourceKind::Project)
+            || (s.contains(&SourceKind::Local)
+                && crate::settings::trust::local_is_tracked(project_dir))
+    });
+    opts.repo_trusted =
+        args.trust || (reads_repo_files && folder_trusted(project_dir, interactive)?);
     Ok(crate::settings::load(&opts))
 }
 

@@ -166,18 +166,22 @@ pub(crate) fn hook_cwd(cwd: &Path, project: &Path, home: &Path) -> PathBuf {
 /// learn that an agent runs them (and behave as they do under Claude Code); `AI_AGENT` still
 /// names rein.
 pub(crate) fn agent_env(attended: bool) -> Vec<(String, String)> {
-    let entrypoint = match std::env::var("CLAUDE_CODE_ENTRYPOINT") {
-        Ok(inherited) if inherited == "cli" && !attended => "sdk-cli".to_string(),
-        Ok(inherited) if !inherited.is_empty() => inherited,
-        _ => if attended { "cli" } else { "sdk-cli" }.to_string(),
-    };
     vec![
         ("CLAUDECODE".into(), "1".into()),
-        ("CLAUDE_CODE_ENTRYPOINT".into(), entrypoint),
+        ("CLAUDE_CODE_ENTRYPOINT".into(), entrypoint(attended)),
         ("CLAUDE_CODE_CHILD_SESSION".into(), "1".into()),
         ("COREPACK_ENABLE_AUTO_PIN".into(), "0".into()),
         ("NoDefaultCurrentDirectoryInExePath".into(), "1".into()),
     ]
+}
+
+/// `CLAUDE_CODE_ENTRYPOINT` as [`agent_env`] sets it (also the transcript's `entrypoint`).
+pub(crate) fn entrypoint(attended: bool) -> String {
+    match std::env::var("CLAUDE_CODE_ENTRYPOINT") {
+        Ok(inherited) if inherited == "cli" && !attended => "sdk-cli".to_string(),
+        Ok(inherited) if !inherited.is_empty() => inherited,
+        _ => if attended { "cli" } else { "sdk-cli" }.to_string(),
+    }
 }
 
 /// `AI_AGENT`: rein's own identity (`rein_<version>`).

@@ -255,8 +255,9 @@ pub fn ask_trust_on(
         text.push_str(&format!("  {}\n", sanitize(l).replace('\n', " ")));
     }
     text.push_str(
-        "Without trust these settings do not raise permissions (deny and ask rules and hooks \
-         still apply).\nTrust this folder? [y] yes, remember  [o] this run only  [n] no > ",
+        "Trusting applies these settings: the hooks run and the permissions apply. Not \
+         trusting ends rein here; nothing of this folder runs.\n\
+         Trust this folder? [y] yes, remember  [o] yes, this run only  [n] no, exit > ",
     );
     if writer
         .write_all(text.as_bytes())

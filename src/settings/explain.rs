@@ -14,6 +14,7 @@ use crate::hooks::spec::HookEvent;
 use crate::hooks::spec::MatcherClass;
 use crate::permissions::rule::RuleContext;
 use crate::settings::schema::{ConfiguredHandler, HandlerKind, Inactive, Settings};
+use crate::settings::tool_names;
 
 /// A reason with a stable machine-readable code (the `--json` field `code`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -157,8 +158,21 @@ fn index_of(settings: &Settings, handler: &ConfiguredHandler) -> Option<usize> {
         .position(|h| same_handler(h, handler))
 }
 
-/// Every handler of `settings` with whether and why it never fires, in effective order.
-pub fn statuses(settings: &Settings) -> Vec<HandlerStatus<'_>> {
+/// A tool-event handler whose matcher names only tools a rein session with `mcp_servers`
+/// does not have.
+fn no_such_tool(handler: &ConfiguredHandler, mcp_servers: &[String]) -> Option<Reason> {
+    if !tool_names::matches_tool_names(handler.event) {
+        return None;
+    }
+    match tool_names::reach(&handler.matcher, mcp_servers) {
+        tool_names::Reach::Never(why) => Some(reason("no_such_tool", why)),
+        tool_names::Reach::Fires | tool_names::Reach::OnlyMcp(_) => None,
+    }
+}
+
+/// Every handler of `settings` with whether and why it never fires, in effective order, in a
+/// session whose configured MCP servers are `mcp_servers`.
+pub fn statuses<'a>(settings: &'a Settings, mcp_servers: &[String]) -> Vec<HandlerStatus<'a>> {
     let mut out: Vec<HandlerStatus<'_>> = settings
         .handlers
         .iter()
@@ -170,7 +184,8 @@ pub fn statuses(settings: &Settings) -> Vec<HandlerStatus<'_>> {
                 .inactive
                 .as_ref()
                 .map(|why| inactive_reason(handler, why, settings))
-                .or_else(|| never_reaches(handler, settings)),
+                .or_else(|| never_reaches(handler, settings))
+                .or_else(|| no_such_tool(handler, mcp_servers)),
             duplicate: None,
         })
         .collect();

@@ -1,6 +1,7 @@
 //! Static checks of configured hook handlers for the mistakes Claude Code never reports: a
-//! script that does not exist or is not executable, bash-only syntax in a script that
-//! `/bin/sh` runs, a PreToolUse guard whose only failure is `exit 1` (which does not block),
+//! script that does not exist (an error) or is not executable, a tool matcher that differs from
+//! the tool's name only in case (an error: matching is case-sensitive), bash-only syntax in a
+//! script that `/bin/sh` runs, a PreToolUse guard whose only failure is `exit 1` (which does not block),
 //! a `timeout` written in milliseconds, and what the environment keeps a hook from starting
 //! (a command over 128 KiB, a script-path variable that expands to nothing). Used by `rein hooks validate` and `rein hooks list`.
 //!
@@ -23,6 +24,7 @@ pub use crate::hooks::timeout::format_seconds;
 use crate::settings::schema::{
     CommandHandler, ConfiguredHandler, Diagnostic, HandlerKind, Location, Severity,
 };
+use crate::settings::tool_names;
 
 /// A `timeout` at or above this many seconds is most likely milliseconds.
 pub const MILLISECONDS_SUSPECT: f64 = 1000.0;
@@ -93,6 +95,11 @@ pub fn lint_handler(handler: &ConfiguredHandler, ctx: LintContext<'_>) -> Vec<Di
             .into_iter()
             .map(|m| warning(at, m)),
     );
+    if handler.inactive.is_none() && tool_names::matches_tool_names(handler.event) {
+        for slip in tool_names::case_slips(&handler.matcher) {
+            out.push(error(at, slip.message()));
+        }
+    }
     if let (HandlerKind::McpTool(m), Some(servers)) = (&handler.kind, ctx.mcp_servers)
         && !servers.contains(&m.server)
     {
@@ -144,7 +151,7 @@ pub fn lint_handler(handler: &ConfiguredHandler, ctx: LintContext<'_>) -> Vec<Di
             } else {
                 "/bin/sh exits 127 and the hook counts as a non-blocking error"
             };
-            out.push(warning(
+            out.push(error(
                 at,
                 format!(
                     "script {shown} does not exist (from {:?}, relative to the project directory){hint}; {effect}",
@@ -155,7 +162,10 @@ pub fn lint_handler(handler: &ConfiguredHandler, ctx: LintContext<'_>) -> Vec<Di
         }
     };
     if !meta.is_file() {
-        out.push(warning(at, format!("script {shown} is not a regular file")));
+        out.push(error(
+            at,
+            format!("script {shown} is not a regular file; the hook cannot run it"),
+        ));
         return out;
     }
     if script.runner == Runner::Direct && meta.permissions().mode() & 0o111 == 0 {
@@ -316,6 +326,14 @@ fn environment_faults(
             )
         })
         .collect()
+}
+
+fn error(at: &Location, message: String) -> Diagnostic {
+    Diagnostic {
+        severity: Severity::Error,
+        location: at.clone(),
+        message,
+    }
 }
 
 fn warning(at: &Location, message: String) -> Diagnostic {

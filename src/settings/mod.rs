@@ -31,6 +31,7 @@ pub mod lint;
 pub mod parse;
 pub mod schema;
 pub mod spanned;
+pub mod tool_names;
 pub mod trust;
 
 use std::path::PathBuf;
@@ -198,6 +199,17 @@ fn drop_escalations(fs: &mut FileSettings, diagnostics: &mut Vec<Diagnostic>) {
             ),
         });
         fs.default_mode = None;
+    }
+    if let Some(dir) = fs.transcript_dir.take() {
+        // Why: a repository choosing where transcripts go could put them inside itself, where
+        // what the session read (secrets included) gets committed with the next `git add .`.
+        diagnostics.push(Diagnostic {
+            severity: Severity::Warning,
+            location: at(1),
+            message: format!(
+                "\"transcriptDir\" ({dir}) from this repository-controlled file is ignored: {why}"
+            ),
+        });
     }
     let (risky, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut fs.env)
         .into_iter()

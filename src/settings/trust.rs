@@ -26,6 +26,9 @@ pub struct Item {
     pub label: String,
     /// SHA-256 (hex) of the definition and the bytes it runs.
     pub digest: String,
+    /// The parts that digest covers, each with its own SHA-256: `definition`, and
+    /// `script <path>` per script the command names. They say what changed.
+    pub parts: Vec<(String, String)>,
 }
 
 /// The trust state of a project.
@@ -104,18 +107,26 @@ pub fn items(project_dir: &Path) -> Vec<Item> {
                             .or_else(|| handler.get("prompt"))
                             .and_then(Value::as_str)
                             .unwrap_or_default();
-                        let mut bytes = serde_json::to_vec(&json!({
+                        let definition = serde_json::to_vec(&json!({
                             "event": event, "matcher": matcher, "handler": handler
                         }))
                         .unwrap_or_default();
+                        let mut parts = vec![("definition".to_string(), sha256_hex(&definition))];
+                        let mut bytes = definition;
                         for script in scripts_named(command, project_dir) {
+                            let content = std::fs::read(&script).unwrap_or_default();
+                            parts.push((
+                                format!("script {}", script.display()),
+                                sha256_hex(&content),
+                            ));
                             bytes.extend_from_slice(script.to_string_lossy().as_bytes());
                             bytes.push(0);
-                            bytes.extend(std::fs::read(&script).unwrap_or_default());
+                            bytes.extend(content);
                         }
                         out.push(Item {
                             label: format!("{event} hook `{command}`"),
                             digest: sha256_hex(&bytes),
+                            parts,
                         });
                     }
                 }
@@ -126,20 +137,33 @@ pub fn items(project_dir: &Path) -> Vec<Item> {
             "env": value.get("env"),
         });
         escalating.extend(serde_json::to_vec(&esc).unwrap_or_default());
+        if let Some(dir) = value.get("transcriptDir") {
+            escalating.extend(serde_json::to_vec(dir).unwrap_or_default());
+        }
     }
+    let digest = sha256_hex(&escalating);
     out.push(Item {
         label: "permission and env settings".to_string(),
-        digest: sha256_hex(&escalating),
+        parts: vec![("definition".to_string(), digest.clone())],
+        digest,
     });
     out
 }
 
-/// What the repository-controlled settings of `project_dir` would do, one line each: hooks
-/// (event and command) and escalating settings (allow rules, directories, mode, env). Empty
-/// when there is nothing to trust.
+/// What the folder's settings files (the project file and the local file, tracked or not)
+/// would do, one line each: hooks
+/// (event and command), allow rules, directories, the mode, and every env var (those that
+/// change what runs are marked). Empty when there is nothing to trust.
 pub fn describe(project_dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
-    for file in repo_files(project_dir) {
+    // Why the local file even when git does not track it: a folder that came as an archive
+    // brings one too, and Claude Code asks before any of a folder's settings apply.
+    let mut files = repo_files(project_dir);
+    let local = project_dir.join(".claude/settings.local.json");
+    if !files.contains(&local) {
+        files.push(local);
+    }
+    for file in files {
         let Ok(text) = std::fs::read_to_string(&file) else {
             continue;
         };
@@ -190,6 +214,9 @@ pub fn describe(project_dir: &Path) -> Vec<String> {
         {
             out.push(format!("{rel}: adds the directory {dir}"));
         }
+        if let Some(dir) = value.get("transcriptDir").and_then(Value::as_str) {
+            out.push(format!("{rel}: writes transcripts to {dir}"));
+        }
         if let Some(mode) = perms
             .and_then(|p| p.get("defaultMode"))
             .and_then(Value::as_str)
@@ -201,9 +228,14 @@ pub fn describe(project_dir: &Path) -> Vec<String> {
             .and_then(Value::as_object)
             .into_iter()
             .flat_map(|m| m.keys())
-            .filter(|k| crate::permissions::bash::env_changes_what_runs(k))
         {
-            out.push(format!("{rel}: sets {key} for every tool"));
+            if crate::permissions::bash::env_changes_what_runs(key) {
+                out.push(format!(
+                    "{rel}: sets {key} for every tool and hook (it changes what runs)"
+                ));
+            } else {
+                out.push(format!("{rel}: sets {key} for every tool and hook"));
+            }
         }
     }
     out
@@ -241,27 +273,50 @@ pub fn state(rein_home: &Path, project_dir: &Path) -> TrustState {
     let Some(record) = store.get(key.as_ref()).and_then(Value::as_object) else {
         return TrustState::Untrusted;
     };
-    let trusted: Vec<(String, String)> = record
+    let trusted: Vec<Item> = record
         .get("items")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
         .filter_map(|i| {
-            Some((
-                i.get("label")?.as_str()?.to_string(),
-                i.get("digest")?.as_str()?.to_string(),
-            ))
+            let parts = i
+                .get("parts")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect();
+            Some(Item {
+                label: i.get("label")?.as_str()?.to_string(),
+                digest: i.get("digest")?.as_str()?.to_string(),
+                parts,
+            })
         })
         .collect();
     let now = items(project_dir);
     let changed: Vec<String> = now
         .iter()
-        .filter(|i| !trusted.iter().any(|(_, d)| *d == i.digest))
-        .map(|i| i.label.clone())
+        .filter(|i| !trusted.iter().any(|t| t.digest == i.digest))
+        .map(|i| {
+            let Some(before) = trusted.iter().find(|t| t.label == i.label) else {
+                return format!("{} (new)", i.label);
+            };
+            let what: Vec<&str> = i
+                .parts
+                .iter()
+                .filter(|(k, d)| !before.parts.iter().any(|(bk, bd)| bk == k && bd == d))
+                .map(|(k, _)| k.as_str())
+                .collect();
+            if what.is_empty() {
+                i.label.clone()
+            } else {
+                format!("{} ({} changed)", i.label, what.join(", "))
+            }
+        })
         .collect();
     let removed = trusted
         .iter()
-        .filter(|(_, d)| !now.iter().any(|i| i.digest == *d))
+        .filter(|t| !now.iter().any(|i| i.digest == t.digest))
         .count();
     if changed.is_empty() && removed == 0 {
         TrustState::Trusted
@@ -311,7 +366,11 @@ pub fn trust(rein_home: &Path, project_dir: &Path) -> Result<Vec<Item>, String> 
     store.insert(
         project_dir.to_string_lossy().into_owned(),
         json!({
-            "items": now.iter().map(|i| json!({"label": i.label, "digest": i.digest})).collect::<Vec<_>>(),
+            "items": now.iter().map(|i| json!({
+                "label": i.label,
+                "digest": i.digest,
+                "parts": i.parts.iter().map(|(k, d)| (k.clone(), Value::String(d.clone()))).collect::<Map<String, Value>>(),
+            })).collect::<Vec<_>>(),
         }),
     );
     let text =
@@ -319,6 +378,24 @@ pub fn trust(rein_home: &Path, project_dir: &Path) -> Result<Vec<Item>, String> 
     crate::private_fs::write(&path, text.as_bytes())
         .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
     Ok(now)
+}
+
+/// Removes the trust record of `project_dir`; whether there was one. A store that cannot be
+/// read is an error (it is not overwritten).
+pub fn revoke(rein_home: &Path, project_dir: &Path) -> Result<bool, String> {
+    let path = rein_home.join(STORE_FILE);
+    let mut store = read_store(&path)?;
+    if store
+        .remove(project_dir.to_string_lossy().as_ref())
+        .is_none()
+    {
+        return Ok(false);
+    }
+    let text =
+        serde_json::to_string_pretty(&json!({ "projects": store })).map_err(|e| e.to_string())?;
+    crate::private_fs::write(&path, text.as_bytes())
+        .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+    Ok(true)
 }
 
 /// SHA-256 of `data`, lower-case hex (FIPS 180-4; small and dependency-free, checked against

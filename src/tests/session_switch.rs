@@ -9,7 +9,9 @@ use serde_json::json;
 
 use crate::agent::resume::{last_reply_facts, parse_timestamp, rebuild_bytes};
 use crate::agent::session::{INTERRUPTED_TOOL_USE, STOPPED_TOOL_RESULT, ends_in_interruption};
-use crate::agent::transcript::{LineContext, Transcript, format_timestamp};
+use crate::agent::transcript::{
+    LineContext, ToolDecision, ToolResultLine, Transcript, format_timestamp,
+};
 use crate::hooks::environment::HookEnvironment;
 use crate::model::{ContentBlock, Message, ModelResponse, Role, StopReason, Usage};
 
@@ -120,7 +122,17 @@ fn a_stopped_tool_is_rebuilt_from_the_transcript_as_the_session_sent_it() {
             usage: Some(Usage::default()),
         },
     );
-    t.tool_result(&ctx, "toolu_1", STOPPED_TOOL_RESULT, true, None);
+    t.tool_result(
+        &ctx,
+        &ToolResultLine {
+            tool_use_id: "toolu_1",
+            tool_name: "Bash",
+            content: STOPPED_TOOL_RESULT,
+            is_error: true,
+            tool_use_result: None,
+            decision: ToolDecision::Unrecorded,
+        },
+    );
     let note = format!("{INTERRUPTED_TOOL_USE}\n");
     t.user_text(&ctx, &note);
     t.user_prompt(&ctx, "and now?");

@@ -859,3 +859,25 @@ fn a_typical_real_world_file_loads_clean() {
     assert_eq!(s.permissions.deny.len(), 3);
     assert_eq!(s.env, [("NODE_ENV".to_string(), "development".to_string())]);
 }
+
+/// The tool names `rein hooks validate`/`list` check matchers against are the tools a session
+/// offers: the Agent tool and the built-in tools.
+#[test]
+fn hook_tool_names_are_the_tools_a_session_offers() {
+    let mut offered: Vec<String> = vec!["Agent".to_string()];
+    offered.extend(
+        crate::tools::builtin_tools()
+            .iter()
+            .map(|t| t.name().to_string()),
+    );
+    let mut listed: Vec<String> = crate::settings::tool_names::REIN_TOOLS
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    offered.sort();
+    listed.sort();
+    assert_eq!(listed, offered);
+    for name in crate::settings::tool_names::CLAUDE_CODE_ONLY_TOOLS {
+        assert!(!offered.iter().any(|o| o == name), "{name} is a rein tool");
+    }
+}

@@ -1299,11 +1299,12 @@ fn interactive_eof_ends_the_session() {
     let end = e.dump("end.log");
     e.hooks(json!({"SessionEnd": on("", &end)}));
     let script = e.mock(json!([say("one")]));
+    // The project's hook makes rein ask about trusting the folder first: `o`, this run only.
     // Ctrl-D on an empty line is EOF for the terminal.
     let (code, shown) = run_on_tty(
         &e,
         &format!("--mock-script {}", script.display()),
-        "go\n\x04",
+        "o\ngo\n\x04",
     );
     assert_eq!(code, 0, "{shown}");
     assert_eq!(e.log("end.log")[0]["reason"], "prompt_input_exit");

@@ -163,6 +163,13 @@ pub fn redact(text: &str, root: &Path) -> String {
 /// A transcript line (or any JSON) with what differs between runs replaced: ids and timestamps
 /// by `"[<key>]"` (where not null), `durationMs` by `"[ms]"`, and `project` inside strings by
 /// `[PROJECT]`.
+/// Every uuid in `text` as `[uuid]`.
+fn redact_uuids(text: &str) -> String {
+    let re =
+        regex::Regex::new(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}").unwrap();
+    re.replace_all(text, "[uuid]").into_owned()
+}
+
 pub fn redact_json(v: &mut Value, project: &Path) {
     match v {
         Value::Object(map) => {
@@ -174,6 +181,13 @@ pub fn redact_json(v: &mut Value, project: &Path) {
                         }
                     }
                     "durationMs" => *val = json!("[ms]"),
+                    "sourceToolAssistantUUID" => *val = json!(format!("[{k}]")),
+                    // A firing's id (`toolUseID` of a non-tool event) is a fresh uuid.
+                    "toolUseID" => {
+                        if let Some(text) = val.as_str() {
+                            *val = json!(redact_uuids(text));
+                        }
+                    }
                     _ => redact_json(val, project),
                 }
             }

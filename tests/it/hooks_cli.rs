@@ -263,7 +263,7 @@ fn validate_prints_every_problem_compiler_style_and_fails() {
     assert_eq!(code, 1, "{out}{err}");
     let lines: Vec<&str> = out.lines().collect();
     let (last, summary) = (lines[lines.len() - 1], lines[lines.len() - 2]);
-    assert_eq!(summary, "5 errors, 9 warnings");
+    assert_eq!(summary, "6 errors, 8 warnings");
     assert!(last.starts_with("trust: "), "{last}");
     let re = regex::Regex::new(r"^\S+:\d+:\d+: (error|warning): ").unwrap();
     for line in out.lines().filter(|l| *l != last && *l != summary) {
@@ -278,8 +278,8 @@ fn validate_json_counts_match_the_text() {
     let (code, out, _) = m.run(&with(&["hooks", "validate", "--json"], &flags));
     assert_eq!(code, 1);
     let v: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["errors"], 5);
-    assert_eq!(v["warnings"], 9);
+    assert_eq!(v["errors"], 6);
+    assert_eq!(v["warnings"], 8);
     assert_eq!(v["ok"], false);
     assert_eq!(v["diagnostics"].as_array().unwrap().len(), 14);
 }
@@ -456,7 +456,7 @@ fn test_runs_the_matching_hooks_for_real_and_shows_the_model_facing_text() {
         ],
         &flags,
     ));
-    assert_eq!(code, 0, "{err}");
+    assert_eq!(code, 3, "the guard blocks: {err}");
     assert!(
         out.contains(
             "PreToolUse:Bash hook error: [\"$CLAUDE_PROJECT_DIR\"/hooks/guard.sh]: guard: rm -rf is not allowed"
@@ -706,7 +706,7 @@ fn shipped_block_dangerous_commands_denies_rm_rf() {
         "--input",
         r#"{"command":"rm -rf /"}"#,
     ]);
-    assert_eq!(code, 0, "{err}");
+    assert_eq!(code, 3, "denied: {err}");
     assert!(
         out.contains("Decision: deny: Blocked dangerous command"),
         "{out}"
@@ -946,14 +946,14 @@ fn validate_checks_scripts_the_way_sh_and_interpreters_will_run_them() {
 }}"#,
     );
     let (code, out, err) = m.run(&["hooks", "validate"]);
-    assert_eq!(code, 0, "warnings only: {out}{err}");
+    assert_eq!(code, 1, "a missing script is an error: {out}{err}");
     let out = m.redact(&out);
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 7, "{out}");
     assert!(lines[0].contains("[TMP]/project/hooks/noshebang.sh line 2 uses `source` (POSIX sh has `.`), which is bash-only, but it has no #! line, so /bin/sh runs it"), "{out}");
     assert!(
         lines[1].contains(
-            "script [TMP]/project/hooks/absent.py does not exist (from \"hooks/absent.py\""
+            ": error: script [TMP]/project/hooks/absent.py does not exist (from \"hooks/absent.py\""
         ),
         "{out}"
     );
@@ -967,7 +967,8 @@ fn validate_checks_scripts_the_way_sh_and_interpreters_will_run_them() {
         "{out}"
     );
     assert!(lines[4].contains("can never block this PermissionRequest call: its only non-zero exit is `exit 1` (line 5)"), "{out}");
-    assert_eq!(lines[5], "0 errors, 5 warnings");
+    // The two missing scripts are errors.
+    assert_eq!(lines[5], "2 errors, 3 warnings");
     // A PATH command with no script argument is not guessed at, nor is the script behind an
     // unknown variable checked for existence.
     assert!(!out.contains("jq"), "{out}");
@@ -983,18 +984,22 @@ fn test_pre_model_switch_deny_and_exit_2_keep_the_model() {
         (
             r#"echo '{"hookSpecificOutput":{"hookEventName":"PreModelSwitch","permissionDecision":"deny","permissionDecisionReason":"pinned by policy"}}'"#,
             "deny: the model stays",
+            3,
         ),
         (
             "echo 'no switching today' >&2; exit 2",
             "deny: the model stays",
+            3,
         ),
         (
             r#"echo '{"hookSpecificOutput":{"hookEventName":"PreModelSwitch","permissionDecision":"allow"}}'"#,
             "the switch goes ahead",
+            0,
         ),
-        ("exit 0", "the switch goes ahead"),
+        ("exit 0", "the switch goes ahead", 0),
     ];
-    for (command, expected) in cases {
+    // `hooks test` exits 3 when the hooks block, 0 when they let the action go ahead.
+    for (command, expected, status) in cases {
         let m = Machine::new();
         m.write(
             "project/.claude/settings.json",
@@ -1003,7 +1008,7 @@ fn test_pre_model_switch_deny_and_exit_2_keep_the_model() {
             .to_string(),
         );
         let (code, out, err) = m.run(&["hooks", "test", "PreModelSwitch", "--json"]);
-        assert_eq!(code, 0, "{err}");
+        assert_eq!(code, status, "{command}: {out}{err}");
         let v: Value = serde_json::from_str(&out).unwrap();
         assert!(out.contains(expected), "{command}: {out}");
         let keys: Vec<&str> = v["stdin"]
@@ -1032,4 +1037,233 @@ fn test_pre_model_switch_deny_and_exit_2_keep_the_model() {
             "{out}"
         );
     }
+}
+
+// ---------- dead matchers, missing scripts, exit statuses (issue 15, item 10) ----------
+
+#[test]
+fn validate_reports_case_only_matchers_and_missing_scripts_as_errors() {
+    let m = Machine::new();
+    m.script("project/hooks/ok.sh", "#!/bin/sh\ncat >/dev/null\nexit 0\n");
+    m.write(
+        "project/.claude/settings.json",
+        r#"{"hooks":{"PreToolUse":[
+  {"matcher":"bash","hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/hooks/ok.sh"}]},
+  {"matcher":"Read|write","hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/hooks/ok.sh"}]},
+  {"matcher":"edit.*","hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/hooks/ok.sh"}]},
+  {"matcher":"webfetch","hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/hooks/ok.sh"}]},
+  {"matcher":"Bash|Write","hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/hooks/gone.sh"}]},
+  {"matcher":"Bash","hooks":[{"type":"command","command":"$SOMEWHERE/guard.sh"}]}
+]}}"#,
+    );
+    let (code, out, err) = m.run(&["hooks", "validate"]);
+    assert_eq!(code, 1, "{out}{err}");
+    let out = m.redact(&out);
+    let errors: Vec<&str> = out.lines().filter(|l| l.contains(": error: ")).collect();
+    let expect = [
+        (
+            ":2:",
+            r#"matcher "bash" never matches: tool names are case-sensitive; did you mean "Bash"?"#,
+        ),
+        (
+            ":3:",
+            r#"matcher "write" never matches: tool names are case-sensitive; did you mean "Write"?"#,
+        ),
+        (
+            ":4:",
+            r#"matcher "edit.*" never matches: tool names are case-sensitive, and only with case ignored would it match Edit, MultiEdit, NotebookEdit (rein has no MultiEdit, NotebookEdit)"#,
+        ),
+        (
+            ":5:",
+            r#"matcher "webfetch" never matches: tool names are case-sensitive; did you mean "WebFetch"? (a Claude Code tool rein does not have)"#,
+        ),
+        (":6:", "script [TMP]/project/hooks/gone.sh does not exist"),
+    ];
+    assert_eq!(errors.len(), expect.len(), "{out}");
+    for ((at, text), line) in expect.iter().zip(&errors) {
+        assert!(
+            line.contains(at) && line.contains(text),
+            "{line}\nwanted {text}"
+        );
+    }
+    // A script path behind a variable rein cannot know stays a warning, never "missing".
+    assert!(
+        out.lines()
+            .any(|l| l.contains(":7:") && l.contains(": warning: $SOMEWHERE in the script path")),
+        "{out}"
+    );
+    assert!(!out.contains("guard.sh does not exist"), "{out}");
+    assert!(out.contains("5 errors, 1 warning"), "{out}");
+
+    // Fixed: the right case and an existing script pass.
+    m.write(
+        "project/.claude/settings.json",
+        r#"{"hooks":{"PreToolUse":[
+  {"matcher":"Bash","hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/hooks/ok.sh"}]},
+  {"matcher":"Read|Write","hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/hooks/ok.sh"}]},
+  {"matcher":"Edit.*","hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/hooks/ok.sh"}]}
+]}}"#,
+    );
+    let (code, out, err) = m.run(&["hooks", "validate", "--strict"]);
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+#[test]
+fn hooks_test_exit_status_says_whether_the_hooks_block() {
+    let m = Machine::new();
+    m.script(
+        "project/hooks/guard.sh",
+        "#!/bin/sh\ninput=$(cat)\ncase \"$input\" in *'rm -rf'*) echo 'no rm' >&2; exit 2 ;; esac\nexit 0\n",
+    );
+    m.script(
+        "project/hooks/deny-write.sh",
+        "#!/bin/sh\ncat >/dev/null\necho '{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"read-only\"}}'\n",
+    );
+    m.script(
+        "project/hooks/stop.sh",
+        "#!/bin/sh\ncat >/dev/null\necho '{\"decision\":\"block\",\"reason\":\"keep going\"}'\n",
+    );
+    m.script(
+        "project/hooks/broken.sh",
+        "#!/bin/sh\ncat >/dev/null\nexit 1\n",
+    );
+    m.write(
+        "project/.claude/settings.json",
+        r#"{"hooks":{
+  "PreToolUse":[
+    {"matcher":"Bash","hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/hooks/guard.sh"}]},
+    {"matcher":"Write","hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/hooks/deny-write.sh"}]},
+    {"matcher":"Read","hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/hooks/broken.sh"}]}
+  ],
+  "Stop":[{"hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/hooks/stop.sh"}]}]
+}}"#,
+    );
+    let test = |args: &[&str]| {
+        let mut all = vec!["hooks", "test"];
+        all.extend_from_slice(args);
+        m.run(&all)
+    };
+    // exit 2 from the hook: blocked.
+    let (code, out, _) = test(&[
+        "PreToolUse",
+        "--tool",
+        "Bash",
+        "--input",
+        r#"{"command":"rm -rf x"}"#,
+    ]);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("Blocked: exit status 3"), "{out}");
+    // The same hook letting a command through.
+    let (code, out, _) = test(&[
+        "PreToolUse",
+        "--tool",
+        "Bash",
+        "--input",
+        r#"{"command":"ls"}"#,
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("Blocked"), "{out}");
+    // A JSON deny.
+    let (code, out, _) = test(&[
+        "PreToolUse",
+        "--tool",
+        "Write",
+        "--input",
+        r#"{"file_path":"a.txt","content":"x"}"#,
+        "--json",
+    ]);
+    assert_eq!(code, 3, "{out}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["blocks"], true);
+    // A hook that fails with exit 1 does not block: the action goes ahead, as in a session.
+    let (code, out, _) = test(&[
+        "PreToolUse",
+        "--tool",
+        "Read",
+        "--input",
+        r#"{"file_path":"a.txt"}"#,
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["blocks"], false);
+    // Stop `decision: block` keeps the turn going: a block too.
+    let (code, out, _) = test(&["Stop"]);
+    assert_eq!(code, 3, "{out}");
+    // No handler for the event: nothing blocks.
+    let (code, _, _) = test(&["SessionStart"]);
+    assert_eq!(code, 0);
+    // A usage error is 2, never taken for a block.
+    let (code, _, err) = test(&["PreTooluse", "--tool", "Bash"]);
+    assert_eq!(code, 2, "{err}");
+    // --help documents the statuses.
+    let (code, out, _) = m.run(&["hooks", "test", "--help"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("3 they block, refuse or stop it"), "{out}");
+}
+
+#[test]
+fn list_says_never_fires_for_tools_rein_does_not_have() {
+    let m = Machine::new();
+    m.script(
+        "project/hooks/ok.sh 1",
+        "#!/bin/sh\ncat >/dev/null\nexit 0\n",
+    );
+    let settings = r#"{"hooks":{"PreToolUse":[
+  {"matcher":"WebFetch|WebSearch","hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/hooks/ok.sh 2"}]},
+  {"matcher":"mcp__github__create_issue","hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/hooks/ok.sh 3"}]},
+  {"matcher":"Web.*","hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/hooks/ok.sh 4"}]},
+  {"matcher":"WebFetch|Bash","hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/hooks/ok.sh 5"}]},
+  {"matcher":"Task","hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/hooks/ok.sh 6"}]},
+  {"matcher":"bash","hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/hooks/ok.sh 7"}]}
+]}}"#;
+    m.write("project/.claude/settings.json", settings);
+    let (code, out, err) = m.run(&["hooks", "list"]);
+    assert_eq!(code, 0, "{err}");
+    let verdicts: Vec<&str> = out
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("fires") || l.starts_with("NEVER FIRES"))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            "NEVER FIRES: rein has no tool WebFetch; rein has no tool WebSearch",
+            "NEVER FIRES: MCP server \"github\" is not configured",
+            "NEVER FIRES: its matcher matches none of rein's tools (Agent, Bash, Read, Write, Edit, Glob, Grep, TaskStop) and no MCP server is configured",
+            "fires   yes",
+            // `Task` is the Agent tool's former name.
+            "fires   yes",
+            "NEVER FIRES: no tool is named bash (tool names are case-sensitive: Bash)",
+        ],
+        "{out}"
+    );
+    assert!(
+        out.contains("6 handlers: 2 can fire, 4 never fire."),
+        "{out}"
+    );
+    let (_, out, _) = m.run(&["hooks", "list", "--json"]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["handlers"][0]["fires"], false);
+    assert_eq!(v["handlers"][0]["never_fires"]["code"], "no_such_tool");
+
+    // With the github server configured, its tool's matcher fires, and the regex fires only
+    // for the MCP tools it matches.
+    m.write(
+        "project/.mcp.json",
+        r#"{"mcpServers":{"github":{"command":"true"}}}"#,
+    );
+    let (code, out, err) = m.run(&["hooks", "list"]);
+    assert_eq!(code, 0, "{err}");
+    let verdicts: Vec<&str> = out
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("fires") || l.starts_with("NEVER FIRES"))
+        .collect();
+    assert_eq!(verdicts[1], "fires   yes", "{out}");
+    assert_eq!(
+        verdicts[2],
+        "fires   only for the tools of MCP servers github that it matches (none of rein's own tools)",
+        "{out}"
+    );
 }

@@ -14,7 +14,8 @@ use crate::harness::{LEAKY_VARS, Sandbox, home_vars, rein_bin, write_executable}
 const PROMPT_HEADER: &str = "rein wants to use Bash: ";
 const PROMPT_KEYS: &str = "[y] allow once  [a] always for this session  [n] deny >";
 const DENIAL: &str = "The user doesn't want to proceed with this tool use.";
-const TRUST_QUESTION: &str = "Trust this folder? [y] yes, remember  [o] this run only  [n] no >";
+const TRUST_QUESTION: &str =
+    "Trust this folder? [y] yes, remember  [o] yes, this run only  [n] no, exit >";
 
 /// A tmux server on a socket of its own; dropping it kills the server and everything in it.
 struct Tmux {
@@ -610,19 +611,45 @@ fn a_permission_prompt_is_answered_with_one_key() {
     assert_eq!(exit_code(&tmux, &code_file), "0");
 }
 /// Interactive start in an untrusted folder shows what the repository's settings would do and
-/// asks once; `y` records trust (an allow rule from the project file then applies, no permission
-/// prompt); a later change to the hook's script asks again, naming the hook, and `n` leaves
-/// the allow rule out (the call is asked about, and denied here).
+/// asks once. `n` ends rein before anything of the folder runs (exit 1, no hook), as declining
+/// Claude Code 2.1.328's folder-trust dialog does (tests/fixtures/cc-2.1.328/trust/interactive).
+/// `y` records trust (an allow rule from the project file then applies, no permission prompt);
+/// the next start asks nothing. A later change to the hook's script asks again, naming the
+/// hook — stricter than Claude Code, which never asks again for a folder it trusted, because a
+/// commit can change what a trusted hook runs — and `n` then ends rein before the changed
+/// script can run.
 #[test]
 fn trust_question_on_a_real_terminal_and_a_changed_script_asks_again() {
     let sandbox = Sandbox::new("proj", &["proj/.claude", "proj/hooks"]);
     let guard = sandbox.script("guard.sh", "cat >/dev/null; exit 0");
+    let started = sandbox.script(
+        "started.sh",
+        "cat >/dev/null; touch session-started; exit 0",
+    );
     sandbox.settings(json!({
         "permissions": {"allow": ["Bash(touch made-by-allow.txt)"]},
-        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": guard}]}]}
+        "hooks": {
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": guard}]}],
+            "SessionStart": [{"hooks": [{"type": "command", "command": started}]}]
+        }
     }));
 
-    // 1. First start: the question lists the hook and the allow rule; `y` trusts and records.
+    // 0. First start, declined: rein exits 1 and no hook ran.
+    let (tmux, code_file) = launch(&sandbox);
+    let screen = tmux.wait_for("the trust question", |s| s.contains(TRUST_QUESTION));
+    assert!(screen.contains("SessionStart hook runs"), "{screen}");
+    tmux.type_line("n");
+    // (The pane closes with rein; the message is checked in security.rs.)
+    assert_eq!(exit_code(&tmux, &code_file), "1");
+    assert!(
+        !sandbox.exists("session-started"),
+        "a hook ran although trust was declined"
+    );
+    drop(tmux);
+    std::fs::remove_file(&code_file).unwrap();
+
+    // 1. Asked again (nothing was recorded): the question lists the hook and the allow rule;
+    //    `y` trusts and records.
     let (tmux, code_file) = launch(&sandbox);
     let screen = tmux.wait_for("the trust question", |s| s.contains(TRUST_QUESTION));
     assert!(screen.contains("PreToolUse hook runs"), "{screen}");
@@ -633,6 +660,10 @@ fn trust_question_on_a_real_terminal_and_a_changed_script_asks_again() {
     );
     tmux.type_line("y");
     tmux.wait_for("the first `> ` prompt", at_input_prompt);
+    assert!(
+        sandbox.exists("session-started"),
+        "the trusted hook did not run"
+    );
     tmux.type_line("run command touch made-by-allow.txt");
     let screen = tmux.wait_for("the allowed run", |s| {
         at_input_prompt(s) && sandbox.exists("made-by-allow.txt")
@@ -657,26 +688,21 @@ fn trust_question_on_a_real_terminal_and_a_changed_script_asks_again() {
     drop(tmux);
     std::fs::remove_file(&code_file).unwrap();
 
-    // 3. The script changes: asked again, naming the hook; `n` keeps the allow rule out.
-    sandbox.script("guard.sh", "cat >/dev/null; touch sneaky; exit 0");
+    // 3. The script changes: asked again, naming the hook; `n` ends rein before it runs.
+    sandbox.script("started.sh", "cat >/dev/null; touch sneaky; exit 0");
     let (tmux, code_file) = launch(&sandbox);
     let screen = tmux.wait_for("the trust question again", |s| s.contains(TRUST_QUESTION));
     assert!(
-        screen.contains("since then changed") && screen.contains("guard.sh"),
+        screen.contains("since then changed") && screen.contains("started.sh"),
         "{screen}"
     );
     tmux.type_line("n");
-    tmux.wait_for("the first `> ` prompt", at_input_prompt);
-    tmux.type_line("run command touch made-by-allow.txt");
-    tmux.wait_for("the permission prompt", |s| prompts(s) == 1);
-    tmux.type_line("n");
-    tmux.wait_for("the denial", |s| s.contains(DENIAL) && at_input_prompt(s));
+    assert_eq!(exit_code(&tmux, &code_file), "1");
+    assert!(!sandbox.exists("sneaky"), "the changed script ran");
     assert!(
         !sandbox.exists("made-by-allow.txt"),
         "the untrusted allow rule applied"
     );
-    tmux.type_line("/exit");
-    assert_eq!(exit_code(&tmux, &code_file), "0");
 }
 
 /// A cloned repository's `.mcp.json` starts nothing until a person says yes at the terminal;

@@ -8,6 +8,7 @@ use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use serde_json::{Map, Value, json};
 
+use super::events::EventSink;
 use super::http::{self, AttemptError, HttpSettings};
 use crate::model::{
     ContentBlock, Message, Model, ModelError, ModelErrorKind, ModelResponse, Request, Role,
@@ -67,6 +68,7 @@ impl AnthropicModel {
         url: &str,
         body: &Value,
         on_text: Option<&(dyn Fn(&str) + Send + Sync)>,
+        on_event: EventSink<'_>,
     ) -> Result<ModelResponse, AttemptError> {
         let mut request = self
             .http
@@ -100,9 +102,12 @@ impl AnthropicModel {
                     on_text(&text);
                 }
             }
+            if let Some(on_event) = on_event {
+                super::events::replay(&message, on_event);
+            }
             return Ok(message);
         }
-        self.read_stream(url, response, on_text).await
+        self.read_stream(url, response, on_text, on_event).await
     }
 
     /// Decodes the SSE stream. A stream that ends before `message_stop` is a retryable error.
@@ -111,6 +116,7 @@ impl AnthropicModel {
         url: &str,
         response: reqwest::Response,
         on_text: Option<&(dyn Fn(&str) + Send + Sync)>,
+        on_event: EventSink<'_>,
     ) -> Result<ModelResponse, AttemptError> {
         // Why lossy: the SSE decoder stops at the first invalid byte and buffers everything
         // after it until the stream ends; one bad byte must cost one character instead.
@@ -154,6 +160,21 @@ impl AnthropicModel {
                 .and_then(Value::as_str)
                 .unwrap_or(event.event.as_str())
                 .to_string();
+            // The reply's own events go on as they are (`--include-partial-messages`); `ping`
+            // and `error` do not, as in Claude Code.
+            if let Some(on_event) = on_event
+                && matches!(
+                    kind.as_str(),
+                    "message_start"
+                        | "content_block_start"
+                        | "content_block_delta"
+                        | "content_block_stop"
+                        | "message_delta"
+                        | "message_stop"
+                )
+            {
+                on_event(&data);
+            }
             match kind.as_str() {
                 "message_start" => state.start(&data),
                 "content_block_start" => state.block_start(&data),
@@ -235,6 +256,7 @@ impl Model for AnthropicModel {
             messages,
             tools,
             on_text: None,
+            on_event: None,
         })
     }
 
@@ -259,7 +281,10 @@ impl Model for AnthropicModel {
                     map.insert("stream".into(), stream);
                 }
             }
-            http::with_retries(&self.http, || self.attempt(&url, &body, request.on_text)).await
+            http::with_retries(&self.http, || {
+                self.attempt(&url, &body, request.on_text, request.on_event)
+            })
+            .await
         })
     }
 }

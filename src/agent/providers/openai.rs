@@ -11,6 +11,7 @@ use futures_util::StreamExt;
 use serde_json::{Map, Value, json};
 
 use super::anthropic::LossyUtf8;
+use super::events::{EventSink, Synthesizer};
 use super::http::{self, AttemptError, HttpSettings};
 use crate::model::{
     ContentBlock, Message, Model, ModelError, ModelErrorKind, ModelResponse, Request, Role,
@@ -45,6 +46,7 @@ impl OpenAiModel {
         url: &str,
         body: &Value,
         on_text: Option<&(dyn Fn(&str) + Send + Sync)>,
+        on_event: EventSink<'_>,
     ) -> Result<ModelResponse, AttemptError> {
         let mut request = self.http.client.post(url).json(body);
         if let Some(key) = &self.http.api_key {
@@ -57,7 +59,7 @@ impl OpenAiModel {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
         if is_stream {
-            return self.read_stream(url, response, on_text).await;
+            return self.read_stream(url, response, on_text, on_event).await;
         }
         let bytes = http::read_body(&self.http, url, response).await?;
         let value = http::json_body(url, &bytes)?;
@@ -69,6 +71,9 @@ impl OpenAiModel {
                 on_text(&text);
             }
         }
+        if let Some(on_event) = on_event {
+            super::events::replay(&message, on_event);
+        }
         Ok(message)
     }
 
@@ -79,7 +84,10 @@ impl OpenAiModel {
         url: &str,
         response: reqwest::Response,
         on_text: Option<&(dyn Fn(&str) + Send + Sync)>,
+        on_event: EventSink<'_>,
     ) -> Result<ModelResponse, AttemptError> {
+        // Anthropic-shaped events built from the chunks (`--include-partial-messages`).
+        let mut synth = Synthesizer::new(on_event);
         let mut utf8 = LossyUtf8::default();
         let mut events = response
             .bytes_stream()
@@ -129,13 +137,59 @@ impl OpenAiModel {
                     format!("error in stream from {url}: {message}"),
                 ));
             }
+            if on_event.is_some() {
+                synth_chunk(&mut synth, &chunk, &self.model);
+            }
             if let Some(text) = state.push(&chunk)
                 && let Some(on_text) = on_text
             {
                 on_text(&text);
             }
         }
-        Ok(state.finish(&self.model, &self.next_id))
+        let response = state.finish(&self.model, &self.next_id);
+        synth.finish(&response);
+        Ok(response)
+    }
+}
+
+/// Hands one chunk's pieces to the event synthesizer: the message opens at the first chunk,
+/// then its text and each tool call's id, name and arguments, in the chunk's order.
+fn synth_chunk(synth: &mut Synthesizer<'_>, chunk: &Value, configured_model: &str) {
+    let model = chunk
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or(configured_model);
+    synth.start(chunk.get("id").and_then(Value::as_str), model, None);
+    let Some(delta) = chunk
+        .get("choices")
+        .and_then(Value::as_array)
+        .and_then(|c| c.first())
+        .and_then(|c| c.get("delta"))
+    else {
+        return;
+    };
+    if let Some(text) = delta.get("content").and_then(Value::as_str) {
+        synth.text(text);
+    }
+    for call in delta
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+    {
+        let key = call.get("index").and_then(Value::as_u64).unwrap_or(0);
+        let id = call
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty());
+        let function = call.get("function");
+        let name = function.and_then(|f| f.get("name")).and_then(Value::as_str);
+        let arguments = match function.and_then(|f| f.get("arguments")) {
+            Some(Value::String(more)) => more.clone(),
+            Some(Value::Object(map)) => Value::Object(map.clone()).to_string(),
+            Some(_) | None => String::new(),
+        };
+        synth.tool(key, id, name, &arguments);
     }
 }
 
@@ -288,6 +342,7 @@ impl Model for OpenAiModel {
             messages,
             tools,
             on_text: None,
+            on_event: None,
         })
     }
 
@@ -303,7 +358,10 @@ impl Model for OpenAiModel {
                 request.messages,
                 request.tools,
             );
-            http::with_retries(&self.http, || self.attempt(&url, &body, request.on_text)).await
+            http::with_retries(&self.http, || {
+                self.attempt(&url, &body, request.on_text, request.on_event)
+            })
+            .await
         })
     }
 }

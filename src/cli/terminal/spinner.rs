@@ -145,6 +145,13 @@ impl SpinnerState {
 
 impl Observer for SpinnerState {
     fn observe(&self, progress: Progress<'_>) {
+        // Nothing is printed for these: the spinner stays as it is.
+        if matches!(
+            progress,
+            Progress::RequestStarted | Progress::StreamEvent { .. }
+        ) {
+            return;
+        }
         // Whatever prints next must not land on the spinner's line.
         self.clear();
         match progress {
@@ -165,7 +172,9 @@ impl Observer for SpinnerState {
             | Progress::Prompt { .. }
             | Progress::Hook { .. }
             | Progress::Feedback { .. }
-            | Progress::Notice { .. } => {}
+            | Progress::Notice { .. }
+            | Progress::RequestStarted
+            | Progress::StreamEvent { .. } => {}
         }
     }
 }

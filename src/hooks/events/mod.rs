@@ -381,6 +381,10 @@ pub struct Explained {
     pub user: Vec<String>,
     /// The decision in one line.
     pub summary: String,
+    /// The hooks block, refuse or stop what the event is about (exit 2 or `decision: block`,
+    /// a `deny`/`ask`/`defer` permission decision, `continue: false`): `rein hooks test`
+    /// exits 3 then.
+    pub blocks: bool,
 }
 
 impl Explained {
@@ -394,6 +398,11 @@ impl Explained {
 
     /// Adds the parts every outcome has: context entries, user messages, `continue: false`.
     pub fn with_common(mut self, common: &Common) -> Explained {
+        self.blocks |= common.stop_loop
+            || common
+                .runs
+                .iter()
+                .any(|r| matches!(r.outcome, OutcomeKind::Blocking(_)));
         for c in &common.context {
             self.model
                 .push(("context with the next model request".to_string(), c.clone()));

@@ -203,6 +203,10 @@ impl Event for PermissionRequest {
             model,
             user: Vec::new(),
             summary,
+            blocks: matches!(
+                outcome.decision,
+                Some(PermissionRequestDecision::Deny { .. })
+            ),
         }
         .with_common(&outcome.common)
     }

@@ -134,10 +134,13 @@ impl Event for PreModelSwitch {
     }
 
     fn explain(outcome: &PreModelSwitchOutcome, _input: &PreModelSwitchInput) -> Explained {
-        Explained::summary(match &outcome.denied {
-            Some(_) => "deny: the model stays",
-            None => "the switch goes ahead",
-        })
+        Explained {
+            blocks: outcome.denied.is_some(),
+            ..Explained::summary(match &outcome.denied {
+                Some(_) => "deny: the model stays",
+                None => "the switch goes ahead",
+            })
+        }
         .with_common(&outcome.common)
     }
 }

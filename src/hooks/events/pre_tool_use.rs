@@ -291,6 +291,15 @@ impl Event for PreToolUse {
             model,
             user: Vec::new(),
             summary,
+            // In a headless run `ask` refuses too, unless a PermissionRequest hook allows.
+            blocks: matches!(
+                outcome.permission,
+                Some(
+                    PermissionDecision::Deny { .. }
+                        | PermissionDecision::Ask { .. }
+                        | PermissionDecision::Defer { .. }
+                )
+            ),
         }
         .with_common(&outcome.common)
     }

@@ -48,9 +48,25 @@ fn project() -> Sandbox {
         "post.sh",
         "cat > /dev/null; printf '%s' '{\"hookSpecificOutput\":{\"hookEventName\":\"PostToolUse\",\"additionalContext\":\"POST-CONTEXT\"}}'",
     );
+    // UserPromptSubmit context both ways (plain stdout and JSON), and a Stop hook that blocks
+    // once: their lines follow the prompt and the feedback line, as Claude Code writes them.
+    let plain = s.script("plain.sh", "cat > /dev/null; echo 'PROMPT-PLAIN'");
+    let prompt_json = s.script(
+        "prompt.sh",
+        "cat > /dev/null; printf '%s' '{\"hookSpecificOutput\":{\"hookEventName\":\"UserPromptSubmit\",\"additionalContext\":\"PROMPT-CONTEXT\"}}'",
+    );
+    let stop = s.script(
+        "stop.sh",
+        "cat > /dev/null; m=\"$CLAUDE_PROJECT_DIR/stopped\"; [ -e \"$m\" ] && exit 0; touch \"$m\"; echo '{\"decision\":\"block\",\"reason\":\"STOP-FEEDBACK\"}'",
+    );
     s.hooks(json!({
         "SessionStart": [{"hooks": [{"type": "command", "command": start}]}],
         "PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": post}]}],
+        "UserPromptSubmit": [{"hooks": [
+            {"type": "command", "command": plain},
+            {"type": "command", "command": prompt_json}
+        ]}],
+        "Stop": [{"hooks": [{"type": "command", "command": stop}]}],
     }));
     s
 }
@@ -70,19 +86,25 @@ fn first_session(s: &Sandbox, api: Api) -> (String, Vec<Value>) {
         api,
         vec![
             Turn::call("toolu_1", "Bash", json!({"command": "echo hi"})),
+            Turn::text("FIRST-PAUSE"),
             Turn::text("FIRST-DONE"),
         ],
     );
     let (code, result, stderr) = run(s, api, &server, "first prompt", &[]);
     assert_eq!(code, 0, "{api:?}: {stderr}");
     let requests = server.requests();
-    assert_eq!(requests.len(), 2);
-    let sent = api.messages_of(&requests[1]);
+    assert_eq!(requests.len(), 3, "the Stop hook blocked once");
+    let sent = api.messages_of(&requests[2]);
     let flat = serde_json::to_string(&sent).unwrap();
-    assert!(
-        flat.contains("START-CONTEXT") && flat.contains("POST-CONTEXT"),
-        "{flat}"
-    );
+    for seen in [
+        "START-CONTEXT",
+        "POST-CONTEXT",
+        "PROMPT-PLAIN",
+        "PROMPT-CONTEXT",
+        "STOP-FEEDBACK",
+    ] {
+        assert!(flat.contains(seen), "{seen}: {flat}");
+    }
     (result["session_id"].as_str().unwrap().to_string(), sent)
 }
 

@@ -7,6 +7,8 @@
 // Why: the replay records more than the tests written so far read.
 #[allow(dead_code)]
 mod replay;
+mod stream_io;
+mod transcript;
 
 use serde_json::{Value, json};
 

@@ -273,18 +273,18 @@ pub fn run(name: &str, extra: &[&str]) -> Replay {
 }
 
 /// Replaces what varies between runs with the oracle's placeholders.
-struct Normalizer {
+pub struct Normalizer {
     /// `'<recorder>' <n>` → the hook command it stands for.
     commands: Vec<(String, String)>,
     project: String,
     slug: String,
     home: String,
-    session: Option<String>,
+    pub session: Option<String>,
     uuids: Mutex<Vec<String>>,
 }
 
 impl Normalizer {
-    fn new(project: &Path, home: &Path) -> Normalizer {
+    pub fn new(project: &Path, home: &Path) -> Normalizer {
         let project = project.to_string_lossy().into_owned();
         let slug: String = project
             .chars()
@@ -300,7 +300,7 @@ impl Normalizer {
         }
     }
 
-    fn text(&self, text: &str) -> String {
+    pub fn text(&self, text: &str) -> String {
         let mut t = text.to_string();
         for (wrapped, original) in &self.commands {
             t = t.replace(wrapped.as_str(), original);
@@ -332,7 +332,7 @@ impl Normalizer {
         .into_owned()
     }
 
-    fn value(&self, v: Value) -> Value {
+    pub fn value(&self, v: Value) -> Value {
         let text = self.text(&v.to_string());
         serde_json::from_str(&text).unwrap_or(v)
     }
@@ -351,13 +351,13 @@ impl Normalizer {
 /// A scripted Anthropic Messages API on loopback: each main-loop request (one that offers
 /// three or more tools, as in the oracle) gets the scenario's next turn as an SSE stream; any
 /// other request gets a short text.
-struct FakeApi {
-    base: String,
+pub struct FakeApi {
+    pub base: String,
     requests: Arc<Mutex<Vec<Value>>>,
 }
 
 impl FakeApi {
-    fn start(sc: &Value, project: &Path) -> FakeApi {
+    pub fn start(sc: &Value, project: &Path) -> FakeApi {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let requests = Arc::new(Mutex::new(Vec::new()));
@@ -390,7 +390,7 @@ impl FakeApi {
         FakeApi { base, requests }
     }
 
-    fn requests(&self) -> Vec<Value> {
+    pub fn requests(&self) -> Vec<Value> {
         self.requests.lock().unwrap().clone()
     }
 }
@@ -435,8 +435,12 @@ fn sse_for(turn: &Value, index: usize, project: &str) -> String {
         "message_start",
         json!({"type": "message_start", "message": {"id": format!("msg_fid_{index}"), "type": "message",
             "role": "assistant", "model": "claude-opus-5-5", "content": [], "stop_reason": null,
-            "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+            "stop_sequence": null, "usage": {"input_tokens": 100, "output_tokens": 1,
+            "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}}),
     )];
+    // As the oracle's fake server streams (`fake_server.py`): a `ping`, text in pieces of 40
+    // characters, tool arguments in pieces of 30.
+    events.push(("ping", json!({"type": "ping"})));
     let mut blocks: Vec<Value> = Vec::new();
     if let Some(text) = turn["text"].as_str() {
         blocks.push(json!({"type": "text", "text": text}));
@@ -455,26 +459,48 @@ fn sse_for(turn: &Value, index: usize, project: &str) -> String {
         blocks.push(json!({"type": "tool_use", "id": id, "name": call["name"], "input": subst(&call["input"])}));
         uses += 1;
     }
+    let pieces = |text: &str, n: usize| -> Vec<String> {
+        let chars: Vec<char> = text.chars().collect();
+        chars
+            .chunks(n)
+            .map(|c| c.iter().collect::<String>())
+            .collect()
+    };
     for (i, block) in blocks.iter().enumerate() {
-        let (start, delta) = if block["type"] == "text" {
+        let (start, deltas) = if block["type"] == "text" {
+            let text = block["text"].as_str().unwrap_or("");
+            let mut parts = pieces(text, 40);
+            if parts.is_empty() {
+                parts.push(String::new());
+            }
             (
                 json!({"type": "text", "text": ""}),
-                json!({"type": "text_delta", "text": block["text"]}),
+                parts
+                    .into_iter()
+                    .map(|p| json!({"type": "text_delta", "text": p}))
+                    .collect::<Vec<_>>(),
             )
         } else {
+            // Python's `json.dumps` spacing, as the oracle sends the arguments.
+            let args = python_json(&block["input"]);
             (
                 json!({"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}),
-                json!({"type": "input_json_delta", "partial_json": block["input"].to_string()}),
+                pieces(&args, 30)
+                    .into_iter()
+                    .map(|p| json!({"type": "input_json_delta", "partial_json": p}))
+                    .collect(),
             )
         };
         events.push((
             "content_block_start",
             json!({"type": "content_block_start", "index": i, "content_block": start}),
         ));
-        events.push((
-            "content_block_delta",
-            json!({"type": "content_block_delta", "index": i, "delta": delta}),
-        ));
+        for delta in deltas {
+            events.push((
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": i, "delta": delta}),
+            ));
+        }
         events.push((
             "content_block_stop",
             json!({"type": "content_block_stop", "index": i}),
@@ -486,13 +512,31 @@ fn sse_for(turn: &Value, index: usize, project: &str) -> String {
             .unwrap_or(if uses > 0 { "tool_use" } else { "end_turn" });
     events.push((
         "message_delta",
-        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 5}}),
+        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 20}}),
     ));
     events.push(("message_stop", json!({"type": "message_stop"})));
     events
         .into_iter()
         .map(|(name, data)| format!("event: {name}\ndata: {data}\n\n"))
         .collect()
+}
+
+/// `value` as Python's `json.dumps` writes it (`", "` and `": "` separators), ASCII only.
+fn python_json(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let items: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{}: {}", Value::String(k.clone()), python_json(v)))
+                .collect();
+            format!("{{{}}}", items.join(", "))
+        }
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(python_json).collect();
+            format!("[{}]", items.join(", "))
+        }
+        other => other.to_string(),
+    }
 }
 
 /// The fixture's hook runs of `event`: their normalized stdin, in order.

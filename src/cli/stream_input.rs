@@ -1,0 +1,437 @@
+//! `-p --input-format stream-json --output-format stream-json`: user messages arrive as JSON
+//! lines on stdin, each one a turn of the same session, as Claude Code 2.1.328 reads them
+//! (fixtures `tests/fixtures/cc-2.1.328/stream_io/input_*`, recorded by `record.py` there).
+//!
+//! What a line may be:
+//! - `{"type": "user", "message": {"role": "user", "content": …}}`: a turn. `content` is a
+//!   string or an array of `text` blocks (joined with a newline). Other keys of the line are
+//!   ignored. A `message` without `role: "user"` is an error (`Expected message role 'user',
+//!   got …`, as Claude Code says it), and so is a non-text block (rein sends text only). A
+//!   `content` that is neither a string nor an array is skipped with a warning (Claude Code
+//!   skips it silently).
+//! - `{"type": "control_request", "request_id": …, "request": {"subtype": "interrupt"}}`: stops
+//!   the running turn as Ctrl+C does (its tools' process groups are killed, each unanswered
+//!   call gets an interrupted result); answered with a `control_response` of subtype `success`
+//!   at once. Every other subtype is answered with Claude Code's `unsupported_request` error
+//!   and changes nothing.
+//! - a blank line, or any other `type`: ignored, as in Claude Code.
+//! - anything that is not a JSON object: an error. The turns of the lines before it finish and
+//!   keep their output; then rein says which stdin line is wrong and why, and exits 1 (Claude
+//!   Code also exits 1, but drops what it had not written yet).
+//!
+//! Messages that arrive while a turn runs wait their turn, in order. End of stdin ends the
+//! session once the running turn and the waiting messages are done (a turn in progress is not
+//! cut short) and, as after a `-p` prompt, once the background commands still running have
+//! ended, each with a turn of its own. Each turn writes its own `init` and `result` lines.
+
+use std::collections::VecDeque;
+use std::io::BufRead;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::{Value, json};
+use tokio::signal::unix::Signal;
+use tokio::sync::mpsc;
+
+use crate::agent::session::Session;
+use crate::cli::render::StreamJson;
+
+/// One stdin line, understood.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    /// A user message: the prompt's text, and the message as given (for the echo).
+    User {
+        /// The stdin line it came from (1-based).
+        line: usize,
+        /// The prompt.
+        text: String,
+        /// The `message` object as it was read.
+        message: Value,
+    },
+    /// `control_request` `interrupt`.
+    Interrupt {
+        /// Its `request_id`, answered in the response.
+        request_id: Value,
+    },
+    /// Another `control_request`, which rein does not support.
+    Control {
+        /// Its `request_id`.
+        request_id: Value,
+        /// Its `request.subtype`.
+        subtype: String,
+    },
+    /// A line that ends the session with an error: what is wrong with it.
+    Invalid {
+        /// The stdin line (1-based).
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A line that is skipped with a warning.
+    Skipped {
+        /// The stdin line (1-based).
+        line: usize,
+        /// Why.
+        message: String,
+    },
+}
+
+/// What stdin line `line` (1-based) says; `None` for a line to ignore.
+pub fn parse_line(line: usize, text: &str) -> Option<Input> {
+    if text.trim().is_empty() {
+        return None;
+    }
+    let value: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            return Some(Input::Invalid {
+                line,
+                message: format!("not valid JSON ({e})"),
+            });
+        }
+    };
+    let Some(object) = value.as_object() else {
+        return Some(Input::Invalid {
+            line,
+            message: format!("expected a JSON object, got {}", kind_of(&value)),
+        });
+    };
+    match object.get("type").and_then(Value::as_str) {
+        Some("user") => Some(user_message(line, object.get("message"))),
+        Some("control_request") => {
+            let request_id = object.get("request_id").cloned().unwrap_or(Value::Null);
+            let subtype = object
+                .get("request")
+                .and_then(|r| r.get("subtype"))
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            Some(if subtype == "interrupt" {
+                Input::Interrupt { request_id }
+            } else {
+                Input::Control {
+                    request_id,
+                    subtype,
+                }
+            })
+        }
+        other => {
+            tracing::debug!(
+                "stdin line {line}: message type {other:?} ignored (rein reads `user` messages and `control_request` interrupts)"
+            );
+            None
+        }
+    }
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn user_message(line: usize, message: Option<&Value>) -> Input {
+    let role = message.and_then(|m| m.get("role"));
+    if role.and_then(Value::as_str) != Some("user") {
+        let got = match role {
+            None => "'undefined'".to_string(),
+            Some(Value::String(s)) => format!("'{s}'"),
+            Some(other) => other.to_string(),
+        };
+        return Input::Invalid {
+            line,
+            message: format!("Expected message role 'user', got {got}"),
+        };
+    }
+    let Some(message) = message else {
+        // Unreachable: a role was found in it.
+        return Input::Invalid {
+            line,
+            message: "no message".to_string(),
+        };
+    };
+    let text = match message.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(blocks)) => {
+            let mut texts = Vec::with_capacity(blocks.len());
+            for (i, block) in blocks.iter().enumerate() {
+                match block.get("type").and_then(Value::as_str) {
+                    Some("text") => match block.get("text").and_then(Value::as_str) {
+                        Some(t) => texts.push(t),
+                        None => {
+                            return Input::Invalid {
+                                line,
+                                message: format!("content block {i}: a text block without text"),
+                            };
+                        }
+                    },
+                    other => {
+                        return Input::Invalid {
+                            line,
+                            message: format!(
+                                "content block {i}: type {} is not supported by rein (only text blocks)",
+                                other.map_or("(none)".to_string(), |t| format!("'{t}'"))
+                            ),
+                        };
+                    }
+                }
+            }
+            texts.join("\n")
+        }
+        other => {
+            return Input::Skipped {
+                line,
+                message: format!(
+                    "the message's content is {}, not a string or an array of blocks; it is skipped",
+                    other.map_or("missing", kind_of)
+                ),
+            };
+        }
+    };
+    Input::User {
+        line,
+        text,
+        message: message.clone(),
+    }
+}
+
+/// Reads stdin line by line on a thread of its own and sends what each line says; the
+/// channel closes at end of stdin (or a read error, which is sent as the last item).
+pub fn spawn_reader() -> mpsc::UnboundedReceiver<Input> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let spawned = std::thread::Builder::new()
+        .name("rein-stdin".into())
+        .spawn(move || {
+            let stdin = std::io::stdin();
+            let mut stdin = stdin.lock();
+            let mut buf = Vec::new();
+            let mut line = 0usize;
+            loop {
+                buf.clear();
+                match stdin.read_until(b'\n', &mut buf) {
+                    Ok(0) => return,
+                    Ok(_) => {}
+                    Err(e) => {
+                        let _ = tx.send(Input::Invalid {
+                            line: line + 1,
+                            message: format!("cannot read stdin: {e}"),
+                        });
+                        return;
+                    }
+                }
+                line += 1;
+                let item = match std::str::from_utf8(&buf) {
+                    Ok(text) => parse_line(line, text),
+                    Err(e) => Some(Input::Invalid {
+                        line,
+                        message: format!("not UTF-8 ({e})"),
+                    }),
+                };
+                if let Some(item) = item
+                    && tx.send(item).is_err()
+                {
+                    return;
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        eprintln!("rein: cannot start reading stdin: {e}");
+    }
+    rx
+}
+
+/// The `control_response` to a request rein handled.
+pub fn control_success(request_id: &Value) -> Value {
+    json!({"type": "control_response", "response": {"subtype": "success",
+        "request_id": request_id, "response": {"still_queued": []}}})
+}
+
+/// The `control_response` to a request rein does not support (Claude Code's words).
+pub fn control_unsupported(request_id: &Value, subtype: &str) -> Value {
+    json!({"type": "control_response", "response": {"subtype": "error",
+        "request_id": request_id,
+        "error": format!("Unsupported control request subtype: {subtype}"),
+        "error_code": "unsupported_request"}})
+}
+
+/// How the loop ended.
+pub enum Ended {
+    /// stdin ended (or a bad line): the exit code, and the last turn's outcome when it
+    /// completed and stdin ended normally (background commands are then followed).
+    Finished(i32, Option<crate::agent::session::TurnOutcome>),
+    /// SIGINT/SIGTERM: its exit code and name.
+    Signal(i32, &'static str),
+}
+
+/// What stopped a running turn early.
+enum Cut {
+    Interrupt,
+    Signal(i32, &'static str),
+}
+
+/// The turns of the messages on stdin, until it ends. Each turn's `result` line is written
+/// by `report` (the same as a `-p` run's); an interrupted turn gets an error result of its
+/// own.
+pub async fn run(
+    session: &mut Session,
+    stream: &Arc<StreamJson>,
+    replay: bool,
+    sigint: &mut Signal,
+    sigterm: &mut Signal,
+    report: &dyn Fn(&crate::agent::session::TurnOutcome, u64) -> i32,
+) -> Ended {
+    let mut rx = spawn_reader();
+    let mut queue: VecDeque<Input> = VecDeque::new();
+    let mut open = true;
+    let mut code = crate::cli::EXIT_OK;
+    let mut last = None;
+    loop {
+        let item = match queue.pop_front() {
+            Some(item) => item,
+            None if open => {
+                tokio::select! {
+                    item = rx.recv() => match item {
+                        Some(item) => item,
+                        None => break,
+                    },
+                    _ = sigint.recv() => return Ended::Signal(130, "SIGINT"),
+                    _ = sigterm.recv() => return Ended::Signal(143, "SIGTERM"),
+                }
+            }
+            None => break,
+        };
+        let (text, message) = match item {
+            Input::Invalid { line, message } => {
+                eprintln!("Error: stdin line {line}: {message}");
+                return Ended::Finished(crate::cli::EXIT_ERROR, None);
+            }
+            Input::Skipped { line, message } => {
+                eprintln!("rein: warning: stdin line {line}: {message}");
+                continue;
+            }
+            Input::Interrupt { request_id } => {
+                // Nothing runs: acknowledged, nothing to stop.
+                stream.emit(&control_success(&request_id));
+                continue;
+            }
+            Input::Control {
+                request_id,
+                subtype,
+            } => {
+                stream.emit(&control_unsupported(&request_id, &subtype));
+                continue;
+            }
+            Input::User { text, message, .. } => (text, message),
+        };
+        stream.emit_turn_init();
+        if replay {
+            stream.emit(&stream.replay_line(&message));
+        }
+        let started = Instant::now();
+        let outcome = {
+            let turn = session.run_prompt(&text);
+            tokio::pin!(turn);
+            loop {
+                tokio::select! {
+                    outcome = &mut turn => break Ok(outcome),
+                    item = rx.recv(), if open => match item {
+                        Some(Input::Interrupt { request_id }) => {
+                            stream.emit(&control_success(&request_id));
+                            break Err(Cut::Interrupt);
+                        }
+                        Some(Input::Control { request_id, subtype }) => {
+                            stream.emit(&control_unsupported(&request_id, &subtype));
+                        }
+                        Some(other) => queue.push_back(other),
+                        None => open = false,
+                    },
+                    _ = sigint.recv() => break Err(Cut::Signal(130, "SIGINT")),
+                    _ = sigterm.recv() => break Err(Cut::Signal(143, "SIGTERM")),
+                }
+            }
+        };
+        let elapsed = started.elapsed().as_millis() as u64;
+        match outcome {
+            Ok(outcome) => {
+                let turn_code = report(&outcome, elapsed);
+                stream.turn_done();
+                if turn_code != crate::cli::EXIT_OK {
+                    code = turn_code;
+                }
+                last = Some(outcome);
+            }
+            Err(Cut::Interrupt) => {
+                last = None;
+                stream.turn_done();
+                // The turn's future was dropped: its tools' process groups are gone.
+                let answered = session.interrupted();
+                let (note, terminal_reason) = if answered > 0 {
+                    (
+                        "[Request interrupted by user for tool use]",
+                        "aborted_tools",
+                    )
+                } else {
+                    ("[Request interrupted by user]", "aborted_streaming")
+                };
+                session.note_for_model(note);
+                stream.emit(&stream.user_text_line(note));
+                stream.emit(&interrupted_result(
+                    &stream.session_id,
+                    elapsed,
+                    terminal_reason,
+                ));
+            }
+            Err(Cut::Signal(c, name)) => {
+                session.interrupted();
+                return Ended::Signal(c, name);
+            }
+        }
+    }
+    Ended::Finished(code, last)
+}
+
+/// The `result` line of a turn an `interrupt` stopped (Claude Code's subtype, `is_error` and
+/// `terminal_reason`; no `result` text).
+fn interrupted_result(session_id: &str, duration_ms: u64, terminal_reason: &str) -> Value {
+    json!({
+        "type": "result",
+        "subtype": "error_during_execution",
+        "is_error": true,
+        "duration_ms": duration_ms,
+        "stop_reason": null,
+        "terminal_reason": terminal_reason,
+        "session_id": session_id,
+        "permission_denials": [],
+        "errors": ["Request interrupted by user"],
+    })
+}
+
+/// The checks Claude Code 2.1.328 makes on these flags, with its texts (exit 1), in its
+/// order; `print` is whether the session is headless (`-p`, a prompt, `rein run`).
+pub fn check_flags(args: &crate::cli::RunArgs, print: bool) -> Result<(), &'static str> {
+    use crate::cli::{InputFormat, OutputFormat};
+    let stream_out = args.output_format == OutputFormat::StreamJson;
+    let stream_in = args.input_format == InputFormat::StreamJson;
+    if stream_in && !stream_out {
+        return Err("Error: --input-format=stream-json requires output-format=stream-json.");
+    }
+    if stream_in && !print {
+        return Err("Error: --input-format=stream-json requires --print.");
+    }
+    if args.replay_user_messages && !(stream_in && stream_out) {
+        return Err(
+            "Error: --replay-user-messages requires both --input-format=stream-json and --output-format=stream-json.",
+        );
+    }
+    if args.include_partial_messages && !(print && stream_out) {
+        return Err(
+            "Error: --include-partial-messages requires --print and --output-format=stream-json.",
+        );
+    }
+    Ok(())
+}
