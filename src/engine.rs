@@ -80,6 +80,7 @@ pub struct EngineBuilder {
     prompt: PromptOptions,
     memory_files: bool,
     mcp_configs: Vec<String>,
+    stream_events: bool,
 }
 
 impl EngineBuilder {
@@ -177,6 +178,13 @@ impl EngineBuilder {
         self
     }
 
+    /// Whether the observer gets every event of the model's replies as
+    /// [`Progress::StreamEvent`] (what `--include-partial-messages` prints); default `false`.
+    pub fn stream_events(mut self, on: bool) -> EngineBuilder {
+        self.stream_events = on;
+        self
+    }
+
     /// Loads the settings and resolves the permission mode. Problems in settings files do not
     /// fail the build: they are in [`Engine::diagnostics`], and the rest applies as in Claude
     /// Code.
@@ -229,6 +237,7 @@ impl EngineBuilder {
             prompt: self.prompt,
             memory_files: self.memory_files,
             mcp_configs: self.mcp_configs,
+            stream_events: self.stream_events,
             config_dir: opts.config_dir.clone(),
             mcp: tokio::sync::OnceCell::new(),
         })
@@ -269,6 +278,7 @@ pub struct Engine {
     prompt: PromptOptions,
     memory_files: bool,
     mcp_configs: Vec<String>,
+    stream_events: bool,
     /// `CLAUDE_CONFIG_DIR` as the settings were read with it (where `.claude.json` is).
     config_dir: Option<PathBuf>,
     /// The MCP servers, once started; shared by every session of the engine.
@@ -311,6 +321,7 @@ impl Engine {
             prompt: PromptOptions::default(),
             memory_files: true,
             mcp_configs: Vec::new(),
+            stream_events: false,
         }
     }
 
@@ -457,6 +468,7 @@ impl Engine {
             Box::new(observers),
         );
         session.set_instructions(Some(system), memory.files);
+        session.set_stream_events(self.stream_events);
         session
     }
 

@@ -460,6 +460,9 @@ pub struct Session {
     persist: bool,
     /// Parts outside the session that follow `/clear`, `/resume` and `/model`.
     followers: Vec<Arc<dyn Follows>>,
+    /// Whether the observer gets [`Progress::StreamEvent`]s (`--include-partial-messages`).
+    /// Off by default: building every event of every reply costs a call that nobody reads.
+    stream_events: bool,
 }
 
 /// A part outside the session (the subagents' runtime, prompt hooks' model) that must follow
@@ -604,6 +607,7 @@ impl Session {
             blind_noticed: false,
             persist: true,
             followers: Vec::new(),
+            stream_events: false,
         }
     }
 
@@ -1068,6 +1072,12 @@ impl Session {
         &self.ctx.background
     }
 
+    /// Whether the observer gets every event of the model's replies as
+    /// [`Progress::StreamEvent`] (default off).
+    pub fn set_stream_events(&mut self, on: bool) {
+        self.stream_events = on;
+    }
+
     /// A person is at the terminal: the transcript's `entrypoint` is `cli` (else `sdk-cli`).
     pub fn set_attended(&self, attended: bool) {
         self.sink.transcript.set_attended(attended);
@@ -1364,14 +1374,18 @@ impl Session {
                 messages: &self.messages,
                 tools: &specs,
                 on_text: Some(&on_text),
-                on_event: Some(&on_event),
+                on_event: if self.stream_events {
+                    Some(&on_event)
+                } else {
+                    None
+                },
             };
             self.sink.observe(Progress::RequestStarted);
             let response = match self.model.respond(request).await {
                 Ok(r) => {
                     // A model that does not stream (the mock, an embedder's own): its reply's
                     // events, built whole, before the reply.
-                    if !streamed.load(std::sync::atomic::Ordering::Relaxed) {
+                    if self.stream_events && !streamed.load(std::sync::atomic::Ordering::Relaxed) {
                         crate::agent::providers::events::replay(&r, &|event| {
                             sink.observe(Progress::StreamEvent { event })
                         });

@@ -286,6 +286,7 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
     session.follow(runtime);
     session.follow(hook_models);
     session.set_attended(interactive);
+    session.set_stream_events(args.include_partial_messages);
     if args.no_session_persistence {
         session.without_transcript();
     }
