@@ -1145,10 +1145,10 @@ impl Session {
 
     /// The first SessionStart of a run, as Claude Code 2.1.328 sends it
     /// (fixtures `tests/fixtures/cc-2.1.328/interactive/`): an interactive `startup` names the
-    /// model (a `-p` one does not); a `resume` (`-c`, `-r ID`) carries `facts` about the
-    /// resumed conversation and no model.
+    /// model (a `-p` one does not); a `resume` (`-c`, `-r ID`) or `fork` (with
+    /// `--fork-session`) carries `facts` about the resumed conversation and no model.
     pub(crate) async fn open(&mut self, source: &str, interactive: bool, facts: ResumeFacts) {
-        let resumed = source == "resume";
+        let resumed = source == "resume" || source == "fork";
         let estimated_cache_write_usd = if resumed {
             facts
                 .context_tokens

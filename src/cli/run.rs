@@ -291,6 +291,12 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
         session.without_transcript();
     }
     let start_source = match plan.resumed {
+        // Claude Code 2.1.328 names a `--fork-session` start `fork`, with the resume fields
+        // (fixture `tests/fixtures/cc-2.1.328/interactive/fork-hooks-fork.jsonl`).
+        Some(rebuilt) if plan.forked => {
+            session.resume_from(rebuilt);
+            "fork"
+        }
         Some(rebuilt) => {
             session.resume_from(rebuilt);
             "resume"
@@ -879,7 +885,9 @@ fn session_transcript(projects: &Path, project_dir: &Path, id: &str) -> PathBuf 
 struct SessionPlan {
     id: String,
     resumed: Option<crate::agent::resume::Rebuilt>,
-    /// About the resumed conversation, for SessionStart `resume`.
+    /// `--fork-session`: the resumed conversation goes on under a new id (SessionStart `fork`).
+    forked: bool,
+    /// About the resumed conversation, for SessionStart `resume` / `fork`.
     facts: crate::agent::session::ResumeFacts,
 }
 
@@ -935,6 +943,7 @@ fn plan_session(
             return Ok(SessionPlan {
                 id: new_id,
                 resumed: None,
+                forked: false,
                 facts: Default::default(),
             });
         }
@@ -949,6 +958,7 @@ fn plan_session(
         return Ok(SessionPlan {
             id: new_id,
             resumed: None,
+            forked: false,
             facts: Default::default(),
         });
     };
@@ -990,6 +1000,7 @@ fn plan_session(
         return Ok(SessionPlan {
             id: new_id,
             resumed: Some(rebuilt),
+            forked: true,
             facts,
         });
     }
@@ -1013,6 +1024,7 @@ fn plan_session(
     Ok(SessionPlan {
         id: found.id,
         resumed: Some(rebuilt),
+        forked: false,
         facts,
     })
 }

@@ -176,6 +176,29 @@ fn resume_by_id_fork_session_and_session_id() {
     let forked = old.with_file_name(format!("{fork_id}.jsonl"));
     let forked_lines = lines(&forked);
     assert!(forked_lines.len() > old_lines);
+    // SessionStart says `fork`, under the new id and transcript, with the resume fields, as
+    // Claude Code 2.1.328 does (fixture cc-2.1.328/interactive/fork-hooks-fork.jsonl).
+    let starts = lines(&s.path("start-stdin.jsonl"));
+    assert_eq!(starts.len(), 2);
+    let fork = &starts[1];
+    assert_eq!(fork["source"], "fork", "{fork}");
+    assert_eq!(fork["session_id"], fork_id);
+    assert_eq!(fork["transcript_path"], forked.to_str().unwrap());
+    assert!(fork["seconds_since_last_response"].is_u64(), "{fork}");
+    assert!(fork["context_tokens"].is_u64(), "{fork}");
+    assert_eq!(fork["prompt_cache_likely_expired"], false, "{fork}");
+    assert!(fork.get("model").is_none(), "{fork}");
+
+    // --continue --fork-session: a new id of its own, SessionStart `fork` again.
+    let server = Loopback::start(api, vec![Turn::text("FORKED AGAIN")]);
+    let (code, result, stderr) = run(&s, api, &server, "again", &["-c", "--fork-session"]);
+    assert_eq!(code, 0, "{stderr}");
+    let new_id = result["session_id"].as_str().unwrap();
+    assert!(new_id != id && new_id != fork_id, "{new_id}");
+    let starts = lines(&s.path("start-stdin.jsonl"));
+    assert_eq!(starts.len(), 3);
+    assert_eq!(starts[2]["source"], "fork");
+    assert_eq!(starts[2]["session_id"], new_id);
 
     // The id is taken now.
     let (code, _, stderr) = run(&s, api, &server, "x", &["--session-id", fork_id]);
