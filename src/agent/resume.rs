@@ -325,15 +325,16 @@ impl Replay {
             last.content.extend(blocks);
             return;
         }
-        // The note after the results of a stopped tool call belongs to their message.
+        // The note after the results of a stopped tool call belongs to their message; the one
+        // after a reply stopped before any text, to the prompt's.
         let note = Message {
             role: Role::User,
             content: blocks.clone(),
         };
-        if self.gathering_results
-            && crate::agent::session::ends_in_interruption(&note)
+        if crate::agent::session::ends_in_interruption(&note)
             && blocks.len() == 1
             && let Some(last) = self.messages.last_mut()
+            && (self.gathering_results || last.role == Role::User)
         {
             last.content.extend(blocks);
             self.gathering_results = false;

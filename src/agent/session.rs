@@ -197,6 +197,9 @@ struct Sink {
     /// interruption can still answer each one (a transcript never ends on an unanswered
     /// `tool_use`).
     outstanding: Mutex<Vec<(String, String)>>,
+    /// The text the model has streamed so far of the reply being received (`None` while no
+    /// request is under way), so a turn stopped mid-reply can keep what the person saw.
+    streaming: Mutex<Option<String>>,
     /// Hook firings whose lines Claude Code writes after the line they are about.
     held: Mutex<Held>,
     next: Box<dyn Observer>,
@@ -223,6 +226,12 @@ struct Held {
 }
 
 impl Sink {
+    fn set_streaming(&self, value: Option<String>) {
+        if let Ok(mut streaming) = self.streaming.lock() {
+            *streaming = value;
+        }
+    }
+
     fn line(&self) -> LineContext {
         match self.line.lock() {
             Ok(l) => l.clone(),
@@ -265,13 +274,20 @@ impl Sink {
 
     fn transcribe(&self, ctx: &LineContext, progress: &Progress<'_>) {
         match *progress {
+            Progress::RequestStarted => self.set_streaming(Some(String::new())),
+            Progress::TextDelta { text } => {
+                if let Ok(mut streaming) = self.streaming.lock()
+                    && let Some(so_far) = streaming.as_mut()
+                {
+                    so_far.push_str(text);
+                }
+            }
             Progress::SessionStarted { .. }
             | Progress::ToolStart { .. }
-            | Progress::TextDelta { .. }
-            | Progress::RequestStarted
             | Progress::StreamEvent { .. }
             | Progress::Notice { .. } => {}
             Progress::Prompt { text, .. } => {
+                self.set_streaming(None);
                 self.release(ctx, |h| {
                     let mut all = std::mem::take(&mut h.tool);
                     all.append(&mut h.stop);
@@ -281,6 +297,7 @@ impl Sink {
                 self.release(ctx, |h| std::mem::take(&mut h.prompt));
             }
             Progress::Assistant { response } => {
+                self.set_streaming(None);
                 self.release_all(ctx);
                 let calls = response.content.iter().filter_map(|b| match b {
                     ContentBlock::ToolUse { id, name, .. } => Some((id.clone(), name.clone())),
@@ -417,6 +434,10 @@ impl Observer for Sink {
 /// interrupted tool use).
 pub const INTERRUPTED_TOOL_USE: &str = "[Request interrupted by user for tool use]";
 
+/// The note Claude Code 2.1.328 adds when the person stops the model's reply (Esc or Ctrl+C
+/// while it streams, no tool running; fixture `tests/fixtures/cc-2.1.328/interactive`, run5).
+pub const INTERRUPTED_BY_USER: &str = "[Request interrupted by user]";
+
 /// The result Claude Code 2.1.328 gives a tool call the person stopped with Esc or Ctrl+C in
 /// an interactive session (fixture `tests/fixtures/cc-2.1.328/interactive`, run2/run3); a text
 /// block [`INTERRUPTED_TOOL_USE`] follows the results in the same user message.
@@ -531,7 +552,7 @@ answer, an approval or a confirmation of anything.";
 pub(crate) fn ends_in_interruption(message: &Message) -> bool {
     message.role == Role::User
         && matches!(message.content.last(), Some(ContentBlock::Text { text })
-            if text.strip_suffix('\n') == Some(INTERRUPTED_TOOL_USE))
+            if matches!(text.strip_suffix('\n'), Some(INTERRUPTED_TOOL_USE | INTERRUPTED_BY_USER)))
 }
 
 /// Wraps a model-facing hook text for the Messages API.
@@ -585,6 +606,7 @@ impl Session {
                 transcript,
                 line: Mutex::new(LineContext::default()),
                 outstanding: Mutex::new(Vec::new()),
+                streaming: Mutex::new(None),
                 held: Mutex::new(Held::default()),
                 next: observer,
             },
@@ -1730,12 +1752,24 @@ impl Session {
     /// each unanswered call gets the result [`STOPPED_TOOL_RESULT`] and a text block
     /// `[Request interrupted by user for tool use]` follows in the same user message (in the
     /// transcript too). The next prompt joins that message.
+    ///
+    /// Stopped while the model's reply streamed and no tool ran (run5 of the fixture): no hook
+    /// fires (no Stop, no StopFailure); the text streamed so far stays in the conversation as
+    /// the assistant's (its transcript line has `stop_reason: null`), then a user text
+    /// `[Request interrupted by user]` that the next prompt joins.
     pub(crate) fn stopped_by_user(&mut self) {
         let outstanding = match self.sink.outstanding.lock() {
             Ok(mut o) => std::mem::take(&mut *o),
             Err(_) => Vec::new(),
         };
+        let streaming = match self.sink.streaming.lock() {
+            Ok(mut s) => s.take(),
+            Err(_) => None,
+        };
         if outstanding.is_empty() {
+            if let Some(partial) = streaming {
+                self.stopped_while_streaming(partial);
+            }
             return;
         }
         let mut content = Vec::with_capacity(outstanding.len() + 1);
@@ -1761,6 +1795,31 @@ impl Session {
             role: Role::User,
             content,
         });
+    }
+
+    /// See [`Session::stopped_by_user`]: `partial` is the reply's text streamed so far.
+    fn stopped_while_streaming(&mut self, partial: String) {
+        let ctx = self.sink.line();
+        if !partial.is_empty() {
+            let content = vec![ContentBlock::Text { text: partial }];
+            self.sink.transcript.interrupted_assistant(
+                &ctx,
+                &ModelResponse {
+                    id: None,
+                    model: self.model.name().to_string(),
+                    content: content.clone(),
+                    stop_reason: StopReason::EndTurn,
+                    usage: None,
+                },
+            );
+            self.messages.push(Message {
+                role: Role::Assistant,
+                content,
+            });
+        }
+        let note = format!("{INTERRUPTED_BY_USER}\n");
+        self.sink.transcript.user_text(&ctx, &note);
+        self.note_for_model(&note);
     }
 
     /// Fires SessionEnd with `reason` as its input's `reason` (`other`, `logout`,

@@ -420,7 +420,8 @@ impl Transcript {
     }
 
     /// A user-role text line no hook or model produced: the `[Request interrupted by user for
-    /// tool use]` note after a stopped tool, as the model is sent it.
+    /// tool use]` note after a stopped tool, or `[Request interrupted by user]` after a stopped
+    /// reply, as the model is sent it.
     pub fn user_text(&self, ctx: &LineContext, text: &str) {
         let mut line = self.head(ctx, "user", true);
         line.insert(
@@ -517,6 +518,16 @@ impl Transcript {
             StopReason::MaxTokens => "max_tokens",
             StopReason::Other => "stop_sequence",
         };
+        self.assistant_line(ctx, response, Some(stop_reason));
+    }
+
+    /// The part of a reply the person stopped while it streamed: an assistant line with
+    /// `stop_reason: null`, as Claude Code 2.1.328 writes it.
+    pub fn interrupted_assistant(&self, ctx: &LineContext, response: &ModelResponse) {
+        self.assistant_line(ctx, response, None);
+    }
+
+    fn assistant_line(&self, ctx: &LineContext, response: &ModelResponse, stop_reason: Option<&str>) {
         let id = response
             .id
             .clone()

@@ -1228,3 +1228,112 @@ fn a_stopped_tool_fires_no_hook_and_the_model_is_told_as_claude_code_tells_it() 
     tmux.type_line("/exit");
     assert_eq!(exit_code(&tmux, &code_file), "0");
 }
+
+#[test]
+fn ctrl_c_while_the_reply_streams_keeps_the_text_so_far_and_tells_the_model_as_claude_code_does() {
+    use crate::agent::loopback::{Api, Loopback, Turn};
+    let sandbox = Sandbox::new("proj", &[]);
+    recording_hooks_for(&sandbox, &["UserPromptSubmit", "Stop", "StopFailure"]);
+    let mut slow = Turn::text("PARTIAL-ONE ");
+    for k in 0..20 {
+        slow.text.push(format!("PART-{k:02} "));
+    }
+    slow.text.push("NEVER-SHOWN".to_string());
+    slow.pause = Duration::from_millis(700);
+    let server = Loopback::start(Api::Anthropic, vec![slow, Turn::text("AFTER-THE-STOP")]);
+    let (tmux, code_file) = launch_with(
+        &sandbox,
+        &["--provider", "anthropic", "--trust"],
+        &[
+            ("ANTHROPIC_BASE_URL", &server.url),
+            ("ANTHROPIC_API_KEY", "test-key"),
+            ("REIN_MAX_RETRIES", "0"),
+        ],
+    );
+    tmux.wait_for("the first prompt", at_input_prompt);
+    tmux.type_line("go slow");
+    tmux.wait_for("the reply streaming", |s| s.contains("PARTIAL-ONE"));
+    tmux.ok(&["send-keys", "-t", "rein", "C-c"]);
+    tmux.wait_for("the prompt after Ctrl+C", |s| {
+        s.contains("Interrupted") && at_input_prompt(s)
+    });
+    // Claude Code fires no hook for a stopped reply: no Stop, no StopFailure (fixture run5/run6).
+    std::thread::sleep(Duration::from_millis(500));
+    let fired = |sandbox: &Sandbox| -> Vec<String> {
+        jsonl(&sandbox.path("all.jsonl"))
+            .iter()
+            .map(|v| v["hook_event_name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(fired(&sandbox), ["UserPromptSubmit"]);
+
+    tmux.type_line("and now?");
+    tmux.wait_for("the next answer", |s| {
+        s.contains("AFTER-THE-STOP") && at_input_prompt(s)
+    });
+    assert_eq!(fired(&sandbox), ["UserPromptSubmit", "UserPromptSubmit", "Stop"]);
+    // The next request: the prompt, the text streamed before the stop as the assistant's, then
+    // one user message of the note and the new prompt (fixture run5-requests.json).
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let messages = requests[1]["messages"].as_array().unwrap().clone();
+    assert_eq!(messages.len(), 3, "{messages:?}");
+    assert_eq!(block_texts(&messages[0]), ["go slow"]);
+    assert_eq!(messages[1]["role"], "assistant");
+    let partial = block_texts(&messages[1]).concat();
+    assert!(partial.starts_with("PARTIAL-ONE "), "{partial}");
+    assert!(!partial.contains("NEVER-SHOWN"), "{partial}");
+    let cc: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/cc-2.1.328/interactive/run5-requests.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let cc_last = cc
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == "main")
+        .last()
+        .unwrap()["last_messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    let mut expected = block_texts(&cc_last);
+    assert_eq!(expected, ["[Request interrupted by user]\n", "after"]);
+    *expected.last_mut().unwrap() = "and now?".to_string();
+    assert_eq!(messages[2]["role"], "user");
+    assert_eq!(block_texts(&messages[2]), expected);
+    // The transcript: the partial reply with `stop_reason: null`, then the note.
+    let lines = jsonl(&sandbox_transcript(&sandbox));
+    let at = lines
+        .iter()
+        .position(|l| l["type"] == "assistant")
+        .unwrap();
+    assert_eq!(lines[at]["message"]["stop_reason"], serde_json::Value::Null);
+    assert_eq!(lines[at]["message"]["content"][0]["text"], partial.as_str());
+    let note = lines[at + 1..]
+        .iter()
+        .find(|l| l["type"] == "user")
+        .unwrap();
+    assert_eq!(
+        note["message"]["content"][0]["text"],
+        "[Request interrupted by user]\n"
+    );
+    tmux.type_line("/exit");
+    assert_eq!(exit_code(&tmux, &code_file), "0");
+
+    // Resumed, the conversation is rebuilt as the model saw it.
+    let server = Loopback::start(Api::Anthropic, vec![Turn::text("RESUMED")]);
+    let mut cmd = sandbox.rein();
+    cmd.args(["-p", "again", "-c", "--trust"]);
+    Api::Anthropic.point(&mut cmd, &server.url);
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rebuilt = server.requests()[0]["messages"].as_array().unwrap().clone();
+    assert_eq!(rebuilt[..3], messages[..]);
+}
