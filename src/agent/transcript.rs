@@ -527,7 +527,12 @@ impl Transcript {
         self.assistant_line(ctx, response, None);
     }
 
-    fn assistant_line(&self, ctx: &LineContext, response: &ModelResponse, stop_reason: Option<&str>) {
+    fn assistant_line(
+        &self,
+        ctx: &LineContext,
+        response: &ModelResponse,
+        stop_reason: Option<&str>,
+    ) {
         let id = response
             .id
             .clone()

@@ -986,7 +986,7 @@ fn plan_session(
             let written = target
                 .parent()
                 .map_or(Ok(()), crate::private_fs::create_dir_all)
-                .and_then(|()| crate::private_fs::write(&target, complete));
+                .and_then(|()| crate::private_fs::write(&target, &under_new_id(complete, &new_id)));
             written.map_err(|e| {
                 setup_error(
                     format!(
@@ -1027,6 +1027,31 @@ fn plan_session(
         forked: false,
         facts,
     })
+}
+
+/// The lines of a forked transcript, each entry's `sessionId` set to the fork's id as Claude
+/// Code 2.1.328 writes them (uuids and the chain stay; fixture
+/// `tests/fixtures/cc-2.1.328/interactive/README.md`, "fork"). A line that is not a JSON
+/// object is copied as it is.
+fn under_new_id(complete: &[u8], new_id: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(complete.len());
+    for line in complete.split_inclusive(|&b| b == b'\n') {
+        let body = line.strip_suffix(b"\n").unwrap_or(line);
+        match serde_json::from_slice::<serde_json::Value>(body) {
+            Ok(serde_json::Value::Object(mut entry)) if entry.contains_key("sessionId") => {
+                entry.insert("sessionId".into(), serde_json::Value::from(new_id));
+                match serde_json::to_vec(&entry) {
+                    Ok(bytes) => out.extend_from_slice(&bytes),
+                    Err(_) => out.extend_from_slice(body),
+                }
+                if body.len() < line.len() {
+                    out.push(b'\n');
+                }
+            }
+            _ => out.extend_from_slice(line),
+        }
+    }
+    out
 }
 
 /// `rein --resume` on a terminal: lists the project's latest sessions and reads a number.

@@ -1271,7 +1271,10 @@ fn ctrl_c_while_the_reply_streams_keeps_the_text_so_far_and_tells_the_model_as_c
     tmux.wait_for("the next answer", |s| {
         s.contains("AFTER-THE-STOP") && at_input_prompt(s)
     });
-    assert_eq!(fired(&sandbox), ["UserPromptSubmit", "UserPromptSubmit", "Stop"]);
+    assert_eq!(
+        fired(&sandbox),
+        ["UserPromptSubmit", "UserPromptSubmit", "Stop"]
+    );
     // The next request: the prompt, the text streamed before the stop as the assistant's, then
     // one user message of the note and the new prompt (fixture run5-requests.json).
     let requests = server.requests();
@@ -1310,10 +1313,7 @@ fn ctrl_c_while_the_reply_streams_keeps_the_text_so_far_and_tells_the_model_as_c
     assert_eq!(block_texts(&messages[2]), expected);
     // The transcript: the partial reply with `stop_reason: null`, then the note.
     let lines = jsonl(&sandbox_transcript(&sandbox));
-    let at = lines
-        .iter()
-        .position(|l| l["type"] == "assistant")
-        .unwrap();
+    let at = lines.iter().position(|l| l["type"] == "assistant").unwrap();
     assert_eq!(lines[at]["message"]["stop_reason"], serde_json::Value::Null);
     assert_eq!(lines[at]["message"]["content"][0]["text"], partial.as_str());
     let note = lines[at + 1..]
@@ -1333,7 +1333,11 @@ fn ctrl_c_while_the_reply_streams_keeps_the_text_so_far_and_tells_the_model_as_c
     cmd.args(["-p", "again", "-c", "--trust"]);
     Api::Anthropic.point(&mut cmd, &server.url);
     let out = cmd.output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let rebuilt = server.requests()[0]["messages"].as_array().unwrap().clone();
     assert_eq!(rebuilt[..3], messages[..]);
 }

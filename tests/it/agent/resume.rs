@@ -176,6 +176,17 @@ fn resume_by_id_fork_session_and_session_id() {
     let forked = old.with_file_name(format!("{fork_id}.jsonl"));
     let forked_lines = lines(&forked);
     assert!(forked_lines.len() > old_lines);
+    // The copied entries keep their uuids and chain, under the fork's id.
+    let mut renamed = 0;
+    for (copied, original) in forked_lines.iter().zip(lines(&old)) {
+        assert_eq!(copied["uuid"], original["uuid"]);
+        if original.get("sessionId").is_some() {
+            assert_eq!(original["sessionId"], id.as_str());
+            assert_eq!(copied["sessionId"], fork_id, "{copied}");
+            renamed += 1;
+        }
+    }
+    assert!(renamed > 3, "{renamed}");
     // SessionStart says `fork`, under the new id and transcript, with the resume fields, as
     // Claude Code 2.1.328 does (fixture cc-2.1.328/interactive/fork-hooks-fork.jsonl).
     let starts = lines(&s.path("start-stdin.jsonl"));
