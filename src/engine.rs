@@ -535,15 +535,7 @@ impl Engine {
     }
 
     async fn launch_mcp(&self) -> (McpSession, Vec<String>) {
-        let settings_env = &self.settings.env;
-        let lookup = |name: &str| {
-            settings_env
-                .iter()
-                .rev()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.clone())
-                .or_else(|| std::env::var(name).ok())
-        };
+        let lookup = crate::mcp::config::env_lookup(&self.settings.env);
         let sources = McpSources {
             project_dir: self.project_dir.clone(),
             user_file: McpSources::user_file(&self.home, self.config_dir.as_deref()),
@@ -579,7 +571,7 @@ impl Engine {
             plans,
             &Limits::from_env(&lookup),
             &self.project_dir,
-            settings_env,
+            &self.settings.env,
             crate::mcp::max_output_tokens(&lookup),
         )
         .await;

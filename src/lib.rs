@@ -85,6 +85,7 @@ mod cli;
 mod engine;
 mod hooks;
 mod id;
+mod json_kind;
 mod mcp;
 mod model;
 mod origin;

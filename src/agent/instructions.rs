@@ -492,6 +492,24 @@ fn environment_section(environment: &Environment) -> String {
     out
 }
 
+/// `system` with the environment section's model line naming `to` instead of `from` (after
+/// `/model`); unchanged when no whole line names `from` (a replaced system prompt).
+pub(crate) fn with_model_line(system: &str, from: &str, to: &str) -> String {
+    let old = format!("- Model: {from}");
+    let mut start = 0;
+    while let Some(found) = system[start..].find(&old) {
+        let at = start + found;
+        let end = at + old.len();
+        let line_start = at == 0 || system.as_bytes()[at - 1] == b'\n';
+        let line_end = end == system.len() || system.as_bytes()[end] == b'\n';
+        if line_start && line_end {
+            return format!("{}- Model: {to}{}", &system[..at], &system[end..]);
+        }
+        start = end;
+    }
+    system.to_string()
+}
+
 /// The memory files section (empty without memory files).
 fn memory_section(files: &[MemoryFile]) -> String {
     let mut out = String::new();

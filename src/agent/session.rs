@@ -963,6 +963,13 @@ impl Session {
                 format!("a PreModelSwitch hook denied the switch: {reason}")
             });
         }
+        if let Some(system) = self.system.as_mut() {
+            *system = crate::agent::instructions::with_model_line(
+                system,
+                self.model.name(),
+                model.name(),
+            );
+        }
         self.model = Arc::clone(&model);
         self.compaction = CompactPolicy::from_env(model.name());
         for follower in &self.followers {

@@ -681,14 +681,7 @@ fn parse_input(arg: Option<&str>) -> Result<Option<Map<String, Value>>, CliError
         Value::Object(map) => Ok(Some(map)),
         other => Err(usage(format!(
             "{what} must be a JSON object, found {}",
-            match other {
-                Value::Null => "null",
-                Value::Bool(_) => "a boolean",
-                Value::Number(_) => "a number",
-                Value::String(_) => "a string",
-                Value::Array(_) => "an array",
-                Value::Object(_) => "an object",
-            }
+            crate::json_kind::with_article(&other)
         ))),
     }
 }

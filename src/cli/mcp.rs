@@ -43,17 +43,6 @@ fn sources(project_dir: &Path, flags: &McpFlags) -> Sources {
     }
 }
 
-fn env_lookup(settings_env: &[(String, String)]) -> impl Fn(&str) -> Option<String> + '_ {
-    move |name: &str| {
-        settings_env
-            .iter()
-            .rev()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.clone())
-            .or_else(|| std::env::var(name).ok())
-    }
-}
-
 fn approval(settings: &Settings) -> Approval {
     Approval {
         enabled: settings.mcp_approval.enabled.clone(),
@@ -71,7 +60,7 @@ pub async fn start_for_session(
     flags: &McpFlags,
     interactive: bool,
 ) -> Arc<McpSession> {
-    let lookup = env_lookup(&settings.env);
+    let lookup = crate::mcp::config::env_lookup(&settings.env);
     let loaded = config::load(&sources(project_dir, flags), &lookup);
     for p in &loaded.problems {
         eprintln!("rein: {p}");
@@ -117,7 +106,7 @@ pub async fn start_for_session(
 
 /// The names of every configured server (any scope, approved or not), for `rein hooks`.
 pub fn configured_names(project_dir: &Path, settings: &Settings) -> Vec<String> {
-    let lookup = env_lookup(&settings.env);
+    let lookup = crate::mcp::config::env_lookup(&settings.env);
     config::load(&sources(project_dir, &McpFlags::default()), &lookup)
         .servers
         .into_iter()
@@ -132,7 +121,7 @@ pub async fn start_named(
     settings: &Settings,
     names: &[String],
 ) -> Arc<McpSession> {
-    let lookup = env_lookup(&settings.env);
+    let lookup = crate::mcp::config::env_lookup(&settings.env);
     let mut loaded = config::load(&sources(project_dir, &McpFlags::default()), &lookup);
     loaded.servers.retain(|s| names.contains(&s.name));
     let plans = plan(&loaded, &approval(settings));
@@ -403,7 +392,7 @@ fn load_settings(project_dir: &Path) -> Settings {
 
 /// Starts the servers to see whether they connect (project servers only when approved).
 async fn start_checked(project_dir: &Path, loaded: &Loaded, settings: &Settings) -> McpSession {
-    let lookup = env_lookup(&settings.env);
+    let lookup = crate::mcp::config::env_lookup(&settings.env);
     let plans = plan(loaded, &approval(settings));
     McpSession::start(
         plans,

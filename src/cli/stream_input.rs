@@ -93,7 +93,10 @@ pub fn parse_line(line: usize, text: &str) -> Option<Input> {
     let Some(object) = value.as_object() else {
         return Some(Input::Invalid {
             line,
-            message: format!("expected a JSON object, got {}", kind_of(&value)),
+            message: format!(
+                "expected a JSON object, got {}",
+                crate::json_kind::with_article(&value)
+            ),
         });
     };
     match object.get("type").and_then(Value::as_str) {
@@ -121,17 +124,6 @@ pub fn parse_line(line: usize, text: &str) -> Option<Input> {
             );
             None
         }
-    }
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
@@ -188,7 +180,7 @@ fn user_message(line: usize, message: Option<&Value>) -> Input {
                 line,
                 message: format!(
                     "the message's content is {}, not a string or an array of blocks; it is skipped",
-                    other.map_or("missing", kind_of)
+                    other.map_or("missing", crate::json_kind::with_article)
                 ),
             };
         }

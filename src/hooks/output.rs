@@ -733,17 +733,6 @@ enum Rejection {
     Schema(Vec<Issue>),
 }
 
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 fn check_field(path: &str, ty: FieldType, value: &Value, issues: &mut Vec<Issue>) {
     let mut fail = |message: String| {
         issues.push(Issue {
@@ -756,7 +745,7 @@ fn check_field(path: &str, ty: FieldType, value: &Value, issues: &mut Vec<Issue>
     let expected = |what: &str| {
         format!(
             "Invalid input: expected {what}, received {}",
-            json_type(value)
+            crate::json_kind::name(value)
         )
     };
     match ty {
@@ -798,7 +787,10 @@ fn check_field(path: &str, ty: FieldType, value: &Value, issues: &mut Vec<Issue>
                     if !item.is_string() {
                         issues.push(Issue {
                             path: format!("{path}[{i}]"),
-                            message: format!("expected string, got {}", json_type(item)),
+                            message: format!(
+                                "expected string, got {}",
+                                crate::json_kind::name(item)
+                            ),
                         });
                     }
                 }
@@ -823,7 +815,7 @@ fn check_permission_request_decision(path: &str, value: &Value, issues: &mut Vec
     let Some(map) = value.as_object() else {
         issues.push(Issue {
             path: path.to_string(),
-            message: format!("expected object, got {}", json_type(value)),
+            message: format!("expected object, got {}", crate::json_kind::name(value)),
         });
         return;
     };
@@ -847,7 +839,7 @@ fn check_permission_request_decision(path: &str, value: &Value, issues: &mut Vec
                     }
                     None => issues.push(Issue {
                         path: sub("updatedPermissions"),
-                        message: format!("expected array, got {}", json_type(v)),
+                        message: format!("expected array, got {}", crate::json_kind::name(v)),
                     }),
                 }
             }
@@ -908,7 +900,7 @@ fn validate(event: HookEvent, value: &Value) -> Result<HookJsonOutput, Rejection
     let Some(map) = value.as_object() else {
         return Err(Rejection::Schema(vec![Issue {
             path: "(root)".to_string(),
-            message: format!("expected object, got {}", json_type(value)),
+            message: format!("expected object, got {}", crate::json_kind::name(value)),
         }]));
     };
     let mut issues = Vec::new();
@@ -922,7 +914,7 @@ fn validate(event: HookEvent, value: &Value) -> Result<HookJsonOutput, Rejection
         match hso.as_object() {
             None => issues.push(Issue {
                 path: "hookSpecificOutput".to_string(),
-                message: format!("expected object, got {}", json_type(hso)),
+                message: format!("expected object, got {}", crate::json_kind::name(hso)),
             }),
             Some(hso) => match hso.get("hookEventName") {
                 None => issues.push(Issue {
@@ -948,7 +940,7 @@ fn validate(event: HookEvent, value: &Value) -> Result<HookJsonOutput, Rejection
                 }
                 Some(other) => issues.push(Issue {
                     path: "hookSpecificOutput.hookEventName".to_string(),
-                    message: format!("expected string, got {}", json_type(other)),
+                    message: format!("expected string, got {}", crate::json_kind::name(other)),
                 }),
             },
         }

@@ -171,6 +171,21 @@ pub struct Loaded {
     pub problems: Vec<Problem>,
 }
 
+/// How `${VAR}` in a server definition is looked up: the settings' `env` (the last entry of a
+/// name wins), then rein's own environment.
+pub(crate) fn env_lookup(
+    settings_env: &[(String, String)],
+) -> impl Fn(&str) -> Option<String> + '_ {
+    move |name: &str| {
+        settings_env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var(name).ok())
+    }
+}
+
 /// Reads every source ([`Sources`]); `env` looks a variable up for `${VAR}` expansion.
 pub fn load(sources: &Sources, env: &dyn Fn(&str) -> Option<String>) -> Loaded {
     let mut out = Loaded::default();

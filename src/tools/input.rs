@@ -65,7 +65,7 @@ pub fn normalise(tool: &str, input: Value, fields: &[Field]) -> Result<Map<Strin
             tool,
             &[format!(
                 "The input is expected as `object` but provided as `{}`",
-                json_type(&input)
+                crate::json_kind::name(&input)
             )],
         ));
     };
@@ -185,19 +185,8 @@ fn coerce(kind: FieldKind, value: Value) -> Result<Value, String> {
 fn type_issue(expected: &str, value: &Value) -> String {
     format!(
         "The parameter `{{}}` type is expected as `{expected}` but provided as `{}`",
-        json_type(value)
+        crate::json_kind::name(value)
     )
-}
-
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 /// Makes the string at `key` (if present) an absolute path against `cwd`.

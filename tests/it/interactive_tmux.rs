@@ -1065,6 +1065,20 @@ fn model_name_switches_the_model_of_the_following_requests_and_fires_the_model_s
             "claude-second"
         ]
     );
+    // The system prompt's environment names the model the request goes to.
+    let system = |i: usize| requests[i]["system"].to_string();
+    assert!(system(0).contains("- Model: claude-first"), "{}", system(0));
+    assert!(
+        system(2).contains("- Model: claude-second"),
+        "{}",
+        system(2)
+    );
+    assert!(!system(2).contains("claude-first"), "{}", system(2));
+    assert!(
+        system(4).contains("- Model: claude-second"),
+        "{}",
+        system(4)
+    );
     // The check is one token, without tools, as Claude Code's.
     assert_eq!(requests[1]["max_tokens"], 1);
     assert!(requests[1]["tools"].as_array().is_none_or(|t| t.is_empty()));

@@ -335,17 +335,6 @@ const ERROR_KINDS: [ModelErrorKind; 8] = [
     ModelErrorKind::Unknown,
 ];
 
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 impl MockScript {
     /// Reads and validates `path`.
     pub fn load(path: &Path) -> Result<MockScript, MockScriptError> {
@@ -406,7 +395,10 @@ impl MockScript {
                     Some(Value::Array(items)) => Ok(items.clone()),
                     Some(other) => Err(element_err(
                         0,
-                        format!("\"{key}\" must be an array, found {}", json_type(other)),
+                        format!(
+                            "\"{key}\" must be an array, found {}",
+                            crate::json_kind::with_article(other)
+                        ),
                     )),
                 };
                 let turns = list("turns")?;
@@ -445,7 +437,7 @@ impl MockScript {
             other => {
                 return Err(MockScriptError::NotArray {
                     path: path.to_path_buf(),
-                    found: json_type(other),
+                    found: crate::json_kind::with_article(other),
                 });
             }
         };
@@ -514,7 +506,7 @@ fn parse_turn(element: &Value) -> Result<ScriptTurn, String> {
     let Value::Object(map) = element else {
         return Err(format!(
             "expected an object with \"text\", \"tool_use\" or \"error\", found {}",
-            json_type(element)
+            crate::json_kind::with_article(element)
         ));
     };
     if map.get("hang") == Some(&Value::Bool(true)) && map.len() == 1 {
@@ -544,7 +536,7 @@ fn parse_turn(element: &Value) -> Result<ScriptTurn, String> {
             Value::String(text) => Ok(ScriptTurn::Text(text.clone())),
             other => Err(format!(
                 "\"text\" must be a string, found {}",
-                json_type(other)
+                crate::json_kind::with_article(other)
             )),
         };
     }
@@ -552,7 +544,7 @@ fn parse_turn(element: &Value) -> Result<ScriptTurn, String> {
         let Value::String(name) = error else {
             return Err(format!(
                 "\"error\" must be a string, found {}",
-                json_type(error)
+                crate::json_kind::with_article(error)
             ));
         };
         let Some(kind) = ERROR_KINDS.into_iter().find(|k| k.as_str() == name) else {
@@ -568,7 +560,7 @@ fn parse_turn(element: &Value) -> Result<ScriptTurn, String> {
             Some(other) => {
                 return Err(format!(
                     "\"message\" must be a string, found {}",
-                    json_type(other)
+                    crate::json_kind::with_article(other)
                 ));
             }
         };
@@ -580,7 +572,7 @@ fn parse_turn(element: &Value) -> Result<ScriptTurn, String> {
         Some(other) => {
             return Err(format!(
                 "\"tool_use\" must be an array of calls, found {}",
-                json_type(other)
+                crate::json_kind::with_article(other)
             ));
         }
         None => return Err("expected \"tool_use\"".to_string()),
@@ -595,7 +587,10 @@ fn parse_turn(element: &Value) -> Result<ScriptTurn, String> {
 
 fn parse_call(call: &Value) -> Result<ScriptCall, String> {
     let Value::Object(map) = call else {
-        return Err(format!("expected an object, found {}", json_type(call)));
+        return Err(format!(
+            "expected an object, found {}",
+            crate::json_kind::with_article(call)
+        ));
     };
     if let Some(extra) = map
         .keys()
@@ -608,7 +603,7 @@ fn parse_call(call: &Value) -> Result<ScriptCall, String> {
         Some(other) => {
             return Err(format!(
                 "\"name\" must be a non-empty string, found {}",
-                json_type(other)
+                crate::json_kind::with_article(other)
             ));
         }
         None => return Err("missing \"name\"".to_string()),
@@ -619,7 +614,7 @@ fn parse_call(call: &Value) -> Result<ScriptCall, String> {
         Some(other) => {
             return Err(format!(
                 "\"id\" must be a string, found {}",
-                json_type(other)
+                crate::json_kind::with_article(other)
             ));
         }
     };
@@ -630,7 +625,7 @@ fn parse_call(call: &Value) -> Result<ScriptCall, String> {
         (None, Some(other)) => {
             return Err(format!(
                 "\"input_raw\" must be a string, found {}",
-                json_type(other)
+                crate::json_kind::with_article(other)
             ));
         }
         (None, None) => Value::Object(Map::new()),
