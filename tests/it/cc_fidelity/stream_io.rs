@@ -131,7 +131,10 @@ fn run(name: &str, feed: Vec<Feed>, extra: &[&str]) -> Ran {
     for groups in hooks.as_object_mut().unwrap().values_mut() {
         for group in groups.as_array_mut().unwrap() {
             for hook in group["hooks"].as_array_mut().unwrap() {
-                let command = hook["command"].as_str().unwrap().replace(CASE_RECORDER, &record);
+                let command = hook["command"]
+                    .as_str()
+                    .unwrap()
+                    .replace(CASE_RECORDER, &record);
                 hook["command"] = json!(command);
             }
         }
@@ -294,10 +297,17 @@ fn assert_numbered(ours: &[Value], cc: &[Value]) {
             .collect()
     };
     let (a, b) = (numbering(ours), numbering(cc));
-    assert!(!b.is_empty() && b.iter().all(|n| n[0].is_u64() && n[1].is_u64()), "{b:?}");
+    assert!(
+        !b.is_empty() && b.iter().all(|n| n[0].is_u64() && n[1].is_u64()),
+        "{b:?}"
+    );
     assert_eq!(a, b);
     let results = |lines: &[Value]| -> Vec<Value> {
-        lines.iter().filter(|l| l["type"] == "result").cloned().collect()
+        lines
+            .iter()
+            .filter(|l| l["type"] == "result")
+            .cloned()
+            .collect()
     };
     for (o, c) in results(ours).iter().zip(&results(cc)) {
         let ours_keys = keys(o);
