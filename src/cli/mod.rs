@@ -161,7 +161,7 @@ pub struct RunArgs {
     #[arg(long = "verbose")]
     pub verbose: bool,
     /// stream-json: also emit a `system` message for each hook run (`hook_started`,
-    /// `hook_response`).
+    /// `hook_response`); SessionStart's runs are emitted even without it.
     #[arg(long = "include-hook-events")]
     pub include_hook_events: bool,
     /// Write session transcripts under this directory instead of `~/.rein/projects` (e.g.

@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use serde_json::{Map, Value, json};
@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 use crate::agent::session::{Denial, TurnEnd, TurnOutcome};
 use crate::agent::transcript::{bounded_stream, timestamp_now};
 use crate::hooks::run::{OutcomeKind, RunStatus};
+use crate::hooks::spec::HookEvent;
 use crate::id::uuid_v4;
 use crate::model::{ContentBlock, ModelResponse, StopReason, Usage};
 use crate::pipeline::CallStatus;
@@ -181,7 +182,8 @@ pub struct StreamJson {
     pub permission_mode: String,
     pub tools: Vec<String>,
     pub mcp_servers: Vec<Value>,
-    /// `--include-hook-events`: a `hook_started` and a `hook_response` line per hook run.
+    /// `--include-hook-events`: a `hook_started` and a `hook_response` line per hook run
+    /// (SessionStart's are written without it too).
     pub include_hook_events: bool,
     /// `--include-partial-messages`: a `status` line before each model request and a
     /// `stream_event` line per event of the reply.
@@ -484,7 +486,10 @@ impl Observer for StreamJson {
                 hook_name,
                 ..
             } => {
-                if !self.include_hook_events {
+                // Claude Code writes SessionStart's runs even without
+                // `--include-hook-events`, and no other event's (fixture
+                // `tests/fixtures/cc-2.1.328/stream_io/hooks_without_flag`).
+                if !self.include_hook_events && event != HookEvent::SessionStart {
                     return;
                 }
                 for run in &common.runs {
@@ -609,7 +614,26 @@ pub fn result_json(
     obj.insert("usage".into(), usage_json(&outcome.usage));
     obj.insert("modelUsage".into(), model_usage_json(&outcome.model_usage));
     obj.insert("permission_denials".into(), json!(denials));
+    number_result(&mut obj);
     Value::Object(obj)
+}
+
+/// How many `result` objects this process has numbered (see [`number_result`]).
+static RESULTS_NUMBERED: AtomicU64 = AtomicU64::new(0);
+
+/// Ends a `result` object with Claude Code 2.1.328's `queued_turn_count` and `result_index`,
+/// in its order (fixtures `tests/fixtures/cc-2.1.328/stream_io/{input_two_turns,
+/// input_interrupt,json_output_result}`: every `json` and `stream-json` result has them, after
+/// the keys rein shares with it). `result_index` counts the process's results from 0, taken
+/// before the line is written, so a lost write leaves a gap as in Claude Code.
+/// `queued_turn_count` counts the prompts a user queued behind the turn; Claude Code counts
+/// only prompts whose origin an SDK host stamped user-driven (it writes 0 even when a second
+/// stdin message was already waiting, fixture `input_two_turns`), which rein's headless
+/// modes have no way to receive, so rein's count is 0.
+pub fn number_result(obj: &mut Map<String, Value>) {
+    obj.insert("queued_turn_count".into(), json!(0));
+    let index = RESULTS_NUMBERED.fetch_add(1, Ordering::Relaxed);
+    obj.insert("result_index".into(), json!(index));
 }
 
 fn denial_json(d: &Denial) -> Value {

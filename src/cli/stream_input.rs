@@ -390,7 +390,7 @@ pub async fn run(
 /// The `result` line of a turn an `interrupt` stopped (Claude Code's subtype, `is_error` and
 /// `terminal_reason`; no `result` text).
 fn interrupted_result(session_id: &str, duration_ms: u64, terminal_reason: &str) -> Value {
-    json!({
+    let mut line = json!({
         "type": "result",
         "subtype": "error_during_execution",
         "is_error": true,
@@ -400,7 +400,11 @@ fn interrupted_result(session_id: &str, duration_ms: u64, terminal_reason: &str)
         "session_id": session_id,
         "permission_denials": [],
         "errors": ["Request interrupted by user"],
-    })
+    });
+    if let Some(obj) = line.as_object_mut() {
+        crate::cli::render::number_result(obj);
+    }
+    line
 }
 
 /// The checks Claude Code 2.1.328 makes on these flags, with its texts (exit 1), in its

@@ -20,6 +20,10 @@ const DIR: &str = concat!(
     "/tests/fixtures/cc-2.1.328/stream_io"
 );
 
+/// The recording hook command of `cases.json` and `record.py`.
+const CASE_RECORDER: &str =
+    r#"cat >> "$CLAUDE_PROJECT_DIR"/ups.jsonl; echo >> "$CLAUDE_PROJECT_DIR"/ups.jsonl"#;
+
 /// What Claude Code did in one case.
 struct Recorded {
     lines: Vec<Value>,
@@ -119,9 +123,23 @@ fn run(name: &str, feed: Vec<Feed>, extra: &[&str]) -> Ran {
         "cat >> '{0}'; echo >> '{0}'",
         log.to_string_lossy().replace('\'', "'\\''")
     );
-    let hook = json!([{"hooks": [{"type": "command", "command": record}]}]);
-    sandbox.settings(json!({"hooks": {
-        "UserPromptSubmit": hook, "SessionStart": hook, "SessionEnd": hook}}));
+    // The case's hooks (record.py's UserPromptSubmit recorder unless the case replaces them),
+    // with `log` in place of the case's `ups.jsonl`.
+    let mut hooks = c.pointer("/settings/hooks").cloned().unwrap_or_else(|| {
+        json!({"UserPromptSubmit": [{"hooks": [{"type": "command", "command": CASE_RECORDER}]}]})
+    });
+    for groups in hooks.as_object_mut().unwrap().values_mut() {
+        for group in groups.as_array_mut().unwrap() {
+            for hook in group["hooks"].as_array_mut().unwrap() {
+                let command = hook["command"]
+                    .as_str()
+                    .unwrap()
+                    .replace(CASE_RECORDER, &record);
+                hook["command"] = json!(command);
+            }
+        }
+    }
+    sandbox.settings(json!({ "hooks": hooks }));
     let api = FakeApi::start(&json!({"turns": c["turns"]}), &project);
     let mut cmd = Command::new(rein_bin());
     cmd.current_dir(&project)
@@ -252,14 +270,10 @@ fn keys(v: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The kinds of lines, leaving out hook event lines (Claude Code writes SessionStart's
-/// without `--include-hook-events`; rein writes hook lines only with it).
+/// The kinds of lines, hook event lines included (SessionStart's come without
+/// `--include-hook-events`, as in Claude Code).
 fn kinds(lines: &[Value]) -> Vec<String> {
-    lines
-        .iter()
-        .map(kind)
-        .filter(|k| !k.starts_with("system:hook_"))
-        .collect()
+    lines.iter().map(kind).collect()
 }
 
 /// The `(subtype, is_error, num_turns, result)` of each result line.
@@ -269,6 +283,41 @@ fn results(lines: &[Value]) -> Vec<Value> {
         .filter(|l| l["type"] == "result")
         .map(|l| json!([l["subtype"], l["is_error"], l["num_turns"], l["result"]]))
         .collect()
+}
+
+/// Each result line's numbering (`[queued_turn_count, result_index]`) is Claude Code's, and
+/// its keys after `permission_denials` (the last key the two order alike) come in Claude
+/// Code's order.
+fn assert_numbered(ours: &[Value], cc: &[Value]) {
+    let numbering = |lines: &[Value]| -> Vec<Value> {
+        lines
+            .iter()
+            .filter(|l| l["type"] == "result")
+            .map(|l| json!([l["queued_turn_count"], l["result_index"]]))
+            .collect()
+    };
+    let (a, b) = (numbering(ours), numbering(cc));
+    assert!(
+        !b.is_empty() && b.iter().all(|n| n[0].is_u64() && n[1].is_u64()),
+        "{b:?}"
+    );
+    assert_eq!(a, b);
+    let results = |lines: &[Value]| -> Vec<Value> {
+        lines
+            .iter()
+            .filter(|l| l["type"] == "result")
+            .cloned()
+            .collect()
+    };
+    for (o, c) in results(ours).iter().zip(&results(cc)) {
+        let ours_keys = keys(o);
+        let after = ours_keys
+            .iter()
+            .position(|k| k == "permission_denials")
+            .map_or(&ours_keys[..], |i| &ours_keys[i + 1..]);
+        let theirs: Vec<String> = keys(c).into_iter().filter(|k| after.contains(k)).collect();
+        assert_eq!(after, &theirs[..], "{o}");
+    }
 }
 
 /// The user and assistant texts of a request's messages, in order (tool blocks by type;
@@ -320,6 +369,7 @@ fn partial_messages_match_claude_code() {
     let c = case("partial_text_tool");
     let ours = run("partial_text_tool", case_feed(&c), &[]);
     assert_eq!(ours.code, cc.code, "{}", ours.stderr);
+    assert_numbered(&ours.lines, &cc.lines);
     assert_eq!(events(&ours.lines), events(&cc.lines));
     let deltas: Vec<Value> = events(&cc.lines)
         .into_iter()
@@ -451,6 +501,7 @@ fn stream_json_input_runs_a_turn_per_message() {
     assert_eq!(ours.code, cc.code, "{}", ours.stderr);
     assert_eq!(kinds(&ours.lines), kinds(&cc.lines));
     assert_eq!(results(&ours.lines), results(&cc.lines));
+    assert_numbered(&ours.lines, &cc.lines);
     let events = |hooks: &[Value]| -> Vec<String> {
         hooks
             .iter()
@@ -493,6 +544,7 @@ fn replayed_user_messages_match_claude_code() {
     let ours = run("input_replay", case_feed(&c), &[]);
     assert_eq!(ours.code, 0, "{}", ours.stderr);
     assert_eq!(kinds(&ours.lines), kinds(&cc.lines));
+    assert_numbered(&ours.lines, &cc.lines);
     let replays = |lines: &[Value]| -> Vec<Value> {
         lines
             .iter()
@@ -524,6 +576,7 @@ fn ignored_lines_match_claude_code() {
         assert_eq!(ours.code, cc.code, "{name}: {}", ours.stderr);
         assert_eq!(kinds(&ours.lines), kinds(&cc.lines), "{name}");
         assert_eq!(results(&ours.lines), results(&cc.lines), "{name}");
+        assert_numbered(&ours.lines, &cc.lines);
         let prompts =
             |ups: Vec<&Value>| -> Vec<Value> { ups.iter().map(|h| h["prompt"].clone()).collect() };
         assert_eq!(
@@ -702,6 +755,7 @@ fn an_interrupt_stops_the_running_turn_and_the_next_message_runs() {
             .collect()
     };
     assert_eq!(ends(&ours.lines), ends(&cc.lines));
+    assert_numbered(&ours.lines, &cc.lines);
     // The interrupted turn's result line has Claude Code's keys where rein has the value.
     let cut = |lines: &[Value]| {
         lines
@@ -1060,4 +1114,74 @@ fn an_interrupt_while_the_reply_streams_drops_the_request() {
     assert!(said.contains("user: first"), "{said}");
     assert!(said.contains("[Request interrupted by user]"), "{said}");
     assert!(said.contains("user: second"), "{said}");
+}
+
+/// `-p --output-format json`: the one result object is numbered as Claude Code numbers it
+/// (`queued_turn_count` 0, `result_index` 0), at the end of the keys rein shares with it.
+#[test]
+fn a_json_result_is_numbered_as_claude_code_numbers_it() {
+    let cc = recorded("json_output_result");
+    let ours = run("json_output_result", Vec::new(), &[]);
+    assert_eq!(ours.code, cc.code, "{}", ours.stderr);
+    assert_eq!(ours.lines.len(), 1, "{:#?}", ours.lines);
+    assert_numbered(&ours.lines, &cc.lines);
+}
+
+/// Without `--include-hook-events`, stream-json output still has SessionStart's
+/// `hook_started`/`hook_response` lines — before `init`, with Claude Code's keys and the run's
+/// stdout — and no other event's (PreToolUse, PostToolUse, Stop, UserPromptSubmit and
+/// SessionEnd hooks run unseen), as in Claude Code.
+#[test]
+fn session_start_hook_lines_come_without_include_hook_events() {
+    let cc = recorded("hooks_without_flag");
+    let c = case("hooks_without_flag");
+    let ours = run("hooks_without_flag", case_feed(&c), &[]);
+    assert_eq!(ours.code, cc.code, "{}", ours.stderr);
+    // `system` and `result` lines (Claude Code writes an `assistant` line per content block,
+    // rein one per reply).
+    let outline = |lines: &[Value]| -> Vec<String> {
+        kinds(lines)
+            .into_iter()
+            .filter(|k| k.starts_with("system") || k.starts_with("result"))
+            .collect()
+    };
+    assert_eq!(outline(&ours.lines), outline(&cc.lines));
+    let hook_lines = |lines: &[Value]| -> Vec<Value> {
+        lines
+            .iter()
+            .filter(|l| kind(l).starts_with("system:hook_"))
+            .cloned()
+            .collect()
+    };
+    let (a, b) = (hook_lines(&ours.lines), hook_lines(&cc.lines));
+    assert_eq!(b.len(), 2);
+    assert_eq!(a.len(), b.len(), "{a:#?}");
+    for (o, c) in a.iter().zip(&b) {
+        assert_eq!(keys(o), keys(c));
+        for key in [
+            "subtype",
+            "hook_name",
+            "hook_event",
+            "output",
+            "stdout",
+            "stderr",
+            "exit_code",
+            "outcome",
+            "session_id",
+        ] {
+            assert_eq!(o.get(key), c.get(key), "{key}");
+        }
+    }
+    assert_eq!(a[0]["hook_id"], a[1]["hook_id"]);
+    // The other hooks did run (each recorded its stdin, or its output reached the model).
+    let ran: Vec<&Value> = ours.hooks.iter().map(|h| &h["hook_event_name"]).collect();
+    assert_eq!(
+        ran,
+        [
+            &json!("SessionStart"),
+            &json!("UserPromptSubmit"),
+            &json!("SessionEnd")
+        ]
+    );
+    assert_numbered(&ours.lines, &cc.lines);
 }
