@@ -1298,8 +1298,7 @@ fn ctrl_c_while_the_reply_streams_keeps_the_text_so_far_and_tells_the_model_as_c
         .as_array()
         .unwrap()
         .iter()
-        .filter(|r| r["kind"] == "main")
-        .last()
+        .rfind(|r| r["kind"] == "main")
         .unwrap()["last_messages"]
         .as_array()
         .unwrap()
