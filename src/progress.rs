@@ -38,7 +38,8 @@ pub enum Progress<'a> {
     RequestStarted,
     /// One event of the model's reply as it streams, in the Messages API's streaming shape
     /// (see [`crate::model::Request::on_event`]); the whole reply follows as
-    /// [`Progress::Assistant`].
+    /// [`Progress::Assistant`]. Sent only to a session that asked for them
+    /// (`Engine::builder().stream_events(true)`, `--include-partial-messages`).
     StreamEvent {
         /// The event (`message_start`, `content_block_delta`, …).
         event: &'a Value,
