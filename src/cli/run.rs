@@ -354,7 +354,7 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
             })
         }
     } else if let (true, Some(stream)) = (stream_input, &shared_stream) {
-        session.start_as(start_source).await;
+        session.open(start_source, false, plan.facts).await;
         let session_ref = &session_id;
         let max_turns = args.max_turns;
         let report_turn = |outcome: &TurnOutcome, duration_ms: u64| {

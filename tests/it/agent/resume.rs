@@ -292,3 +292,57 @@ fn no_session_persistence_writes_no_transcript_and_continue_without_sessions_fai
         s.transcript_files()
     );
 }
+
+/// `--input-format stream-json -r ID`: SessionStart `resume` carries the same resume fields as
+/// a `-p` resume (the stream path used to send bare `source: "resume"`).
+#[test]
+fn stream_json_input_resume_sends_the_resume_fields() {
+    use std::io::Write;
+    let api = Api::Anthropic;
+    let s = project();
+    let (id, before) = first_session(&s, api);
+    let server = Loopback::start(api, vec![Turn::text("STREAMED RESUME")]);
+    let mut cmd = s.rein();
+    cmd.args([
+        "-p",
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "-r",
+        &id,
+    ])
+    .stdin(std::process::Stdio::piped())
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped());
+    api.point(&mut cmd, &server.url);
+    let mut child = cmd.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(
+            br#"{"type":"user","message":{"role":"user","content":"resumed through stdin"}}
+"#,
+        )
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sent = api.messages_of(&server.requests()[0]);
+    assert_eq!(sent[..before.len()], before[..], "the history is rebuilt");
+    let starts = lines(&s.path("start-stdin.jsonl"));
+    assert_eq!(starts.len(), 2);
+    let resumed = &starts[1];
+    assert_eq!(resumed["source"], "resume", "{resumed}");
+    assert_eq!(resumed["session_id"], id.as_str());
+    assert!(resumed["seconds_since_last_response"].is_u64(), "{resumed}");
+    assert!(resumed["context_tokens"].is_u64(), "{resumed}");
+    assert_eq!(resumed["prompt_cache_likely_expired"], false, "{resumed}");
+    assert!(resumed.get("model").is_none(), "{resumed}");
+}
