@@ -232,6 +232,8 @@ const SCRIPT_ENV: &[&str] = &[
 fn is_hijack_env(name: &str) -> bool {
     HIJACK_ENV.contains(&name)
         || name.starts_with("DYLD_")
+        // `BASH_FUNC_name%%`: every bash started with it runs the function for `name`.
+        || name.starts_with("BASH_FUNC_")
         || name.starts_with("GIT_CONFIG_KEY_")
         || name.starts_with("GIT_CONFIG_VALUE_")
         || name.starts_with("GIT_CONFIG_PARAMETERS")
@@ -910,9 +912,13 @@ impl Parser {
     /// ([`HIJACK_ENV`]) hide the command from deny rules too; names whose value is run as a
     /// command ([`SCRIPT_ENV`]) have the value parsed as a script.
     fn env_prefix(&mut self, w: &Word, command_follows: bool) {
-        let Some(name) = assignment_name(&w.raw) else {
-            return;
-        };
+        if let Some(name) = assignment_name(&w.raw) {
+            self.env_assignment(name, w, command_follows);
+        }
+    }
+
+    /// [`Parser::env_prefix`] for an assignment to `name`.
+    fn env_assignment(&mut self, name: &str, w: &Word, command_follows: bool) {
         let value = w.text.split_once('=').map_or("", |(_, v)| v);
         if !command_follows {
             // `X=1` alone sets a shell variable for the rest of the line: a later `$X` in
@@ -1132,21 +1138,17 @@ impl Parser {
                     }
                     let assignments = inner
                         .iter()
-                        .take_while(|w| assignment_name(&w.raw).is_some())
+                        .take_while(|w| wrapper_assignment(name, w).is_some())
                         .count();
                     for w in &inner[..assignments] {
-                        self.env_prefix(w, inner.len() > assignments);
+                        if let Some(var) = wrapper_assignment(name, w) {
+                            self.env_assignment(var, w, inner.len() > assignments);
+                        }
                     }
                     if name == "xargs" && xargs_replaces_command(args, inner) {
                         self.flag(Unchecked::HiddenCommand("xargs -I feeding a shell"));
                     }
-                    let inner: &[Word] = {
-                        let skip = inner
-                            .iter()
-                            .take_while(|w| assignment_name(&w.raw).is_some())
-                            .count();
-                        &inner[skip..]
-                    };
+                    let inner = &inner[assignments..];
                     if !inner.is_empty() {
                         self.unwrap_into(inner, part, allowable && safe);
                     }
@@ -1331,6 +1333,20 @@ fn join_raw(words: &[Word]) -> String {
         .map(|w| w.raw.as_str())
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// The variable a wrapper's argument assigns before the command, if it is one. `env` takes
+/// every word with a `=` as an assignment, whatever its name (`BASH_FUNC_ls%%=…`, which every
+/// bash started under it runs as the function `ls`); the shell only takes identifiers.
+fn wrapper_assignment<'w>(wrapper: &str, w: &'w Word) -> Option<&'w str> {
+    if wrapper == "env" {
+        w.text
+            .split_once('=')
+            .map(|(name, _)| name)
+            .filter(|n| !n.is_empty())
+    } else {
+        assignment_name(&w.raw)
+    }
 }
 
 /// `NAME=value` / `NAME+=value` with an unquoted name: the name.

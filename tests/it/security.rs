@@ -75,6 +75,10 @@ const HIDDEN_RM: &[(&str, &str)] = &[
     ("nice", "nice -n 1 rm V"),
     ("stdbuf", "stdbuf -o0 rm V"),
     ("exec", "exec rm V"),
+    (
+        "exported bash function",
+        "env 'BASH_FUNC_echo%%=() { rm V; }' bash -c 'echo hi'",
+    ),
 ];
 
 /// The deep-nesting case: more `(` than the parser follows.
