@@ -423,7 +423,7 @@ impl Engine {
             tools.extend(mcp.tools());
         }
         let tool_names: Vec<String> = tools.iter().map(|t| t.name().to_string()).collect();
-        let (system, memory, environment) = assemble(&Sources {
+        let prompt = assemble(&Sources {
             options: &self.prompt,
             cwd: &self.project_dir,
             additional_dirs: &[],
@@ -433,7 +433,7 @@ impl Engine {
             tools: &tool_names,
         });
         if let Some(observer) = &self.observer {
-            for notice in &memory.notices {
+            for notice in &prompt.memory.notices {
                 observer.observe(Progress::Notice { text: notice });
             }
         }
@@ -452,8 +452,8 @@ impl Engine {
                 notices: self.observer.clone(),
                 read_filter: ctx.read_filter.clone(),
                 instructions: Some(subagent::SubagentInstructions {
-                    environment,
-                    memory: memory.files.clone(),
+                    environment: prompt.environment.clone(),
+                    memory: prompt.memory.files.clone(),
                 }),
             },
         );
@@ -467,7 +467,7 @@ impl Engine {
             ctx,
             Box::new(observers),
         );
-        session.set_instructions(Some(system), memory.files);
+        session.set_prompt(prompt);
         session.set_stream_events(self.stream_events);
         session
     }

@@ -450,7 +450,7 @@ fn env_flag(name: &str) -> bool {
 /// the library both build them: the memory files from `cwd` (and, with
 /// `CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD=1`, from the additional directories), none
 /// with `CLAUDE_CODE_DISABLE_CLAUDE_MDS=1`.
-pub fn assemble(sources: &Sources<'_>) -> (String, Memory, Environment) {
+pub fn assemble(sources: &Sources<'_>) -> Prompt {
     let memory = if !sources.memory_files || env_flag("CLAUDE_CODE_DISABLE_CLAUDE_MDS") {
         Memory::default()
     } else {
@@ -464,9 +464,33 @@ pub fn assemble(sources: &Sources<'_>) -> (String, Memory, Environment) {
             },
         })
     };
-    let environment = Environment::detect(sources.cwd, sources.additional_dirs, sources.model);
-    let system = system_prompt(sources.options, &environment, sources.tools, &memory);
-    (system, memory, environment)
+    Prompt {
+        options: sources.options.clone(),
+        environment: Environment::detect(sources.cwd, sources.additional_dirs, sources.model),
+        tools: sources.tools.to_vec(),
+        memory,
+    }
+}
+
+/// What a session's system prompt is built from, kept so that it can be built again when a
+/// part changes (`/model` changes the environment's model).
+#[derive(Debug, Clone)]
+pub struct Prompt {
+    /// `--system-prompt`/`--append-system-prompt` and their files, or the library's.
+    pub options: PromptOptions,
+    /// The environment section's facts.
+    pub environment: Environment,
+    /// The tools the session offers, by name.
+    pub tools: Vec<String>,
+    /// The memory files and the notices about them.
+    pub memory: Memory,
+}
+
+impl Prompt {
+    /// The system prompt text ([`system_prompt`]).
+    pub fn text(&self) -> String {
+        system_prompt(&self.options, &self.environment, &self.tools, &self.memory)
+    }
 }
 
 /// The environment section of a system prompt.
@@ -490,24 +514,6 @@ fn environment_section(environment: &Environment) -> String {
     out.push_str(&format!("- Today's date: {}\n", environment.date));
     out.push_str(&format!("- Model: {}", environment.model));
     out
-}
-
-/// `system` with the environment section's model line naming `to` instead of `from` (after
-/// `/model`); unchanged when no whole line names `from` (a replaced system prompt).
-pub(crate) fn with_model_line(system: &str, from: &str, to: &str) -> String {
-    let old = format!("- Model: {from}");
-    let mut start = 0;
-    while let Some(found) = system[start..].find(&old) {
-        let at = start + found;
-        let end = at + old.len();
-        let line_start = at == 0 || system.as_bytes()[at - 1] == b'\n';
-        let line_end = end == system.len() || system.as_bytes()[end] == b'\n';
-        if line_start && line_end {
-            return format!("{}- Model: {to}{}", &system[..at], &system[end..]);
-        }
-        start = end;
-    }
-    system.to_string()
 }
 
 /// The memory files section (empty without memory files).

@@ -471,6 +471,8 @@ pub struct Session {
     subagent: Option<SubagentIdentity>,
     /// The system prompt sent with every request.
     system: Option<String>,
+    /// What `system` was built from, when the session may build it again (`/model`).
+    prompt: Option<crate::agent::instructions::Prompt>,
     /// Memory files in the system prompt, announced with InstructionsLoaded at start.
     memory: Vec<MemoryFile>,
     usage: SessionUsage,
@@ -623,6 +625,7 @@ impl Session {
             ended: false,
             subagent: None,
             system: None,
+            prompt: None,
             memory: Vec::new(),
             usage: SessionUsage::default(),
             compaction,
@@ -985,12 +988,9 @@ impl Session {
                 format!("a PreModelSwitch hook denied the switch: {reason}")
             });
         }
-        if let Some(system) = self.system.as_mut() {
-            *system = crate::agent::instructions::with_model_line(
-                system,
-                self.model.name(),
-                model.name(),
-            );
+        if let Some(prompt) = self.prompt.as_mut() {
+            prompt.environment.model = model.name().to_string();
+            self.system = Some(prompt.text());
         }
         self.model = Arc::clone(&model);
         self.compaction = CompactPolicy::from_env(model.name());
@@ -1047,6 +1047,14 @@ impl Session {
     pub(crate) fn set_instructions(&mut self, system: Option<String>, memory: Vec<MemoryFile>) {
         self.system = system;
         self.memory = memory;
+    }
+
+    /// The session's system prompt and memory files from their parts, which the session keeps
+    /// to build the prompt again when the model changes.
+    pub(crate) fn set_prompt(&mut self, prompt: crate::agent::instructions::Prompt) {
+        self.system = Some(prompt.text());
+        self.memory = prompt.memory.files.clone();
+        self.prompt = Some(prompt);
     }
 
     /// Continues a conversation rebuilt from a transcript: its messages become the history,

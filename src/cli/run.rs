@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use crate::agent::agent_hook::HookModels;
-use crate::agent::instructions::{Environment, Memory, PromptOptions, Sources, assemble};
+use crate::agent::instructions::{Prompt, PromptOptions, Sources, assemble};
 use crate::agent::providers::{ProviderConfig, ProviderKind, from_config};
 use crate::agent::session::{
     Session, SessionConfig, TurnEnd, TurnOutcome, stop_block_cap_from_env,
@@ -119,14 +119,14 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
             return err.code;
         }
     };
-    let (system, memory, environment) = match instructions(&args, &setup, setup.model.name()) {
+    let prompt_parts = match instructions(&args, &setup, setup.model.name()) {
         Ok(i) => i,
         Err(err) => {
             eprintln!("rein: {err}");
             return err.code;
         }
     };
-    for notice in &memory.notices {
+    for notice in &prompt_parts.memory.notices {
         eprintln!("{notice}");
     }
     if let Some(err) = crate::agent::cost::prices_error() {
@@ -266,8 +266,8 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
             notices: Some(Arc::clone(&observers)),
             read_filter: Some(setup.read_filter.clone()),
             instructions: Some(subagent::SubagentInstructions {
-                environment,
-                memory: memory.files.clone(),
+                environment: prompt_parts.environment.clone(),
+                memory: prompt_parts.memory.files.clone(),
             }),
         },
     );
@@ -282,7 +282,7 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
         ctx,
         Box::new(subagent::SharedObserver(observers)),
     );
-    session.set_instructions(Some(system), memory.files);
+    session.set_prompt(prompt_parts);
     session.follow(runtime);
     session.follow(hook_models);
     session.set_attended(interactive);
@@ -1124,13 +1124,9 @@ fn resolve_add_dirs(dirs: &[PathBuf], project_dir: &Path) -> Result<Vec<PathBuf>
         .collect()
 }
 
-/// The system prompt and memory files the flags and files give; a prompt file that cannot be
-/// read is an error naming it.
-fn instructions(
-    args: &RunArgs,
-    setup: &Setup,
-    model: &str,
-) -> Result<(String, Memory, Environment), SetupError> {
+/// What the system prompt and memory files are built from, as the flags and files give it; a
+/// prompt file that cannot be read is an error naming it.
+fn instructions(args: &RunArgs, setup: &Setup, model: &str) -> Result<Prompt, SetupError> {
     let read = |flag: &str, path: &Path| {
         std::fs::read_to_string(path)
             .map_err(|e| setup_error(format!("{flag} {}: {e}", path.display()), EXIT_USAGE))
@@ -1155,7 +1151,7 @@ fn instructions(
         .filter(|h| !h.is_empty())
         .map(PathBuf::from);
     let tools: Vec<String> = setup.tools.iter().map(|t| t.name().to_string()).collect();
-    let (system, memory, environment) = assemble(&Sources {
+    Ok(assemble(&Sources {
         options: &options,
         cwd: &setup.project_dir,
         additional_dirs: &setup.add_dirs,
@@ -1163,8 +1159,7 @@ fn instructions(
         memory_files: true,
         model,
         tools: &tools,
-    });
-    Ok((system, memory, environment))
+    }))
 }
 
 fn resolve_project_dir(cwd: Option<&Path>) -> Result<PathBuf, SetupError> {

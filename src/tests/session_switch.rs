@@ -160,23 +160,3 @@ fn a_stopped_tool_is_rebuilt_from_the_transcript_as_the_session_sent_it() {
     stopped.content.pop();
     assert!(ends_in_interruption(&stopped));
 }
-
-/// `/model` rewrites the environment's model line, and only a whole line naming the old model.
-#[test]
-fn the_model_line_follows_a_switch() {
-    use crate::agent::instructions::with_model_line;
-    let prompt = "You are rein.\n# Environment\n- Platform: linux\n- Model: claude-a\n\n# Memory\nnot - Model: claude-a here\n- Model: claude-a\n";
-    let switched = with_model_line(prompt, "claude-a", "claude-b");
-    assert_eq!(
-        switched,
-        "You are rein.\n# Environment\n- Platform: linux\n- Model: claude-b\n\n# Memory\nnot - Model: claude-a here\n- Model: claude-a\n"
-    );
-    // The line last in the prompt, and a prefix of a longer name that is not the model.
-    assert_eq!(with_model_line("x\n- Model: m", "m", "n"), "x\n- Model: n");
-    assert_eq!(
-        with_model_line("- Model: m-long\n", "m", "n"),
-        "- Model: m-long\n"
-    );
-    // A replaced system prompt without the line stays as it is.
-    assert_eq!(with_model_line("custom", "m", "n"), "custom");
-}
