@@ -159,6 +159,19 @@ pub struct Request<'a> {
     pub on_event: Option<&'a (dyn Fn(&Value) + Send + Sync)>,
 }
 
+impl<'a> Request<'a> {
+    /// A request for `messages` offering `tools`, with no system prompt and no callbacks.
+    pub fn new(messages: &'a [Message], tools: &'a [ToolSpec]) -> Request<'a> {
+        Request {
+            system: None,
+            messages,
+            tools,
+            on_text: None,
+            on_event: None,
+        }
+    }
+}
+
 impl std::fmt::Debug for Request<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Request")

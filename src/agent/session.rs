@@ -756,10 +756,7 @@ impl Session {
             .model
             .respond(Request {
                 system: self.system.as_deref(),
-                messages: &request_messages,
-                tools: &self.specs,
-                on_text: None,
-                on_event: None,
+                ..Request::new(&request_messages, &self.specs)
             })
             .await;
         let response = match response {

@@ -677,3 +677,52 @@ async fn the_engine_starts_mcp_servers_and_holds_unapproved_project_ones() {
     engine.shutdown().await;
     assert!(!marker.exists(), "the unapproved project server ran");
 }
+
+/// Counts the stream events an observer is given, by type.
+#[derive(Default)]
+struct StreamEvents(std::sync::Mutex<Vec<String>>);
+
+impl rein::Observer for StreamEvents {
+    fn observe(&self, progress: rein::Progress<'_>) {
+        if let rein::Progress::StreamEvent { event } = progress {
+            let kind = event["type"].as_str().unwrap_or("?").to_string();
+            self.0.lock().unwrap().push(kind);
+        }
+    }
+}
+
+/// Stream events are opt-in: building every event of every reply costs a turn that nobody
+/// reads, so an observer gets them only from an engine that asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stream_events_reach_the_observer_only_when_asked_for() {
+    use std::sync::Arc;
+    let sandbox = Sandbox::new("project", &[]);
+    for asked in [false, true] {
+        let events = Arc::new(StreamEvents::default());
+        let engine = Engine::builder(&sandbox.project)
+            .home(&sandbox.home)
+            .read_settings_files(false)
+            .stream_events(asked)
+            .observer(events.clone())
+            .build()
+            .unwrap();
+        let outcome = engine.run("say something").await;
+        assert!(!outcome.result.is_empty(), "{outcome:?}");
+        let seen = events.0.lock().unwrap().clone();
+        if asked {
+            assert_eq!(
+                seen.first().map(String::as_str),
+                Some("message_start"),
+                "{seen:?}"
+            );
+            assert_eq!(
+                seen.last().map(String::as_str),
+                Some("message_stop"),
+                "{seen:?}"
+            );
+            assert!(seen.iter().any(|k| k == "content_block_delta"), "{seen:?}");
+        } else {
+            assert!(seen.is_empty(), "not asked for, yet given: {seen:?}");
+        }
+    }
+}

@@ -251,13 +251,7 @@ impl Model for AnthropicModel {
         messages: &'a [Message],
         tools: &'a [ToolSpec],
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        self.respond(Request {
-            system: None,
-            messages,
-            tools,
-            on_text: None,
-            on_event: None,
-        })
+        self.respond(Request::new(messages, tools))
     }
 
     fn respond<'a>(

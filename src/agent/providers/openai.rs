@@ -337,13 +337,7 @@ impl Model for OpenAiModel {
         messages: &'a [Message],
         tools: &'a [ToolSpec],
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        self.respond(Request {
-            system: None,
-            messages,
-            tools,
-            on_text: None,
-            on_event: None,
-        })
+        self.respond(Request::new(messages, tools))
     }
 
     fn respond<'a>(
