@@ -1,0 +1,71 @@
+//! `/model`: PreModelSwitch, the switch (the system prompt rebuilt for the new model), PostModelSwitch.
+
+use super::*;
+
+impl Session {
+    /// `/model NAME`: the following requests go to `model`. Fires PreModelSwitch (a hook may
+    /// deny the switch) and, once switched, PostModelSwitch, with `requested` as the name the
+    /// user typed. `Err` names why the model stays.
+    pub(crate) async fn switch_model(
+        &mut self,
+        model: Arc<dyn Model>,
+        requested: &str,
+    ) -> Result<(), String> {
+        let input = self.model_switch_input(model.name(), requested);
+        let pre = self.fire::<PreModelSwitch>(input.clone()).await;
+        if let Some(reason) = pre.denied {
+            return Err(if reason.is_empty() {
+                "a PreModelSwitch hook denied the switch".to_string()
+            } else {
+                format!("a PreModelSwitch hook denied the switch: {reason}")
+            });
+        }
+        if let Some(prompt) = self.prompt.as_mut() {
+            prompt.environment.model = model.name().to_string();
+            self.system = Some(prompt.text());
+        }
+        self.model = Arc::clone(&model);
+        self.compaction = CompactPolicy::from_env(model.name());
+        for follower in &self.followers {
+            follower.model_changed(&model);
+        }
+        let post = self
+            .fire::<PostModelSwitch>(PostModelSwitchInput {
+                base: self.base(HookEvent::PostModelSwitch),
+                hook_event_name: HookEvent::PostModelSwitch,
+                ..input
+            })
+            .await;
+        self.pending.extend(post.common.context);
+        Ok(())
+    }
+
+    /// The stdin of PreModelSwitch/PostModelSwitch for a switch to `to_model`.
+    pub(super) fn model_switch_input(
+        &self,
+        to_model: &str,
+        requested: &str,
+    ) -> PreModelSwitchInput {
+        let context_tokens = self.usage.context_tokens.unwrap_or(0);
+        let estimated_cache_write_usd =
+            crate::agent::cost::cache_write_usd(to_model, context_tokens);
+        PreModelSwitchInput {
+            base: self.base(HookEvent::PreModelSwitch),
+            hook_event_name: HookEvent::PreModelSwitch,
+            from_model: self.model.name().to_string(),
+            to_model: to_model.to_string(),
+            requested_model: Some(requested.to_string()),
+            source: "command".to_string(),
+            context_tokens,
+            prompt_cache_warm: self.usage.requests > 0,
+            cache_ttl: "5m".to_string(),
+            estimated_cache_write_usd,
+            pricing: if estimated_cache_write_usd.is_some() {
+                "configured"
+            } else {
+                "default"
+            }
+            .to_string(),
+        }
+    }
+}

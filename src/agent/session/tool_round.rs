@@ -1,0 +1,111 @@
+//! One tool round: the assistant message's tool calls through the pipeline (consecutive Agent
+//! calls concurrently), their results written back into the history.
+
+use super::*;
+
+impl Session {
+    /// Runs one assistant message's calls in order, then PostToolBatch; appends the results.
+    /// `Some(end)` when the loop must stop.
+    pub(super) async fn run_calls(
+        &mut self,
+        calls: &[ToolCall],
+        outcome: &mut TurnOutcome,
+    ) -> Option<TurnEnd> {
+        let base = self.base(HookEvent::PreToolUse);
+        let pipeline = ToolPipeline {
+            hooks: self.hooks.as_ref(),
+            tools: &self.tools,
+            gate: self.gate.as_ref(),
+            ctx: &self.ctx,
+            observer: &self.sink,
+        };
+        let mut reports = Vec::with_capacity(calls.len());
+        let mut end = None;
+        let mut next = 0;
+        'calls: while next < calls.len() {
+            // Consecutive Agent calls run concurrently (each subagent isolated, each through
+            // the whole gate); every other call runs alone, in order.
+            let group = if is_agent_call(&calls[next].name) {
+                calls[next..]
+                    .iter()
+                    .take_while(|c| is_agent_call(&c.name))
+                    .count()
+            } else {
+                1
+            };
+            // The base is rebuilt per call: a Bash `cd` changes the `cwd` later hooks see.
+            let mut call_base = base.clone();
+            call_base.cwd = self.ctx.current_dir().to_string_lossy().into_owned();
+            let group_reports = futures_util::future::join_all(
+                calls[next..next + group]
+                    .iter()
+                    .map(|call| pipeline.run(call, &call_base)),
+            )
+            .await;
+            next += group;
+            for report in group_reports {
+                if report.status == CallStatus::Refused {
+                    outcome.denials.push(Denial {
+                        tool_name: report.tool_name.clone(),
+                        tool_use_id: report.tool_use_id.clone(),
+                        tool_input: report.input.clone(),
+                    });
+                }
+                let deferred = report.status == CallStatus::Deferred;
+                let stop = report.stop_loop;
+                let reason = report.stop_reason.clone();
+                reports.push(report);
+                if deferred {
+                    end = Some(TurnEnd::Deferred);
+                    break 'calls;
+                }
+                if stop && end.is_none() {
+                    end = Some(TurnEnd::Stopped { reason });
+                }
+            }
+        }
+        let batch = if matches!(end, Some(TurnEnd::Deferred)) {
+            None
+        } else {
+            let mut batch_base = base;
+            batch_base.cwd = self.ctx.current_dir().to_string_lossy().into_owned();
+            Some(pipeline.batch(&reports, &batch_base).await)
+        };
+
+        let mut content: Vec<ContentBlock> = reports
+            .iter()
+            .map(|r| ContentBlock::ToolResult {
+                tool_use_id: r.tool_use_id.clone(),
+                content: r.content.clone(),
+                is_error: r.is_error,
+            })
+            .collect();
+        // Calls after a deferred one never ran; the API still needs a result for each.
+        for call in calls.iter().skip(reports.len()) {
+            content.push(ContentBlock::ToolResult {
+                tool_use_id: call.id.clone(),
+                content: "Not run: an earlier tool call in this message was deferred".to_string(),
+                is_error: true,
+            });
+        }
+        for r in &reports {
+            self.pending.extend(r.context.iter().cloned());
+        }
+        if let Some(batch) = batch {
+            self.pending.extend(batch.context);
+            if batch.stop_loop && end.is_none() {
+                end = Some(TurnEnd::Stopped {
+                    reason: batch.stop_reason,
+                });
+            }
+        }
+        self.messages.push(Message {
+            role: Role::User,
+            content,
+        });
+        if let Some(TurnEnd::Deferred) = end {
+            outcome.result = String::new();
+        }
+        end
+    }
+}

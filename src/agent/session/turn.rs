@@ -1,0 +1,332 @@
+//! The turn loop for one prompt: UserPromptSubmit, model rounds, tool rounds, Stop and its
+//! block cap, StopFailure, and background notifications between turns.
+
+use super::*;
+
+impl Session {
+    /// Runs one prompt to the end of its turn.
+    pub async fn run_prompt(&mut self, prompt: &str) -> TurnOutcome {
+        self.run_turn(prompt, None).await
+    }
+
+    /// Runs a turn that tells the model how background commands ended (the `-p` session's
+    /// follow-up, as Claude Code runs one per finished command): `UserPromptSubmit` sees the
+    /// `<task-notification>` blocks as the prompt, the model sees them in a system reminder
+    /// that says no person wrote them. `None` when no command has ended unannounced.
+    pub async fn run_background_notification(&mut self) -> Option<TurnOutcome> {
+        let task = self.ctx.background.take_unannounced().into_iter().next()?;
+        let notification = task.notification()?;
+        let text = format!("{BACKGROUND_NOTICE}\n\n{notification}");
+        Some(
+            self.run_turn(&notification, Some(system_reminder(&text)))
+                .await,
+        )
+    }
+
+    /// One turn: `prompt` is what UserPromptSubmit and the transcript see; `for_model`, when
+    /// given, replaces it in the request.
+    pub(super) async fn run_turn(
+        &mut self,
+        prompt: &str,
+        for_model: Option<ContentBlock>,
+    ) -> TurnOutcome {
+        let prompt_id = uuid_v4();
+        self.prompt_id = Some(prompt_id.clone());
+        if let Ok(mut current) = self.ctx.prompt_id.lock() {
+            *current = Some(prompt_id.clone());
+        }
+        self.set_line_context();
+        let mut outcome = TurnOutcome::begun();
+
+        let ups = self
+            .fire::<UserPromptSubmit>(UserPromptSubmitInput {
+                base: self.base(HookEvent::UserPromptSubmit),
+                hook_event_name: HookEvent::UserPromptSubmit,
+                prompt: prompt.to_string(),
+            })
+            .await;
+        if ups.blocked_text.is_some() || ups.block.is_some() {
+            let text = ups.blocked_text.clone().unwrap_or_else(|| {
+                format!(
+                    "UserPromptSubmit operation blocked by hook:\n{}\n\nOriginal prompt: {prompt}",
+                    ups.block.clone().unwrap_or_default()
+                )
+            });
+            outcome.result = text.clone();
+            outcome.end = TurnEnd::PromptBlocked { text };
+            return outcome;
+        }
+        if ups.common.stop_loop {
+            outcome.end = TurnEnd::Stopped {
+                reason: ups.common.stop_reason.clone(),
+            };
+            return outcome;
+        }
+
+        self.sink.observe(Progress::Prompt {
+            prompt_id: &prompt_id,
+            text: prompt,
+        });
+        let mut content: Vec<ContentBlock> = self
+            .pending
+            .drain(..)
+            .map(|t| system_reminder(&t))
+            .collect();
+        content.push(for_model.unwrap_or_else(|| ContentBlock::Text {
+            text: prompt.to_string(),
+        }));
+        content.extend(ups.common.context.iter().map(|t| system_reminder(t)));
+        match self.messages.last_mut() {
+            // After a stopped tool call the prompt joins the user message of its results, as
+            // Claude Code sends it.
+            Some(last) if ends_in_interruption(last) => last.content.extend(content),
+            Some(_) | None => self.messages.push(Message {
+                role: Role::User,
+                content,
+            }),
+        }
+
+        self.turn_loop(&mut outcome).await;
+        outcome
+    }
+
+    /// Pending and async context, merged into the last user message.
+    pub(super) fn deliver_pending(&mut self) {
+        let mut entries: Vec<String> = self.pending.drain(..).collect();
+        entries.extend(self.hooks.take_async_context());
+        // Background commands that ended while the model was working (or, interactively,
+        // while the person was typing): told at the next request.
+        entries.extend(
+            self.ctx
+                .background
+                .take_unannounced()
+                .iter()
+                .filter_map(|t| t.notification())
+                .map(|n| format!("{BACKGROUND_NOTICE}\n\n{n}")),
+        );
+        if entries.is_empty() {
+            return;
+        }
+        let blocks = entries.iter().map(|t| system_reminder(t));
+        match self.messages.last_mut() {
+            Some(last) if last.role == Role::User => last.content.extend(blocks),
+            Some(_) | None => self.messages.push(Message {
+                role: Role::User,
+                content: blocks.collect(),
+            }),
+        }
+    }
+
+    pub(super) async fn turn_loop(&mut self, outcome: &mut TurnOutcome) {
+        let mut stop_hook_active = false;
+        let mut stop_blocks: u32 = 0;
+        loop {
+            if let Some(max) = self.config.max_turns
+                && outcome.num_turns >= max
+            {
+                outcome.end = TurnEnd::MaxTurns;
+                return;
+            }
+            if self.context_full() {
+                self.compact("auto", None).await;
+            }
+            self.deliver_pending();
+            let specs = self.offered_specs();
+            let sink = &self.sink;
+            let on_text = move |text: &str| sink.observe(Progress::TextDelta { text });
+            let streamed = std::sync::atomic::AtomicBool::new(false);
+            let on_event = |event: &serde_json::Value| {
+                streamed.store(true, std::sync::atomic::Ordering::Relaxed);
+                sink.observe(Progress::StreamEvent { event });
+            };
+            let request = Request {
+                system: self.system.as_deref(),
+                messages: &self.messages,
+                tools: &specs,
+                on_text: Some(&on_text),
+                on_event: if self.stream_events {
+                    Some(&on_event)
+                } else {
+                    None
+                },
+            };
+            self.sink.observe(Progress::RequestStarted);
+            let response = match self.model.respond(request).await {
+                Ok(r) => {
+                    // A model that does not stream (the mock, an embedder's own): its reply's
+                    // events, built whole, before the reply.
+                    if self.stream_events && !streamed.load(std::sync::atomic::Ordering::Relaxed) {
+                        crate::agent::providers::events::replay(&r, &|event| {
+                            sink.observe(Progress::StreamEvent { event })
+                        });
+                    }
+                    r
+                }
+                Err(err) => {
+                    self.fire::<StopFailure>(StopFailureInput {
+                        base: self.base(HookEvent::StopFailure),
+                        hook_event_name: HookEvent::StopFailure,
+                        error: err.kind.as_str().to_string(),
+                        error_details: Some(err.message.clone()),
+                        last_assistant_message: if outcome.result.is_empty() {
+                            None
+                        } else {
+                            Some(outcome.result.clone())
+                        },
+                    })
+                    .await;
+                    outcome.end = TurnEnd::ModelFailed(err);
+                    return;
+                }
+            };
+            outcome.num_turns += 1;
+            outcome.model_stop_reason = Some(response.stop_reason);
+            self.usage.record(&response.model, response.usage.as_ref());
+            if response.usage.is_none() && self.compaction.auto && !self.blind_noticed {
+                self.blind_noticed = true;
+                self.notice(&format!(
+                    "The model provider reported no token usage, so rein cannot tell how full \
+                     the context of {} is: automatic compaction is off for this session \
+                     (/compact still works).",
+                    response.model
+                ));
+            }
+            if let Some(usage) = &response.usage {
+                outcome.usage.add(usage);
+                add_model_usage(&mut outcome.model_usage, &response.model, usage);
+            }
+            self.sink.observe(Progress::Assistant {
+                response: &response,
+            });
+            let text = response_text(&response);
+            if !text.is_empty() {
+                outcome.result = text.clone();
+            }
+            let calls: Vec<ToolCall> = response
+                .content
+                .iter()
+                .filter_map(|b| match b {
+                    ContentBlock::ToolUse { id, name, input } => Some(ToolCall {
+                        id: id.clone(),
+                        name: name.clone(),
+                        input: input.clone(),
+                    }),
+                    ContentBlock::Text { .. } | ContentBlock::ToolResult { .. } => None,
+                })
+                .collect();
+            self.messages.push(Message {
+                role: Role::Assistant,
+                content: response.content.clone(),
+            });
+
+            if !calls.is_empty() {
+                if let Some(end) = self.run_calls(&calls, outcome).await {
+                    outcome.end = end;
+                    return;
+                }
+                continue;
+            }
+            if text.trim().is_empty() {
+                // Why: exit 0 with nothing printed would otherwise look like rein lost the answer.
+                self.notice(&format!(
+                    "The model ({}) sent an empty reply: no text and no tool calls.",
+                    self.model.name()
+                ));
+            }
+
+            let (common, feedback) = self.fire_stop(stop_hook_active, text).await;
+            if common.stop_loop {
+                outcome.end = TurnEnd::Stopped {
+                    reason: common.stop_reason.clone(),
+                };
+                return;
+            }
+            if feedback.is_none() && common.context.is_empty() {
+                outcome.end = TurnEnd::Completed;
+                return;
+            }
+            if stop_blocks >= self.config.stop_block_cap {
+                let event = if self.subagent.is_some() {
+                    "SubagentStop"
+                } else {
+                    "Stop"
+                };
+                self.notice(&format!(
+                    "{event} hooks kept the turn going {} times in a row; ending the turn \
+                     (CLAUDE_CODE_STOP_HOOK_BLOCK_CAP raises the limit)",
+                    self.config.stop_block_cap
+                ));
+                outcome.end = TurnEnd::Completed;
+                outcome.stop_capped = true;
+                return;
+            }
+            stop_blocks += 1;
+            stop_hook_active = true;
+            let mut content = Vec::new();
+            if let Some(text) = feedback {
+                content.push(ContentBlock::Text { text });
+            }
+            content.extend(common.context.iter().map(|t| system_reminder(t)));
+            let message = Message {
+                role: Role::User,
+                content,
+            };
+            self.sink.observe(Progress::Feedback { message: &message });
+            self.messages.push(message);
+        }
+    }
+
+    /// Stop's `background_tasks`: the background commands still running.
+    pub(super) fn running_background(&self) -> Vec<serde_json::Value> {
+        self.ctx
+            .background
+            .running()
+            .iter()
+            .map(|t| t.stop_entry())
+            .collect()
+    }
+
+    /// Fires Stop, or SubagentStop in a subagent; the shared part of the outcome and the
+    /// feedback the turn continues with, if any.
+    pub(super) async fn fire_stop(
+        &self,
+        stop_hook_active: bool,
+        text: String,
+    ) -> (crate::hooks::events::Common, Option<String>) {
+        if let Some(identity) = &self.subagent {
+            let stop = self
+                .fire::<SubagentStop>(SubagentStopInput {
+                    base: self.base(HookEvent::SubagentStop),
+                    hook_event_name: HookEvent::SubagentStop,
+                    stop_hook_active,
+                    agent_transcript_path: self
+                        .config
+                        .transcript_path
+                        .to_string_lossy()
+                        .into_owned(),
+                    last_assistant_message: Some(text),
+                    background_tasks: self.running_background(),
+                    session_crons: Vec::new(),
+                })
+                .await;
+            let _ = identity;
+            return (stop.common, stop.feedback);
+        }
+        let stop = self
+            .fire::<Stop>(StopInput {
+                base: self.base(HookEvent::Stop),
+                hook_event_name: HookEvent::Stop,
+                stop_hook_active,
+                last_assistant_message: Some(text),
+                background_tasks: self.running_background(),
+                session_crons: Vec::new(),
+            })
+            .await;
+        let feedback = stop.feedback.clone().or_else(|| {
+            stop.block
+                .as_ref()
+                .map(|b| format!("Stop hook feedback:\n{b}"))
+        });
+        (stop.common, feedback)
+    }
+}
