@@ -1,0 +1,373 @@
+//! What a Bash line touches on disk: the file targets of writers and copiers, the working-directory
+//! file commands acceptEdits auto-allows, and the protected places no mode may write without asking.
+
+use super::*;
+
+impl PermissionPolicy {
+    pub(super) fn bash_allowance(&self, command: &str) -> BashAllowance {
+        let whole_tool = self
+            .allow
+            .iter()
+            .any(|e| e.rule.tool == "Bash" && e.rule.content.is_none());
+        if whole_tool || self.session_commands.iter().any(|c| c == command) {
+            return BashAllowance::Allowed;
+        }
+        let parsed = bash::parse(command);
+        if let Some(u) = &parsed.unchecked {
+            return BashAllowance::Unchecked(u.reason());
+        }
+        if parsed.parts.is_empty() {
+            return BashAllowance::NotCovered;
+        }
+        let patterns: Vec<_> = self
+            .allow
+            .iter()
+            .filter_map(|e| e.rule.bash_pattern())
+            .collect();
+        let covered = parsed
+            .parts
+            .iter()
+            .all(|part| patterns.iter().any(|p| p.allows_part(part)));
+        if !covered {
+            return BashAllowance::NotCovered;
+        }
+        for part in &parsed.parts {
+            for w in &part.writes {
+                let target = normalize(Path::new(w), &self.paths.cwd);
+                let as_write = json!({ "file_path": target.to_string_lossy() });
+                let edit_ok = self.allowed_by_rule("Write", &as_write)
+                    || (self.mode == PermissionMode::AcceptEdits
+                        && self.in_working_dirs(&target)
+                        && self.protected_place(&target).is_none());
+                if !edit_ok {
+                    return BashAllowance::Writes(target);
+                }
+            }
+        }
+        BashAllowance::Allowed
+    }
+
+    /// acceptEdits' "simple filesystem Bash": every simple command is one of
+    /// [`FS_COMMANDS`], fully checked, without expansions, and every operand (and redirection
+    /// target) lies inside the working directories. `~` counts as the home directory.
+    pub(super) fn is_working_dir_fs_command(&self, command: &str) -> bool {
+        let parsed = bash::parse(command);
+        if parsed.unchecked.is_some() || parsed.parts.is_empty() {
+            return false;
+        }
+        parsed.parts.iter().all(|part| {
+            let Some((name, args)) = part.argv.split_first() else {
+                return false;
+            };
+            let inside = |arg: &str| {
+                let expanded = match arg.strip_prefix('~') {
+                    Some("") => self.paths.home.clone(),
+                    Some(rest) if rest.starts_with('/') => self.paths.home.join(&rest[1..]),
+                    Some(_) => return false,
+                    None => PathBuf::from(arg),
+                };
+                let target = normalize(&expanded, &self.paths.cwd);
+                // Strictly inside: `rm -rf .` on a working directory itself still asks.
+                self.in_working_dirs(&target)
+                    && !self.is_working_dir_root(&target)
+                    && self.protected_place(&target).is_none()
+            };
+            FS_COMMANDS.contains(&name.as_str())
+                && !part.argv_expanded
+                && part.deny_views.len() == 1
+                && args
+                    .iter()
+                    .filter(|a| !a.starts_with('-'))
+                    .all(|a| inside(a))
+                && part.writes.iter().all(|w| inside(w))
+        })
+    }
+
+    pub(super) fn is_working_dir_root(&self, path: &Path) -> bool {
+        let p = &self.paths;
+        std::iter::once(&p.cwd)
+            .chain(std::iter::once(&p.project_dir))
+            .chain(p.additional_dirs.iter())
+            .any(|d| path == normalize(d, Path::new("/")))
+    }
+
+    /// [`protected_place`] judged on the part of `path` below the working directory holding it
+    /// (a project that itself lives under some `.claude` directory is not all protected).
+    pub(super) fn protected_place(&self, path: &Path) -> Option<&'static str> {
+        let p = &self.paths;
+        let below = |path: &Path| -> PathBuf {
+            std::iter::once(&p.cwd)
+                .chain(std::iter::once(&p.project_dir))
+                .chain(p.additional_dirs.iter())
+                .filter_map(|d| path.strip_prefix(normalize(d, Path::new("/"))).ok())
+                .min_by_key(|rel| rel.components().count())
+                .map_or_else(|| path.to_path_buf(), Path::to_path_buf)
+        };
+        let real = resolve_links(path);
+        protected_place(&below(path)).or_else(|| {
+            let rdirs: Vec<PathBuf> = std::iter::once(&p.cwd)
+                .chain(std::iter::once(&p.project_dir))
+                .chain(p.additional_dirs.iter())
+                .map(|d| resolve_links(d))
+                .collect();
+            let rel = rdirs
+                .iter()
+                .filter_map(|d| real.strip_prefix(d).ok())
+                .min_by_key(|rel| rel.components().count())
+                .map_or_else(|| below(&real), Path::to_path_buf);
+            protected_place(&rel)
+        })
+    }
+
+    /// Whether `path` is inside a working directory, as spelled and with its symlinks resolved
+    /// (a link in the project pointing at `~/.ssh` is not inside).
+    pub(super) fn in_working_dirs(&self, path: &Path) -> bool {
+        let p = &self.paths;
+        let dirs = || {
+            std::iter::once(&p.cwd)
+                .chain(std::iter::once(&p.project_dir))
+                .chain(p.additional_dirs.iter())
+        };
+        if !dirs().any(|d| path.starts_with(normalize(d, Path::new("/")))) {
+            return false;
+        }
+        let real = resolve_links(path);
+        real == path
+            || dirs().any(|d| {
+                real.starts_with(normalize(d, Path::new("/"))) || real.starts_with(resolve_links(d))
+            })
+    }
+
+    pub(super) fn in_readable_dirs(&self, path: &Path) -> bool {
+        let real = resolve_links(path);
+        self.paths.readable_dirs.iter().any(|d| {
+            path.starts_with(d) && (real.starts_with(d) || real.starts_with(resolve_links(d)))
+        })
+    }
+}
+
+/// Commands acceptEdits runs without a prompt when they stay inside the working directories.
+pub(super) const FS_COMMANDS: &[&str] = &["mkdir", "touch", "rm", "rmdir", "mv", "cp"];
+
+pub(super) enum BashAllowance {
+    Allowed,
+    NotCovered,
+    Unchecked(String),
+    Writes(PathBuf),
+}
+
+/// A Bash call's command line and its decomposition; `None` for other tools and for a Bash
+/// input without a `command` string (rules then fail closed on their own).
+pub(super) fn bash_line<'a>(
+    tool: &str,
+    input: &'a Value,
+) -> Option<(&'a str, bash::ParsedCommand)> {
+    if tool != "Bash" {
+        return None;
+    }
+    let command = input.get("command").and_then(Value::as_str)?;
+    Some((command, bash::parse(command)))
+}
+
+/// Places acceptEdits never edits without asking, by tool or by Bash: version control and
+/// editor/agent configuration (a hook or a task there runs code), and shell start-up files.
+/// Returns what the place is. `path` is relative to the working directory holding it.
+pub(super) fn protected_place(path: &Path) -> Option<&'static str> {
+    const DIRS: &[&str] = &[".git", ".claude", ".vscode", ".idea", ".husky"];
+    const FILES: &[&str] = &[
+        ".bashrc",
+        ".bash_profile",
+        ".bash_login",
+        ".bash_logout",
+        ".profile",
+        ".zshrc",
+        ".zshenv",
+        ".zprofile",
+        ".zlogin",
+        ".zlogout",
+        ".kshrc",
+        ".cshrc",
+        ".tcshrc",
+        ".inputrc",
+        ".gitconfig",
+        ".gitmodules",
+        ".envrc",
+    ];
+    for c in path.components() {
+        if let std::path::Component::Normal(name) = c
+            && let Some(name) = name.to_str()
+            && let Some(d) = DIRS.iter().find(|d| **d == name)
+        {
+            return Some(match *d {
+                ".git" => "the .git directory",
+                ".claude" => "the .claude directory",
+                ".vscode" => "the .vscode directory",
+                ".idea" => "the .idea directory",
+                _ => "the .husky directory",
+            });
+        }
+    }
+    if path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| FILES.contains(&n))
+    {
+        return Some("a shell or git start-up file");
+    }
+    None
+}
+
+/// The files a Bash line reads and writes, as far as its words say.
+#[derive(Debug, Default)]
+pub(super) struct FileTargets {
+    pub(super) reads: Vec<PathBuf>,
+    pub(super) writes: Vec<PathBuf>,
+}
+
+/// Commands whose file operands are written (or removed, or have their mode changed).
+pub(super) const WRITERS: &[&str] = &[
+    "tee", "touch", "truncate", "rm", "unlink", "shred", "chmod", "chown", "chgrp", "mkdir",
+    "rmdir", "mkfifo", "mknod",
+];
+
+/// Commands that copy or move operands to a destination (the last operand or `-t DIR`).
+pub(super) const COPIERS: &[&str] = &["cp", "mv", "install", "ln", "rsync", "scp"];
+
+/// What each simple command of `parsed` reads and writes: every literal operand is a file it
+/// may read (fail closed: `cat`, `base64`, `cp`, `tar` all read their operands), input
+/// redirections are reads; output redirections, the operands of [`WRITERS`], the destinations
+/// of [`COPIERS`] (and `dest/<name>` for each source) and the files of `sed -i`/`perl -i` are
+/// writes. A literal `cd DIR` earlier on the line moves where later relative paths point; every
+/// directory the line may be in is tried, so a subshell's `cd` cannot hide a path.
+pub(super) fn bash_file_targets(
+    parsed: &bash::ParsedCommand,
+    cwds: &[&Path],
+    home: &Path,
+) -> FileTargets {
+    let expand = |arg: &str, dir: &Path| -> Option<PathBuf> {
+        if arg.contains(['$', '`']) || arg.is_empty() {
+            return None;
+        }
+        let p = match arg.strip_prefix('~') {
+            Some("") => home.to_path_buf(),
+            Some(rest) if rest.starts_with('/') => home.join(&rest[1..]),
+            Some(_) => return None,
+            None => PathBuf::from(arg),
+        };
+        Some(normalize(&p, dir))
+    };
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for d in cwds {
+        if !dirs.iter().any(|x| x == d) {
+            dirs.push(d.to_path_buf());
+        }
+    }
+    let mut out = FileTargets::default();
+    for part in &parsed.parts {
+        let argv = &part.argv;
+        let name = argv
+            .first()
+            .map(|n| n.rsplit('/').next().unwrap_or(n).to_string())
+            .unwrap_or_default();
+        let operands: Vec<&str> = argv
+            .iter()
+            .skip(1)
+            .map(String::as_str)
+            .filter(|a| !a.starts_with('-'))
+            .collect();
+        let push = |list: &mut Vec<PathBuf>, arg: &str| {
+            for d in &dirs {
+                if let Some(p) = expand(arg, d)
+                    && !list.contains(&p)
+                {
+                    list.push(p);
+                }
+            }
+        };
+        for a in &operands {
+            push(&mut out.reads, a);
+        }
+        // `--opt=value` values may name files too.
+        for a in argv.iter().skip(1) {
+            if let Some((_, v)) = a.split_once('=')
+                && a.starts_with('-')
+            {
+                push(&mut out.reads, v);
+            }
+        }
+        for r in &part.reads {
+            push(&mut out.reads, r);
+        }
+        for w in &part.writes {
+            push(&mut out.writes, w);
+        }
+        if WRITERS.contains(&name.as_str()) {
+            for a in &operands {
+                push(&mut out.writes, a);
+            }
+        }
+        let in_place = matches!(name.as_str(), "sed" | "perl" | "ruby")
+            && argv.iter().skip(1).any(|a| {
+                a.starts_with("-i")
+                    || a == "--in-place"
+                    || a.starts_with("--in-place=")
+                    || (a.starts_with('-') && !a.starts_with("--") && a.contains('i'))
+            });
+        if in_place {
+            for a in &operands {
+                push(&mut out.writes, a);
+            }
+        }
+        if name == "dd" {
+            for a in argv.iter().skip(1) {
+                if let Some(f) = a.strip_prefix("of=") {
+                    push(&mut out.writes, f);
+                }
+            }
+        }
+        if COPIERS.contains(&name.as_str()) {
+            let mut target_dir: Option<&str> = None;
+            let mut i = 1;
+            while let Some(a) = argv.get(i) {
+                if a == "-t" || a == "--target-directory" {
+                    target_dir = argv.get(i + 1).map(String::as_str);
+                    i += 1;
+                } else if let Some(d) = a.strip_prefix("--target-directory=") {
+                    target_dir = Some(d);
+                } else if let Some(d) = a.strip_prefix("-t").filter(|d| !d.is_empty()) {
+                    target_dir = Some(d);
+                }
+                i += 1;
+            }
+            let (dest, sources): (Option<&str>, &[&str]) = match target_dir {
+                Some(d) => (Some(d), &operands[..]),
+                None => match operands.split_last() {
+                    Some((last, rest)) => (Some(*last), rest),
+                    None => (None, &[]),
+                },
+            };
+            if let Some(dest) = dest {
+                push(&mut out.writes, dest);
+                for src in sources {
+                    let base = src.trim_end_matches('/').rsplit('/').next().unwrap_or(src);
+                    if !base.is_empty() {
+                        push(
+                            &mut out.writes,
+                            &format!("{}/{base}", dest.trim_end_matches('/')),
+                        );
+                    }
+                }
+            }
+        }
+        if matches!(name.as_str(), "cd" | "pushd") && !part.argv_expanded {
+            let target = operands.first().copied().unwrap_or("~");
+            let new: Vec<PathBuf> = dirs.iter().filter_map(|d| expand(target, d)).collect();
+            for d in new {
+                if !dirs.contains(&d) && dirs.len() < 16 {
+                    dirs.push(d);
+                }
+            }
+        }
+    }
+    out
+}
