@@ -1,0 +1,191 @@
+//! The permission step as the pipeline sees it: the [`PermissionGate`] trait, what it answers, and
+//! the gate over a [`PermissionPolicy`] that prompts on a terminal or refuses headless.
+
+use super::*;
+
+/// What the permission step decided about one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GateVerdict {
+    Allow,
+    /// Refused; `message` is the model-facing error text.
+    Deny {
+        message: String,
+    },
+    /// A person would have to approve. `reason` is shown to them; `denial` is the model-facing
+    /// text when nobody can (headless, no PermissionRequest hook answer).
+    Ask {
+        reason: String,
+        denial: String,
+    },
+}
+
+/// The answer of an interactive approval prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PromptAnswer {
+    Allow,
+    /// Allow, and remember the approval for the rest of the session.
+    AllowAlways,
+    Deny,
+    /// No one can be asked (headless): the call is denied.
+    Unavailable,
+}
+
+/// The permission step as the pipeline sees it: rules + mode, the deny re-check after a
+/// PermissionRequest rewrite, and the interactive prompt.
+pub trait PermissionGate: Send + Sync {
+    /// Evaluates a (prepared, possibly rewritten) call; `hook` is PreToolUse's decision.
+    fn evaluate(&self, tool: &str, input: &Value, hook: Option<&HookAnswer>) -> GateVerdict;
+    /// Deny rules only: `Some(message)` if one matches.
+    fn check_deny(&self, tool: &str, input: &Value) -> Option<String>;
+    /// PermissionRequest's `permission_suggestions` for this call (SDK `PermissionUpdate`
+    /// objects; possibly none).
+    fn suggestions(&self, _tool: &str, _input: &Value) -> Vec<Value> {
+        Vec::new()
+    }
+    /// Ask rules only: the matching rule's text.
+    fn check_ask(&self, _tool: &str, _input: &Value) -> Option<String> {
+        None
+    }
+    /// A PermissionRequest hook's `updatedPermissions`, for this session; returns what was
+    /// refused.
+    fn apply_hook_updates(&self, _updates: &[Value]) -> Vec<String> {
+        Vec::new()
+    }
+    /// Asks a person, if one is attending. An `AllowAlways` answer is remembered by the gate.
+    fn prompt<'a>(
+        &'a self,
+        tool: &'a str,
+        input: &'a Value,
+        reason: &'a str,
+    ) -> BoxFuture<'a, PromptAnswer>;
+    /// The session's working directory changed (relative rules resolve against it).
+    fn follow_cwd(&self, _cwd: &Path) {}
+    /// Whether [`PermissionGate::prompt`] can reach a person (then a `permission_prompt`
+    /// Notification fires before it).
+    fn can_prompt(&self) -> bool {
+        false
+    }
+}
+
+/// The gate used until rules are configured: every call is allowed unless a PreToolUse hook
+/// answered `ask`, and nobody can be prompted.
+#[cfg(test)]
+#[derive(Debug, Default, Clone, Copy)]
+pub struct AllowAllGate;
+
+#[cfg(test)]
+impl PermissionGate for AllowAllGate {
+    fn evaluate(&self, tool: &str, _input: &Value, hook: Option<&HookAnswer>) -> GateVerdict {
+        match hook {
+            Some(HookAnswer::Ask { reason }) => GateVerdict::Ask {
+                reason: reason.clone().unwrap_or_default(),
+                denial: reason
+                    .clone()
+                    .unwrap_or_else(|| crate::permissions::headless_denial_text(tool)),
+            },
+            Some(HookAnswer::Allow)
+            | Some(HookAnswer::Defer { .. })
+            | Some(HookAnswer::Deny { .. })
+            | None => GateVerdict::Allow,
+        }
+    }
+
+    fn check_deny(&self, _tool: &str, _input: &Value) -> Option<String> {
+        None
+    }
+
+    fn prompt<'a>(
+        &'a self,
+        _tool: &'a str,
+        _input: &'a Value,
+        _reason: &'a str,
+    ) -> BoxFuture<'a, PromptAnswer> {
+        Box::pin(async { PromptAnswer::Unavailable })
+    }
+}
+
+/// The permission step over rein's [`PermissionPolicy`]: rules, mode and tiers; the prompt
+/// through a [`Prompter`] when a person is attending (`None`: headless, asks are denied).
+pub struct PolicyGate {
+    pub(super) policy: Mutex<PermissionPolicy>,
+    pub(super) prompter: Option<Arc<dyn Prompter>>,
+}
+
+impl PolicyGate {
+    pub fn new(policy: PermissionPolicy, prompter: Option<Arc<dyn Prompter>>) -> PolicyGate {
+        PolicyGate {
+            policy: Mutex::new(policy),
+            prompter,
+        }
+    }
+
+    fn with_policy<T>(&self, f: impl FnOnce(&mut PermissionPolicy) -> T) -> T {
+        let mut guard = self.policy.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut guard)
+    }
+}
+
+impl PermissionGate for PolicyGate {
+    fn evaluate(&self, tool: &str, input: &Value, hook: Option<&HookAnswer>) -> GateVerdict {
+        match self.with_policy(|p| p.evaluate(tool, input, hook)) {
+            Verdict::Allow => GateVerdict::Allow,
+            Verdict::Deny { message } => GateVerdict::Deny { message },
+            Verdict::Ask { reason, cause } => GateVerdict::Ask {
+                denial: headless_file_denial(tool, input, &cause)
+                    .unwrap_or_else(|| headless_denial(tool, &reason, &cause)),
+                reason,
+            },
+            // The pipeline ends the call on a PreToolUse `defer` before asking the gate; if a
+            // defer still arrives here, refusing is the safe reading.
+            Verdict::Defer { reason } => GateVerdict::Deny {
+                message: reason.unwrap_or_else(|| "Tool call deferred by a hook".to_string()),
+            },
+        }
+    }
+
+    fn check_deny(&self, tool: &str, input: &Value) -> Option<String> {
+        self.with_policy(|p| p.check_deny(tool, input))
+    }
+
+    fn suggestions(&self, tool: &str, input: &Value) -> Vec<Value> {
+        self.with_policy(|p| p.permission_suggestions(tool, input))
+    }
+
+    fn check_ask(&self, tool: &str, input: &Value) -> Option<String> {
+        self.with_policy(|p| p.check_ask(tool, input))
+    }
+
+    fn apply_hook_updates(&self, updates: &[Value]) -> Vec<String> {
+        self.with_policy(|p| p.apply_hook_updates(updates))
+    }
+
+    fn prompt<'a>(
+        &'a self,
+        tool: &'a str,
+        input: &'a Value,
+        reason: &'a str,
+    ) -> BoxFuture<'a, PromptAnswer> {
+        Box::pin(async move {
+            let Some(prompter) = self.prompter.clone() else {
+                return PromptAnswer::Unavailable;
+            };
+            let answer = ask_on_a_thread(prompter, tool, input, reason).await;
+            match answer {
+                prompt::PromptAnswer::AllowOnce => PromptAnswer::Allow,
+                prompt::PromptAnswer::AllowAlways => {
+                    self.with_policy(|p| p.remember_session_allow(tool, input));
+                    PromptAnswer::AllowAlways
+                }
+                prompt::PromptAnswer::Deny => PromptAnswer::Deny,
+            }
+        })
+    }
+
+    fn follow_cwd(&self, cwd: &Path) {
+        self.with_policy(|p| p.set_cwd(cwd.to_path_buf()));
+    }
+
+    fn can_prompt(&self) -> bool {
+        self.prompter.is_some()
+    }
+}
