@@ -83,6 +83,7 @@
 mod agent;
 mod cli;
 mod engine;
+mod future;
 mod hooks;
 mod id;
 mod json_kind;
@@ -180,8 +181,7 @@ pub mod events {
     };
 }
 
-/// A boxed, sendable future: what object-safe async traits in rein return ([`Model::complete`]).
-pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+pub use future::BoxFuture;
 
 /// The `rein` binary's entry: parses the command line, runs, and returns the exit code.
 ///

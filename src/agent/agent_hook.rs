@@ -11,12 +11,12 @@
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
-use crate::BoxFuture;
 use crate::agent::providers::mock::HOOK_EVALUATOR_MARK;
 use crate::agent::session::{Session, SessionConfig, SubagentIdentity, response_text};
 use crate::agent::subagent::{
     ModelFactory, Quiet, SharedHost, SubagentRuntime, new_agent_id, pick_model,
 };
+use crate::future::BoxFuture;
 use crate::hooks::prompt_hook::{HookQuestion, MODEL_HOOKS_OFF, ModelHooks};
 use crate::model::{ContentBlock, Message, Model, Role};
 use crate::tools::{Tool, ToolContext};

@@ -8,7 +8,7 @@
 use std::any::Any;
 use std::path::PathBuf;
 
-use crate::BoxFuture;
+use crate::future::BoxFuture;
 use crate::hooks::dispatch::Dispatcher;
 use crate::hooks::events::{Event, Firing, Typed};
 use crate::progress::{Observer, Progress};

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
-use crate::BoxFuture;
+use crate::future::BoxFuture;
 use crate::hooks::answer::{bare, interpret};
 use crate::hooks::command::RawRun;
 use crate::hooks::config::{HandlerOrigin, McpToolHandler, OnFailure};

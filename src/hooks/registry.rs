@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use serde_json::{Map, Value};
 
-use crate::BoxFuture;
+use crate::future::BoxFuture;
 use crate::hooks::events::Event;
 use crate::hooks::matcher::Matcher;
 use crate::hooks::spec::{HookEvent, MatcherClass};

@@ -39,7 +39,7 @@ pub(crate) use refusal_note;
 pub const SCHEMA_DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
 
 /// A boxed future, so tools can live behind `dyn Tool`.
-pub use crate::BoxFuture;
+pub use crate::future::BoxFuture;
 
 tokio::task_local! {
     /// The id of the tool call being executed: the pipeline sets it around

@@ -488,7 +488,7 @@ pub trait Firing: Send + Sync {
     fn fire_on<'a>(
         &'a self,
         dispatcher: &'a crate::hooks::dispatch::Dispatcher,
-    ) -> crate::BoxFuture<'a, Box<dyn Any + Send>>;
+    ) -> crate::future::BoxFuture<'a, Box<dyn Any + Send>>;
     /// The outcome's [`Common`] part (`outcome` must be this event's outcome).
     fn common_of<'a>(&self, outcome: &'a mut (dyn Any + Send)) -> Option<&'a mut Common>;
     /// [`Event::explain`] of an outcome of this event.
@@ -522,7 +522,7 @@ impl<E: Event> Firing for Typed<E> {
     fn fire_on<'a>(
         &'a self,
         dispatcher: &'a crate::hooks::dispatch::Dispatcher,
-    ) -> crate::BoxFuture<'a, Box<dyn Any + Send>> {
+    ) -> crate::future::BoxFuture<'a, Box<dyn Any + Send>> {
         Box::pin(async move {
             let outcome: Box<dyn Any + Send> = Box::new(dispatcher.fire::<E>(&self.0).await);
             outcome

@@ -83,8 +83,8 @@ impl Event for Stop {
                     answer.command()
                 ));
             }
-            join_block(&mut outcome.block, reason);
         }
+        collect_block(&mut outcome.block, answer);
     }
 
     fn context_entry(joined: &str, _cx: FoldCx<'_>) -> String {
@@ -92,9 +92,7 @@ impl Event for Stop {
     }
 
     fn finish(outcome: &mut StopOutcome, _input: &StopInput, _cx: FoldCx<'_>) {
-        if let Some(joined) = &outcome.block {
-            outcome.feedback = Some(format!("Stop hook feedback:\n{joined}"));
-        }
+        outcome.feedback = feedback(HookEvent::Stop, outcome.block.as_deref());
     }
 
     fn sample_input(base: BaseInput, _tool: &str) -> StopInput {
@@ -109,16 +107,51 @@ impl Event for Stop {
     }
 
     fn explain(outcome: &StopOutcome, _input: &StopInput) -> Explained {
-        let mut explained = Explained::summary(match &outcome.feedback {
-            Some(_) => "block: the turn continues with this feedback",
-            None => "the turn ends",
-        });
-        if let Some(text) = &outcome.feedback {
-            explained.model.push((
-                "user message (the turn continues)".to_string(),
-                text.clone(),
-            ));
-        }
-        explained.with_common(&outcome.common)
+        explain_stop(
+            outcome.feedback.as_deref(),
+            &outcome.common,
+            Wording {
+                continues: "block: the turn continues with this feedback",
+                ends: "the turn ends",
+                message: "user message (the turn continues)",
+            },
+        )
     }
+}
+
+// Stop's merge, which SubagentStop shares (its own part is only Stop's JSON-block context
+// entry): every blocking reason is collected, and the agent goes on with
+// `<Event> hook feedback:\n<reasons>`.
+
+/// Collects `answer`'s blocking reason, if any, into `block` (joined with `\n`).
+pub(super) fn collect_block(block: &mut Option<String>, answer: &Answer) {
+    if let Some(reason) = answer.blocking() {
+        join_block(block, reason);
+    }
+}
+
+/// The user-role feedback the agent continues with when `block` holds reasons.
+pub(super) fn feedback(event: HookEvent, block: Option<&str>) -> Option<String> {
+    block.map(|joined| format!("{event} hook feedback:\n{joined}"))
+}
+
+/// How `rein hooks explain` words a Stop-like outcome for one kind of agent.
+pub(super) struct Wording {
+    pub continues: &'static str,
+    pub ends: &'static str,
+    pub message: &'static str,
+}
+
+/// What `rein hooks test` prints for a Stop-like outcome.
+pub(super) fn explain_stop(feedback: Option<&str>, common: &Common, wording: Wording) -> Explained {
+    let mut explained = Explained::summary(match feedback {
+        Some(_) => wording.continues,
+        None => wording.ends,
+    });
+    if let Some(text) = feedback {
+        explained
+            .model
+            .push((wording.message.to_string(), text.to_string()));
+    }
+    explained.with_common(common)
 }

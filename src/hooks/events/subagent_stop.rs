@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::hooks::events::post_tool_use::join_block;
+use crate::hooks::events::stop::{Wording, collect_block, explain_stop, feedback};
 use crate::hooks::events::{Answer, BaseInput, Common, Event, Explained, FoldCx};
 use crate::hooks::spec::HookEvent;
 
@@ -81,9 +81,7 @@ impl Event for SubagentStop {
     }
 
     fn fold(outcome: &mut SubagentStopOutcome, answer: &Answer, _cx: FoldCx<'_>) {
-        if let Some(reason) = answer.blocking() {
-            join_block(&mut outcome.block, reason);
-        }
+        collect_block(&mut outcome.block, answer);
     }
 
     fn context_entry(joined: &str, _cx: FoldCx<'_>) -> String {
@@ -91,9 +89,7 @@ impl Event for SubagentStop {
     }
 
     fn finish(outcome: &mut SubagentStopOutcome, _input: &SubagentStopInput, _cx: FoldCx<'_>) {
-        if let Some(joined) = &outcome.block {
-            outcome.feedback = Some(format!("SubagentStop hook feedback:\n{joined}"));
-        }
+        outcome.feedback = feedback(HookEvent::SubagentStop, outcome.block.as_deref());
     }
 
     fn sample_input(mut base: BaseInput, _tool: &str) -> SubagentStopInput {
@@ -112,16 +108,14 @@ impl Event for SubagentStop {
     }
 
     fn explain(outcome: &SubagentStopOutcome, _input: &SubagentStopInput) -> Explained {
-        let mut explained = Explained::summary(match &outcome.feedback {
-            Some(_) => "block: the subagent continues with this feedback",
-            None => "the subagent ends",
-        });
-        if let Some(text) = &outcome.feedback {
-            explained.model.push((
-                "user message to the subagent (it continues)".to_string(),
-                text.clone(),
-            ));
-        }
-        explained.with_common(&outcome.common)
+        explain_stop(
+            outcome.feedback.as_deref(),
+            &outcome.common,
+            Wording {
+                continues: "block: the subagent continues with this feedback",
+                ends: "the subagent ends",
+                message: "user message to the subagent (it continues)",
+            },
+        )
     }
 }
