@@ -1,13 +1,11 @@
 //! The Anthropic Messages API provider (`POST {base}/v1/messages`, `stream: true`): request
 //! building and the SSE stream decoder (`message_start` … `message_stop`).
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use eventsource_stream::Eventsource;
-use futures_util::StreamExt;
 use serde_json::{Map, Value, json};
 
+use super::assembler::{Assembler, ended_early, next_event, sse_events};
 use super::events::EventSink;
 use super::http::{self, AttemptError, HttpSettings};
 use crate::model::{
@@ -118,31 +116,12 @@ impl AnthropicModel {
         on_text: Option<&(dyn Fn(&str) + Send + Sync)>,
         on_event: EventSink<'_>,
     ) -> Result<ModelResponse, AttemptError> {
-        // Why lossy: the SSE decoder stops at the first invalid byte and buffers everything
-        // after it until the stream ends; one bad byte must cost one character instead.
-        let mut utf8 = LossyUtf8::default();
-        let mut events = response
-            .bytes_stream()
-            .map(move |chunk| chunk.map(|bytes| utf8.push(&bytes)))
-            .eventsource();
-        let mut state = StreamState::new(&self.model);
+        let mut events = sse_events(response);
+        let mut state = StreamState::default();
         loop {
-            let next = tokio::time::timeout(self.http.request_timeout, events.next()).await;
-            let event = match next {
-                Err(_elapsed) => return Err(self.http.timeout_error(url, "stream event")),
-                Ok(None) => {
-                    return Err(AttemptError::retryable(
-                        ModelErrorKind::ServerError,
-                        format!("stream from {url} ended before message_stop"),
-                    ));
-                }
-                Ok(Some(Err(err))) => {
-                    return Err(AttemptError::retryable(
-                        ModelErrorKind::ServerError,
-                        format!("stream from {url} broke before message_stop: {err}"),
-                    ));
-                }
-                Ok(Some(Ok(event))) => event,
+            let Some(event) = next_event(&mut events, &self.http, url, "message_stop").await?
+            else {
+                return Err(ended_early(url, "message_stop"));
             };
             let data: Value = match serde_json::from_str(&event.data) {
                 Ok(data) => data,
@@ -187,7 +166,7 @@ impl AnthropicModel {
                 }
                 "content_block_stop" => {}
                 "message_delta" => state.message_delta(&data),
-                "message_stop" => return Ok(state.finish(|| self.generated_id())),
+                "message_stop" => return Ok(state.finish(&self.model, || self.generated_id())),
                 "error" => return Err(stream_error(url, &data)),
                 // `ping` and event types added later are ignored, as the API asks.
                 _ => {}
@@ -429,104 +408,71 @@ fn stream_error(url: &str, data: &Value) -> AttemptError {
     }
 }
 
-/// One content block being assembled from deltas.
-enum PartialBlock {
-    Text(String),
-    ToolUse {
-        id: Option<String>,
-        name: String,
-        start_input: Value,
-        json: String,
-    },
-    /// Thinking and other block types rein does not keep.
-    Ignored,
-}
-
 /// The message being assembled from stream events, blocks kept in index order.
+#[derive(Default)]
 struct StreamState {
-    id: Option<String>,
-    model: String,
-    blocks: BTreeMap<u64, PartialBlock>,
+    message: Assembler,
     stop_reason: Option<String>,
-    usage: Option<Usage>,
 }
 
 impl StreamState {
-    fn new(model: &str) -> StreamState {
-        StreamState {
-            id: None,
-            model: model.to_string(),
-            blocks: BTreeMap::new(),
-            stop_reason: None,
-            usage: None,
-        }
-    }
-
     fn start(&mut self, data: &Value) {
         let message = data.get("message").unwrap_or(data);
-        self.id = message
-            .get("id")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        if let Some(model) = message.get("model").and_then(Value::as_str) {
-            self.model = model.to_string();
-        }
-        self.usage = message.get("usage").and_then(parse_usage);
+        self.message.identify(
+            message.get("id").and_then(Value::as_str),
+            message.get("model").and_then(Value::as_str),
+        );
+        self.message.usage = message.get("usage").and_then(parse_usage);
     }
 
     fn block_start(&mut self, data: &Value) {
-        let index = data.get("index").and_then(Value::as_u64).unwrap_or(0);
+        let key = (0, data.get("index").and_then(Value::as_u64).unwrap_or(0));
         let block = data.get("content_block").unwrap_or(&Value::Null);
-        let partial = match block.get("type").and_then(Value::as_str) {
-            Some("text") => PartialBlock::Text(
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => self.message.open_text(
+                key,
                 block
                     .get("text")
                     .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string(),
+                    .unwrap_or_default(),
             ),
-            Some("tool_use") => PartialBlock::ToolUse {
-                id: block_id(block),
-                name: block
+            Some("tool_use") => self.message.open_tool(
+                key,
+                block_id(block),
+                block
                     .get("name")
                     .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string(),
-                start_input: block.get("input").cloned().unwrap_or(json!({})),
-                json: String::new(),
-            },
-            _ => PartialBlock::Ignored,
-        };
-        self.blocks.insert(index, partial);
+                    .unwrap_or_default(),
+                block.get("input").cloned().unwrap_or(json!({})),
+            ),
+            _ => self.message.open_ignored(key),
+        }
     }
 
     /// Applies one delta; returns the text it added to a text block, if any.
     fn block_delta<'d>(&mut self, data: &'d Value) -> Option<&'d str> {
-        let index = data.get("index").and_then(Value::as_u64).unwrap_or(0);
+        let key = (0, data.get("index").and_then(Value::as_u64).unwrap_or(0));
         let delta = data.get("delta").unwrap_or(&Value::Null);
-        let block = self.blocks.get_mut(&index)?;
-        match (block, delta.get("type").and_then(Value::as_str)) {
-            (PartialBlock::Text(text), Some("text_delta")) => {
+        match delta.get("type").and_then(Value::as_str) {
+            Some("text_delta") => {
                 let added = delta
                     .get("text")
                     .and_then(Value::as_str)
                     .unwrap_or_default();
-                text.push_str(added);
-                return Some(added);
+                self.message.push_text(key, added, false).then_some(added)
             }
-            (PartialBlock::ToolUse { json, .. }, Some("input_json_delta")) => {
-                json.push_str(
+            Some("input_json_delta") => {
+                self.message.push_json(
+                    key,
                     delta
                         .get("partial_json")
                         .and_then(Value::as_str)
                         .unwrap_or_default(),
                 );
+                None
             }
-            (PartialBlock::Text(_), _)
-            | (PartialBlock::ToolUse { .. }, _)
-            | (PartialBlock::Ignored, _) => {}
+            _ => None,
         }
-        None
     }
 
     fn message_delta(&mut self, data: &Value) {
@@ -534,7 +480,7 @@ impl StreamState {
         // servers the input counts too.
         if let Some(delta) = data.get("usage") {
             let count = |key: &str| delta.get(key).and_then(Value::as_u64);
-            let usage = self.usage.get_or_insert_with(Usage::default);
+            let usage = self.message.usage.get_or_insert_with(Usage::default);
             if let Some(n) = count("output_tokens") {
                 usage.output_tokens = n;
             }
@@ -557,91 +503,8 @@ impl StreamState {
         }
     }
 
-    fn finish(self, mut generate_id: impl FnMut() -> String) -> ModelResponse {
-        let mut content = Vec::new();
-        for block in self.blocks.into_values() {
-            match block {
-                PartialBlock::Text(text) => content.push(ContentBlock::Text { text }),
-                PartialBlock::ToolUse {
-                    id,
-                    name,
-                    start_input,
-                    json,
-                } => {
-                    let input = if json.trim().is_empty() {
-                        start_input
-                    } else {
-                        serde_json::from_str(&json).unwrap_or(Value::String(json))
-                    };
-                    content.push(ContentBlock::ToolUse {
-                        id: id.unwrap_or_else(&mut generate_id),
-                        name,
-                        input,
-                    });
-                }
-                PartialBlock::Ignored => {}
-            }
-        }
-        ModelResponse {
-            id: self.id,
-            model: self.model,
-            content,
-            stop_reason: stop_reason(self.stop_reason.as_deref()),
-            usage: self.usage,
-        }
-    }
-}
-
-/// Turns a byte stream into valid UTF-8 chunks: each invalid sequence becomes U+FFFD, and a
-/// sequence cut at a chunk boundary waits for the next chunk.
-#[derive(Debug, Default)]
-pub(super) struct LossyUtf8 {
-    /// The start of a multi-byte character whose remaining bytes have not arrived yet.
-    pending: Vec<u8>,
-}
-
-impl LossyUtf8 {
-    pub(super) fn push(&mut self, bytes: &[u8]) -> Vec<u8> {
-        let mut input = std::mem::take(&mut self.pending);
-        input.extend_from_slice(bytes);
-        let mut out = String::with_capacity(input.len());
-        let mut rest = input.as_slice();
-        while !rest.is_empty() {
-            match std::str::from_utf8(rest) {
-                Ok(valid) => {
-                    out.push_str(valid);
-                    rest = &[];
-                }
-                Err(err) => {
-                    let (valid, after) = rest.split_at(err.valid_up_to());
-                    out.push_str(std::str::from_utf8(valid).unwrap_or_default());
-                    match err.error_len() {
-                        Some(len) => {
-                            out.push(char::REPLACEMENT_CHARACTER);
-                            rest = &after[len..];
-                        }
-                        None => {
-                            self.pending = after.to_vec();
-                            rest = &[];
-                        }
-                    }
-                }
-            }
-        }
-        out.into_bytes()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::LossyUtf8;
-
-    #[test]
-    fn lossy_utf8_replaces_bad_bytes_and_joins_split_characters() {
-        let mut utf8 = LossyUtf8::default();
-        assert_eq!(utf8.push(b"caf\xff ok \xc3"), "caf\u{FFFD} ok ".as_bytes());
-        assert_eq!(utf8.push(b"\xa9!"), "\u{e9}!".as_bytes());
-        assert_eq!(utf8.push(b"\xe2\x82"), b"");
-        assert_eq!(utf8.push(b"\xacx\xc3("), "\u{20ac}x\u{FFFD}(".as_bytes());
+    fn finish(self, configured_model: &str, generate_id: impl FnMut() -> String) -> ModelResponse {
+        let stop = stop_reason(self.stop_reason.as_deref());
+        self.message.finish(configured_model, stop, generate_id)
     }
 }

@@ -13,6 +13,7 @@
 //! Anthropic wins over OpenAI when both keys are set because rein mirrors Claude Code.
 
 pub mod anthropic;
+mod assembler;
 pub mod events;
 pub mod http;
 pub mod mock;

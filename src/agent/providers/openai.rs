@@ -3,14 +3,11 @@
 //! mapping back. A server that answers the streaming request with one JSON body is understood
 //! too.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use eventsource_stream::Eventsource;
-use futures_util::StreamExt;
 use serde_json::{Map, Value, json};
 
-use super::anthropic::LossyUtf8;
+use super::assembler::{Assembler, BlockKey, ended_early, next_event, sse_events};
 use super::events::{EventSink, Synthesizer};
 use super::http::{self, AttemptError, HttpSettings};
 use crate::model::{
@@ -88,30 +85,14 @@ impl OpenAiModel {
     ) -> Result<ModelResponse, AttemptError> {
         // Anthropic-shaped events built from the chunks (`--include-partial-messages`).
         let mut synth = Synthesizer::new(on_event);
-        let mut utf8 = LossyUtf8::default();
-        let mut events = response
-            .bytes_stream()
-            .map(move |chunk| chunk.map(|bytes| utf8.push(&bytes)))
-            .eventsource();
+        let mut events = sse_events(response);
         let mut state = ChunkState::default();
         loop {
-            let next = tokio::time::timeout(self.http.request_timeout, events.next()).await;
-            let event = match next {
-                Err(_elapsed) => return Err(self.http.timeout_error(url, "stream event")),
-                Ok(None) if state.finish_reason.is_some() => break,
-                Ok(None) => {
-                    return Err(AttemptError::retryable(
-                        ModelErrorKind::ServerError,
-                        format!("stream from {url} ended before [DONE]"),
-                    ));
+            let Some(event) = next_event(&mut events, &self.http, url, "[DONE]").await? else {
+                if state.finish_reason.is_some() {
+                    break;
                 }
-                Ok(Some(Err(err))) => {
-                    return Err(AttemptError::retryable(
-                        ModelErrorKind::ServerError,
-                        format!("stream from {url} broke before [DONE]: {err}"),
-                    ));
-                }
-                Ok(Some(Ok(event))) => event,
+                return Err(ended_early(url, "[DONE]"));
             };
             let data = event.data.trim();
             if data == "[DONE]" {
@@ -193,39 +174,26 @@ fn synth_chunk(synth: &mut Synthesizer<'_>, chunk: &Value, configured_model: &st
     }
 }
 
-/// One tool call being assembled from chunk deltas.
-#[derive(Default)]
-struct PartialCall {
-    id: Option<String>,
-    name: String,
-    arguments: String,
-}
+/// Where the reply's text goes among its blocks: before every tool call, as a non-streamed
+/// response has it.
+const TEXT_KEY: BlockKey = (0, 0);
 
 /// The reply being assembled from `chat.completion.chunk`s.
 #[derive(Default)]
 struct ChunkState {
-    id: Option<String>,
-    model: Option<String>,
-    text: String,
-    calls: BTreeMap<u64, PartialCall>,
+    message: Assembler,
     finish_reason: Option<String>,
-    usage: Option<Usage>,
 }
 
 impl ChunkState {
     /// Applies one chunk; returns the text it added.
     fn push(&mut self, chunk: &Value) -> Option<String> {
-        if self.id.is_none() {
-            self.id = chunk.get("id").and_then(Value::as_str).map(str::to_string);
-        }
-        if self.model.is_none() {
-            self.model = chunk
-                .get("model")
-                .and_then(Value::as_str)
-                .map(str::to_string);
-        }
+        self.message.identify(
+            chunk.get("id").and_then(Value::as_str),
+            chunk.get("model").and_then(Value::as_str),
+        );
         if let Some(usage) = chunk.get("usage").and_then(parse_usage) {
-            self.usage = Some(usage);
+            self.message.usage = Some(usage);
         }
         let choice = chunk
             .get("choices")
@@ -242,20 +210,22 @@ impl ChunkState {
             .unwrap_or_default()
         {
             let index = call.get("index").and_then(Value::as_u64).unwrap_or(0);
-            let partial = self.calls.entry(index).or_default();
+            let Some(partial) = self.message.tool_piece((1, index)) else {
+                continue;
+            };
             if let Some(id) = call.get("id").and_then(Value::as_str)
                 && !id.is_empty()
             {
-                partial.id = Some(id.to_string());
+                *partial.id = Some(id.to_string());
             }
             if let Some(function) = call.get("function") {
                 if let Some(name) = function.get("name").and_then(Value::as_str) {
                     partial.name.push_str(name);
                 }
                 match function.get("arguments") {
-                    Some(Value::String(more)) => partial.arguments.push_str(more),
+                    Some(Value::String(more)) => partial.json.push_str(more),
                     Some(Value::Object(map)) => partial
-                        .arguments
+                        .json
                         .push_str(&Value::Object(map.clone()).to_string()),
                     Some(_) | None => {}
                 }
@@ -265,43 +235,34 @@ impl ChunkState {
         if text.is_empty() {
             return None;
         }
-        self.text.push_str(text);
+        self.message.push_text(TEXT_KEY, text, true);
         Some(text.to_string())
     }
 
-    /// The assembled reply, in the shape of a non-streamed response so one mapping serves both.
+    /// The assembled reply, mapped as a non-streamed response is.
     fn finish(self, configured_model: &str, next_id: &AtomicU64) -> ModelResponse {
-        let calls: Vec<Value> = self
-            .calls
-            .into_values()
-            .map(|c| {
-                json!({"id": c.id.unwrap_or_default(), "type": "function",
-                    "function": {"name": c.name, "arguments": c.arguments}})
-            })
-            .collect();
-        let mut message = json!({"role": "assistant", "content": self.text});
-        if !calls.is_empty() {
-            message["tool_calls"] = Value::Array(calls);
-        }
-        let value = json!({
-            "id": self.id,
-            "model": self.model,
-            "choices": [{"index": 0, "message": message, "finish_reason": self.finish_reason}],
-        });
-        let mut response = match parse_response(&value, configured_model, next_id) {
-            Ok(r) => r,
-            // Why unreachable in practice: the value above always has choices[0].message and
-            // every call a function name (possibly empty, which the pipeline reports).
-            Err(_) => ModelResponse {
-                id: None,
-                model: configured_model.to_string(),
-                content: Vec::new(),
-                stop_reason: StopReason::Other,
-                usage: None,
-            },
-        };
-        response.usage = self.usage;
-        response
+        let stop = stop_reason(self.finish_reason.as_deref(), self.message.has_tool_calls());
+        self.message
+            .finish(configured_model, stop, || generated_id(next_id))
+    }
+}
+
+/// An id for a tool call the server sent without one.
+fn generated_id(next_id: &AtomicU64) -> String {
+    format!("toolu_rein_{}", next_id.fetch_add(1, Ordering::Relaxed))
+}
+
+/// Chat Completions' `finish_reason` as a stop reason.
+///
+/// Why the calls count: some compatible servers report "stop" even when they return tool
+/// calls; the calls are what the turn loop must act on.
+fn stop_reason(finish_reason: Option<&str>, has_calls: bool) -> StopReason {
+    match finish_reason {
+        Some("tool_calls") | Some("function_call") => StopReason::ToolUse,
+        Some("length") => StopReason::MaxTokens,
+        Some("stop") | None if has_calls => StopReason::ToolUse,
+        Some("stop") | None => StopReason::EndTurn,
+        Some(_) => StopReason::Other,
     }
 }
 
@@ -505,7 +466,7 @@ fn parse_response(
         };
         let id = match call.get("id").and_then(Value::as_str) {
             Some(id) if !id.is_empty() => id.to_string(),
-            _ => format!("toolu_rein_{}", next_id.fetch_add(1, Ordering::Relaxed)),
+            _ => generated_id(next_id),
         };
         content.push(ContentBlock::ToolUse {
             id,
@@ -513,16 +474,10 @@ fn parse_response(
             input,
         });
     }
-    let has_calls = !calls.is_empty();
-    // Why: some compatible servers report "stop" even when they return tool calls; the calls are
-    // what the turn loop must act on.
-    let stop_reason = match choice.get("finish_reason").and_then(Value::as_str) {
-        Some("tool_calls") | Some("function_call") => StopReason::ToolUse,
-        Some("length") => StopReason::MaxTokens,
-        Some("stop") | None if has_calls => StopReason::ToolUse,
-        Some("stop") | None => StopReason::EndTurn,
-        Some(_) => StopReason::Other,
-    };
+    let stop_reason = stop_reason(
+        choice.get("finish_reason").and_then(Value::as_str),
+        !calls.is_empty(),
+    );
     Ok(ModelResponse {
         id: value.get("id").and_then(Value::as_str).map(str::to_string),
         model: value

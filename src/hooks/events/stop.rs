@@ -76,13 +76,13 @@ impl Event for Stop {
     /// `Stop hook blocking error from command: "<cmd>": <reason>`; every blocking reason is
     /// collected.
     fn fold(outcome: &mut StopOutcome, answer: &Answer, _cx: FoldCx<'_>) {
-        if let Some(reason) = answer.blocking() {
-            if answer.block_from_json() {
-                outcome.common.context.push(format!(
-                    "Stop hook blocking error from command: \"{}\": {reason}",
-                    answer.command()
-                ));
-            }
+        if let Some(reason) = answer.blocking()
+            && answer.block_from_json()
+        {
+            outcome.common.context.push(format!(
+                "Stop hook blocking error from command: \"{}\": {reason}",
+                answer.command()
+            ));
         }
         collect_block(&mut outcome.block, answer);
     }
