@@ -39,8 +39,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rein::{
-    BoxFuture, ContentBlock, Engine, HookEvent, Message, Model, ModelError, ModelResponse,
-    Observer, Progress, RunStatus, Session, StopReason, ToolSpec, TurnEnd,
+    BoxFuture, ContentBlock, Engine, HookEvent, HookRunEnd, Message, Model, ModelError,
+    ModelResponse, Observer, Progress, Session, StopReason, ToolSpec, TurnEnd,
 };
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
@@ -228,7 +228,7 @@ impl Model for OneCall {
 /// how many answered a PreToolUse allow.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Fired {
-    event: HookEvent,
+    event: &'static str,
     runs: usize,
     all_exited_0: bool,
     allows: usize,
@@ -240,8 +240,8 @@ struct Recorder(Mutex<Vec<Fired>>);
 
 impl Observer for Recorder {
     fn observe(&self, progress: Progress<'_>) {
-        if let Progress::Hook { event, common, .. } = progress {
-            let allows = common
+        if let Progress::Hook(report) = progress {
+            let allows = report
                 .runs
                 .iter()
                 .filter(|r| {
@@ -251,9 +251,9 @@ impl Observer for Recorder {
                 })
                 .count();
             self.0.lock().unwrap().push(Fired {
-                event,
-                runs: common.runs.len(),
-                all_exited_0: common.runs.iter().all(|r| r.status == RunStatus::Exited(0)),
+                event: report.event,
+                runs: report.runs.len(),
+                all_exited_0: report.runs.iter().all(|r| r.end == HookRunEnd::Exited(0)),
                 allows,
             });
         }
@@ -282,11 +282,11 @@ impl Expect {
             allows,
         };
         match self {
-            Expect::Ran(n) => vec![fired(HookEvent::PreToolUse, n, 0)],
-            Expect::Allowed(n) => vec![fired(HookEvent::PreToolUse, n, n)],
+            Expect::Ran(n) => vec![fired(HookEvent::PreToolUse.as_str(), n, 0)],
+            Expect::Allowed(n) => vec![fired(HookEvent::PreToolUse.as_str(), n, n)],
             Expect::PrePost(pre, post) => vec![
-                fired(HookEvent::PreToolUse, pre, 0),
-                fired(HookEvent::PostToolUse, post, 0),
+                fired(HookEvent::PreToolUse.as_str(), pre, 0),
+                fired(HookEvent::PostToolUse.as_str(), post, 0),
             ],
             Expect::Nothing => Vec::new(),
         }

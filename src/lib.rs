@@ -110,7 +110,9 @@ pub use model::{
     StopReason, ToolSpec, Usage,
 };
 pub use origin::{Location, SourceKind};
-pub use progress::{CallStatus, Observer, Progress};
+pub use progress::{
+    CallStatus, HookReport, HookRunEnd, HookRunOutcome, HookRunReport, Observer, Progress,
+};
 pub use settings::schema::{Diagnostic, Severity};
 
 /// The hook events rein fires, one unit type each (e.g. [`PreToolUse`](events::PreToolUse)),

@@ -2,13 +2,13 @@
 //! renderer and `stream-json` output are fed from.
 //!
 //! A leaf: the session, the tool pipeline and the hook layer report here, and nothing here
-//! imports them back (it names only the conversation's data, [`crate::model`], and hook
-//! outcomes' shared part).
+//! imports them back. It names only the conversation's data ([`crate::model`]) and its own
+//! account of a hook firing ([`HookReport`]), which the hook layer fills in.
+
+use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::hooks::events::Common;
-use crate::hooks::spec::HookEvent;
 use crate::model::{Message, ModelResponse};
 
 /// One thing that just happened.
@@ -74,16 +74,7 @@ pub enum Progress<'a> {
         response: Option<&'a Value>,
     },
     /// An event fired and its handlers ran (only reported when at least one handler ran).
-    Hook {
-        /// The event.
-        event: HookEvent,
-        /// What every outcome carries: the runs, context, notices.
-        common: &'a Common,
-        /// `"<Event>"` or `"<Event>:<match value>"` (`PreToolUse:Bash`).
-        hook_name: &'a str,
-        /// The tool call the event is about, on the tool events.
-        tool_use_id: Option<&'a str>,
-    },
+    Hook(&'a HookReport),
     /// A user-role message rein adds on its own (Stop feedback, a reminder-only message).
     Feedback {
         /// The message.
@@ -148,4 +139,81 @@ pub enum CallStatus {
     /// Still running (or waiting on its hooks) when rein was interrupted by SIGINT/SIGTERM;
     /// its process group was killed and no later hook fired for it.
     Interrupted,
+}
+
+/// One event firing whose handlers ran, as observers see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookReport {
+    /// The event's name (`PreToolUse`).
+    pub event: &'static str,
+    /// Whether the event is about a tool call (its hook name then carries the tool).
+    pub tool_event: bool,
+    /// `"<Event>"` or `"<Event>:<match value>"` (`PreToolUse:Bash`).
+    pub hook_name: String,
+    /// The tool call the event is about, on the tool events.
+    pub tool_use_id: Option<String>,
+    /// Model-facing context entries, rendered as the model gets them, in order.
+    pub context: Vec<String>,
+    /// User-facing notices.
+    pub user_messages: Vec<String>,
+    /// A hook answered `continue: false`.
+    pub stop_loop: bool,
+    /// The first `stopReason` given with `continue: false`.
+    pub stop_reason: Option<String>,
+    /// Every handler that ran, in configuration order.
+    pub runs: Vec<HookRunReport>,
+}
+
+/// One handler's run within a [`HookReport`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookRunReport {
+    /// The command as configured (`in-process:<id>` for an in-process hook).
+    pub command: String,
+    /// What the run meant.
+    pub outcome: HookRunOutcome,
+    /// How the process ended.
+    pub end: HookRunEnd,
+    /// How long it ran.
+    pub duration: Duration,
+    /// Captured stdout (capped).
+    pub stdout: String,
+    /// Captured stderr (capped).
+    pub stderr: String,
+    /// Bytes it wrote to stdout, capped or not.
+    pub stdout_bytes: u64,
+    /// Bytes it wrote to stderr, capped or not.
+    pub stderr_bytes: u64,
+    /// Its stdout parsed, when it was hook JSON.
+    pub json: Option<Value>,
+}
+
+/// What a handler's run meant.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HookRunOutcome {
+    /// No objection.
+    Success,
+    /// It blocks; the reason.
+    Blocking(String),
+    /// A failure that does not block; its user-facing text.
+    NonBlocking(String),
+    /// Timed out or cancelled.
+    Cancelled,
+}
+
+/// How a handler's process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookRunEnd {
+    /// It exited with this code.
+    Exited(i32),
+    /// A signal killed it.
+    Signaled,
+    /// Anything else: timed out, not started, backgrounded, an in-process or request failure.
+    Other,
+}
+
+impl HookRunOutcome {
+    /// Whether the run blocks.
+    pub fn is_blocking(&self) -> bool {
+        matches!(self, HookRunOutcome::Blocking(_))
+    }
 }

@@ -12,12 +12,11 @@ use serde_json::{Map, Value, json};
 
 use crate::agent::session::{Denial, TurnEnd, TurnOutcome};
 use crate::agent::transcript::{bounded_stream, timestamp_now};
-use crate::hooks::run::{OutcomeKind, RunStatus};
 use crate::hooks::spec::HookEvent;
 use crate::id::uuid_v4;
 use crate::model::{ContentBlock, ModelResponse, StopReason, Usage};
 use crate::pipeline::CallStatus;
-use crate::progress::{Observer, Progress};
+use crate::progress::{HookRunEnd, HookRunOutcome, Observer, Progress};
 
 /// Glyphs for the text renderer; ASCII when the locale is not UTF-8.
 #[derive(Debug, Clone, Copy)]
@@ -480,33 +479,25 @@ impl Observer for StreamJson {
                 "uuid": uuid_v4(),
                 "timestamp": timestamp_now(),
             })),
-            Progress::Hook {
-                event,
-                common,
-                hook_name,
-                ..
-            } => {
+            Progress::Hook(report) => {
+                let event = report.event;
+                let hook_name = &report.hook_name;
                 // Claude Code writes SessionStart's runs even without
                 // `--include-hook-events`, and no other event's (fixture
                 // `tests/fixtures/cc-2.1.328/stream_io/hooks_without_flag`).
-                if !self.include_hook_events && event != HookEvent::SessionStart {
+                if !self.include_hook_events && event != HookEvent::SessionStart.as_str() {
                     return;
                 }
-                for run in &common.runs {
+                for run in &report.runs {
                     let outcome = match &run.outcome {
-                        OutcomeKind::Success => "success",
-                        OutcomeKind::Blocking(_) => "blocking_error",
-                        OutcomeKind::NonBlocking(_) => "non_blocking_error",
-                        OutcomeKind::Cancelled => "cancelled",
+                        HookRunOutcome::Success => "success",
+                        HookRunOutcome::Blocking(_) => "blocking_error",
+                        HookRunOutcome::NonBlocking(_) => "non_blocking_error",
+                        HookRunOutcome::Cancelled => "cancelled",
                     };
-                    let exit_code = match &run.status {
-                        RunStatus::Exited(c) => json!(c),
-                        RunStatus::Signaled(_)
-                        | RunStatus::TimedOut
-                        | RunStatus::SpawnFailed(_)
-                        | RunStatus::Backgrounded
-                        | RunStatus::Crashed(_)
-                        | RunStatus::RequestFailed(_) => Value::Null,
+                    let exit_code = match run.end {
+                        HookRunEnd::Exited(c) => json!(c),
+                        HookRunEnd::Signaled | HookRunEnd::Other => Value::Null,
                     };
                     // rein reports a run when it has ended, so its `hook_started` line comes
                     // right before its `hook_response`.
@@ -516,7 +507,7 @@ impl Observer for StreamJson {
                         "subtype": "hook_started",
                         "hook_id": hook_id,
                         "hook_name": hook_name,
-                        "hook_event": event.as_str(),
+                        "hook_event": event,
                         "uuid": uuid_v4(),
                         "session_id": sid,
                     }));
@@ -527,7 +518,7 @@ impl Observer for StreamJson {
                         "subtype": "hook_response",
                         "hook_id": hook_id,
                         "hook_name": hook_name,
-                        "hook_event": event.as_str(),
+                        "hook_event": event,
                         "output": format!("{stdout}{stderr}"),
                         "stdout": stdout,
                         "stderr": stderr,

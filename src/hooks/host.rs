@@ -10,8 +10,10 @@ use std::path::PathBuf;
 
 use crate::future::BoxFuture;
 use crate::hooks::dispatch::Dispatcher;
-use crate::hooks::events::{Event, Firing, Typed};
-use crate::progress::{Observer, Progress};
+use crate::hooks::events::{Common, Event, Firing, Typed};
+use crate::hooks::run::{HandlerRun, OutcomeKind, RunStatus};
+use crate::hooks::spec::HookEvent;
+use crate::progress::{HookReport, HookRunEnd, HookRunOutcome, HookRunReport, Observer, Progress};
 
 /// The hook engine as the pipeline and the session use it.
 pub trait HookHost: Send + Sync {
@@ -65,13 +67,8 @@ pub async fn fire_observed<E: Event>(
     let mut outcome = downcast::<E>(host.fire_erased(&firing).await);
     let common = E::common(&mut outcome);
     if !common.runs.is_empty() {
-        let hook_name = firing.hook_name();
-        observer.observe(Progress::Hook {
-            event: E::EVENT,
-            common,
-            hook_name: &hook_name,
-            tool_use_id,
-        });
+        let report = report(E::EVENT, common, &firing.hook_name(), tool_use_id);
+        observer.observe(Progress::Hook(&report));
     }
     for text in &common.user_messages {
         observer.observe(Progress::Notice { text });
@@ -87,5 +84,52 @@ fn downcast<E: Event>(outcome: Box<dyn Any + Send>) -> E::Outcome {
             tracing::error!(event = %E::EVENT, "hook host answered with another event's outcome");
             E::Outcome::default()
         }
+    }
+}
+
+/// What observers are told of a firing whose handlers ran.
+fn report(
+    event: HookEvent,
+    common: &Common,
+    hook_name: &str,
+    tool_use_id: Option<&str>,
+) -> HookReport {
+    HookReport {
+        event: event.as_str(),
+        tool_event: event.is_tool_event(),
+        hook_name: hook_name.to_string(),
+        tool_use_id: tool_use_id.map(str::to_string),
+        context: common.context.clone(),
+        user_messages: common.user_messages.clone(),
+        stop_loop: common.stop_loop,
+        stop_reason: common.stop_reason.clone(),
+        runs: common.runs.iter().map(run_report).collect(),
+    }
+}
+
+fn run_report(run: &HandlerRun) -> HookRunReport {
+    HookRunReport {
+        command: run.command.clone(),
+        outcome: match &run.outcome {
+            OutcomeKind::Success => HookRunOutcome::Success,
+            OutcomeKind::Blocking(reason) => HookRunOutcome::Blocking(reason.clone()),
+            OutcomeKind::NonBlocking(text) => HookRunOutcome::NonBlocking(text.clone()),
+            OutcomeKind::Cancelled => HookRunOutcome::Cancelled,
+        },
+        end: match &run.status {
+            RunStatus::Exited(code) => HookRunEnd::Exited(*code),
+            RunStatus::Signaled(_) => HookRunEnd::Signaled,
+            RunStatus::TimedOut
+            | RunStatus::SpawnFailed(_)
+            | RunStatus::Backgrounded
+            | RunStatus::Crashed(_)
+            | RunStatus::RequestFailed(_) => HookRunEnd::Other,
+        },
+        duration: run.duration,
+        stdout: run.stdout.clone(),
+        stderr: run.stderr.clone(),
+        stdout_bytes: run.stdout_bytes,
+        stderr_bytes: run.stderr_bytes,
+        json: run.json.clone(),
     }
 }

@@ -51,7 +51,7 @@ use crate::model::{
     Usage,
 };
 use crate::pipeline::{CallStatus, PermissionGate, ToolCall, ToolPipeline};
-use crate::progress::{Observer, Progress};
+use crate::progress::{HookReport, Observer, Progress};
 use crate::tools::{Tool, ToolContext};
 
 /// Consecutive Stop-hook blocks honoured in one turn unless `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`

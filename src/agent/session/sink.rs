@@ -20,12 +20,7 @@ pub(super) struct Sink {
 }
 
 /// One hook firing, kept until its lines may be written.
-pub(super) struct Firing {
-    pub(super) event: HookEvent,
-    pub(super) common: crate::hooks::events::Common,
-    pub(super) hook_name: String,
-    pub(super) tool_use_id: Option<String>,
-}
+pub(super) type Firing = HookReport;
 
 /// Claude Code writes a UserPromptSubmit firing after the prompt line, a PostToolUse firing
 /// after its tool-result line, and a blocking Stop firing after the feedback line; rein fires
@@ -54,15 +49,10 @@ impl Sink {
     }
 
     pub(super) fn write_firing(&self, ctx: &LineContext, f: &Firing) {
-        if matches!(f.event, HookEvent::Stop | HookEvent::SubagentStop) {
-            self.transcript.stop_hooks(ctx, f.event, &f.common);
+        if is_stop(f) {
+            self.transcript.stop_hooks(ctx, f);
         } else {
-            self.transcript.hook_decision(
-                f.event,
-                &f.common,
-                &f.hook_name,
-                f.tool_use_id.as_deref(),
-            );
+            self.transcript.hook_decision(f);
         }
     }
 
@@ -170,47 +160,30 @@ impl Sink {
                     mine
                 });
             }
-            Progress::Hook {
-                event,
-                common,
-                hook_name,
-                tool_use_id,
-            } => {
-                let firing = Firing {
-                    event,
-                    common: common.clone(),
-                    hook_name: hook_name.to_string(),
-                    tool_use_id: tool_use_id.map(str::to_string),
-                };
+            Progress::Hook(report) => {
+                let firing = report.clone();
                 let Ok(mut held) = self.held.lock() else {
                     return;
                 };
-                match event {
-                    HookEvent::UserPromptSubmit => held.prompt.push(firing),
-                    HookEvent::PostToolUse | HookEvent::PostToolUseFailure
-                        if firing.tool_use_id.is_some() =>
+                let blocks = report.runs.iter().any(|r| r.outcome.is_blocking());
+                if report.event == HookEvent::UserPromptSubmit.as_str() {
+                    held.prompt.push(firing);
+                } else if (report.event == HookEvent::PostToolUse.as_str()
+                    || report.event == HookEvent::PostToolUseFailure.as_str())
+                    && report.tool_use_id.is_some()
+                {
+                    held.tool.push(firing);
+                } else if is_stop(report) && (blocks || !report.context.is_empty()) {
+                    held.stop.push(firing);
+                } else {
+                    if report.event == HookEvent::PreToolUse.as_str()
+                        && let Some(id) = &report.tool_use_id
+                        && blocks
                     {
-                        held.tool.push(firing)
+                        held.refused_by_hook.insert(id.clone());
                     }
-                    HookEvent::Stop | HookEvent::SubagentStop
-                        if common.runs.iter().any(|r| {
-                            matches!(r.outcome, crate::hooks::run::OutcomeKind::Blocking(_))
-                        }) || !common.context.is_empty() =>
-                    {
-                        held.stop.push(firing)
-                    }
-                    _ => {
-                        if event == HookEvent::PreToolUse
-                            && let Some(id) = tool_use_id
-                            && common.runs.iter().any(|r| {
-                                matches!(r.outcome, crate::hooks::run::OutcomeKind::Blocking(_))
-                            })
-                        {
-                            held.refused_by_hook.insert(id.to_string());
-                        }
-                        drop(held);
-                        self.write_firing(ctx, &firing);
-                    }
+                    drop(held);
+                    self.write_firing(ctx, &firing);
                 }
             }
             Progress::Feedback { message } => {
@@ -242,4 +215,9 @@ impl Observer for Sink {
         }
         self.next.observe(progress);
     }
+}
+
+/// Stop and SubagentStop firings are written as Claude Code writes Stop's.
+fn is_stop(report: &HookReport) -> bool {
+    report.event == HookEvent::Stop.as_str() || report.event == HookEvent::SubagentStop.as_str()
 }

@@ -2,6 +2,7 @@
 //! summary, and run attachments (additional context, blocking errors).
 
 use super::*;
+use crate::progress::{HookReport, HookRunEnd, HookRunOutcome, HookRunReport};
 
 impl Transcript {
     /// Hook `attachment` lines for one event firing, as Claude Code 2.1.328 writes them:
@@ -15,29 +16,26 @@ impl Transcript {
     /// - one `hook_system_message` per user-facing message.
     ///
     /// `hook_name` is [`crate::hooks::events::hook_name`] of the firing.
-    pub fn hook_decision(
-        &self,
-        event: HookEvent,
-        decision: &Common,
-        hook_name: &str,
-        tool_use_id: Option<&str>,
-    ) {
+    pub fn hook_decision(&self, decision: &HookReport) {
+        let event = decision.event;
+        let hook_name = decision.hook_name.as_str();
+        let tool_use_id = decision.tool_use_id.as_deref();
         let ctx = LineContext::default();
         let firing = uuid_v4();
         let run_id = tool_use_id.unwrap_or(&firing);
         let success_prefix = format!("{hook_name} hook success: ");
-        let context_name = if event.is_tool_event() {
+        let context_name = if decision.tool_event {
             hook_name
         } else {
-            event.as_str()
+            event
         };
         let context_prefix = format!("{context_name} hook additional context: ");
         let mut context: Vec<&String> = decision.context.iter().collect();
-        if event != HookEvent::PreToolUse {
+        if event != HookEvent::PreToolUse.as_str() {
             for run in &decision.runs {
                 let mut attachment = run_attachment(run, hook_name, event, Some(run_id));
                 let mut extra = Map::new();
-                if matches!(run.outcome, OutcomeKind::Success) {
+                if matches!(run.outcome, HookRunOutcome::Success) {
                     let text = run.stdout.trim();
                     let shown = context.iter().position(|e| {
                         !text.is_empty() && e.strip_prefix(&success_prefix) == Some(text)
@@ -47,7 +45,7 @@ impl Transcript {
                         attachment.insert("content".into(), json!(text));
                         extra.insert("rendered".into(), rendered(entry));
                         extra.insert("renderedRole".into(), json!("system"));
-                    } else if event == HookEvent::UserPromptSubmit {
+                    } else if event == HookEvent::UserPromptSubmit.as_str() {
                         continue;
                     }
                 }
@@ -59,17 +57,19 @@ impl Transcript {
                 .iter()
                 .map(|e| e.strip_prefix(&context_prefix).unwrap_or(e))
                 .collect();
-            let context_id = match event {
-                HookEvent::SessionStart => "SessionStart".to_string(),
-                HookEvent::UserPromptSubmit => format!("hook-{}", uuid_v4()),
-                _ => run_id.to_string(),
+            let context_id = if event == HookEvent::SessionStart.as_str() {
+                "SessionStart".to_string()
+            } else if event == HookEvent::UserPromptSubmit.as_str() {
+                format!("hook-{}", uuid_v4())
+            } else {
+                run_id.to_string()
             };
             let mut a = Map::new();
             a.insert("type".into(), json!("hook_additional_context"));
             a.insert("content".into(), json!(raw));
             a.insert("hookName".into(), json!(context_name));
             a.insert("toolUseID".into(), json!(context_id));
-            a.insert("hookEvent".into(), json!(event.as_str()));
+            a.insert("hookEvent".into(), json!(event));
             let shown: Vec<Value> = context.iter().map(|e| rendered_one(e)).collect();
             let mut extra = Map::new();
             extra.insert("rendered".into(), Value::Array(shown));
@@ -82,7 +82,7 @@ impl Transcript {
             a.insert("content".into(), json!(message));
             a.insert("hookName".into(), json!(hook_name));
             insert_tool_use_id(&mut a, Some(run_id));
-            a.insert("hookEvent".into(), json!(event.as_str()));
+            a.insert("hookEvent".into(), json!(event));
             self.write_attachment(&ctx, a, Map::new());
         }
     }
@@ -91,7 +91,8 @@ impl Transcript {
     /// `hook_blocking_error` attachment per blocking run (`blockingError: {blockingError,
     /// command}`), then a `system` line `stop_hook_summary`. A Stop that let the turn end
     /// writes only the summary.
-    pub fn stop_hooks(&self, ctx: &LineContext, event: HookEvent, decision: &Common) {
+    pub fn stop_hooks(&self, ctx: &LineContext, decision: &HookReport) {
+        let event = decision.event;
         let firing = uuid_v4();
         let actx = LineContext::default();
         let mut errors = Vec::new();
@@ -99,21 +100,20 @@ impl Transcript {
         for run in &decision.runs {
             let mut info = Map::new();
             info.insert("command".into(), json!(run.command));
-            if let OutcomeKind::Blocking(reason) = &run.outcome {
+            if let HookRunOutcome::Blocking(reason) = &run.outcome {
                 errors.push(reason.clone());
                 let mut a = Map::new();
                 a.insert("type".into(), json!("hook_blocking_error"));
-                a.insert("hookName".into(), json!(event.as_str()));
+                a.insert("hookName".into(), json!(event));
                 a.insert("toolUseID".into(), json!(firing));
-                a.insert("hookEvent".into(), json!(event.as_str()));
+                a.insert("hookEvent".into(), json!(event));
                 a.insert(
                     "blockingError".into(),
                     json!({"blockingError": reason, "command": run.command}),
                 );
                 let shown_as = format!(
                     "{} hook blocking error from command: \"{}\": ",
-                    event.as_str(),
-                    run.command
+                    event, run.command
                 );
                 let mut extra = Map::new();
                 if let Some(entry) = decision.context.iter().find(|e| e.starts_with(&shown_as)) {
@@ -126,7 +126,7 @@ impl Transcript {
             }
             infos.push(Value::Object(info));
         }
-        let context_prefix = format!("{} hook additional context: ", event.as_str());
+        let context_prefix = format!("{} hook additional context: ", event);
         let raw: Vec<&str> = decision
             .context
             .iter()
@@ -178,31 +178,27 @@ impl Transcript {
 }
 
 pub(super) fn run_attachment(
-    run: &HandlerRun,
+    run: &HookRunReport,
     hook_name: &str,
-    event: HookEvent,
+    event: &str,
     tool_use_id: Option<&str>,
 ) -> Map<String, Value> {
     let (kind, content) = match &run.outcome {
-        OutcomeKind::Success => ("hook_success", String::new()),
-        OutcomeKind::Blocking(reason) => ("hook_blocking_error", reason.clone()),
-        OutcomeKind::NonBlocking(text) => ("hook_non_blocking_error", text.clone()),
-        OutcomeKind::Cancelled => ("hook_cancelled", String::new()),
+        HookRunOutcome::Success => ("hook_success", String::new()),
+        HookRunOutcome::Blocking(reason) => ("hook_blocking_error", reason.clone()),
+        HookRunOutcome::NonBlocking(text) => ("hook_non_blocking_error", text.clone()),
+        HookRunOutcome::Cancelled => ("hook_cancelled", String::new()),
     };
-    let exit_code = match &run.status {
-        RunStatus::Exited(code) => json!(code),
-        RunStatus::Signaled(_) => json!(1),
-        RunStatus::TimedOut
-        | RunStatus::SpawnFailed(_)
-        | RunStatus::Backgrounded
-        | RunStatus::Crashed(_)
-        | RunStatus::RequestFailed(_) => Value::Null,
+    let exit_code = match run.end {
+        HookRunEnd::Exited(code) => json!(code),
+        HookRunEnd::Signaled => json!(1),
+        HookRunEnd::Other => Value::Null,
     };
     let mut a = Map::new();
     a.insert("type".into(), json!(kind));
     a.insert("hookName".into(), json!(hook_name));
     insert_tool_use_id(&mut a, tool_use_id);
-    a.insert("hookEvent".into(), json!(event.as_str()));
+    a.insert("hookEvent".into(), json!(event));
     a.insert("content".into(), json!(content));
     a.insert(
         "stdout".into(),

@@ -19,8 +19,6 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value, json};
 
-use crate::hooks::events::Common;
-use crate::hooks::run::{HandlerRun, OutcomeKind, RunStatus};
 use crate::hooks::spec::HookEvent;
 use crate::id::uuid_v4;
 use crate::model::{ContentBlock, ModelResponse, StopReason};
