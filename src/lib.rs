@@ -81,6 +81,7 @@
 #![deny(missing_docs)]
 
 mod agent;
+mod byte_size;
 mod cli;
 mod engine;
 mod future;

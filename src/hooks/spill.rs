@@ -42,7 +42,7 @@ pub(crate) fn spill(
     }
     format!(
         "<persisted-output>\nOutput too large ({}). Full output saved to: {}\n\nPreview (first 2KB):\n{}\n...\n</persisted-output>",
-        crate::tools::bounded_read::format_size(text.len() as u64),
+        crate::byte_size::format_size(text.len() as u64),
         path.display(),
         &text[..end]
     )

@@ -21,6 +21,7 @@ mod fuzz;
 mod harness;
 mod hook_compat;
 mod hook_runner;
+mod layers;
 mod mcp_http;
 mod permissions_rules;
 mod process;

@@ -34,10 +34,10 @@ use serde_json::{Map, Value, json};
 
 use super::input::{self, Field, FieldKind};
 use super::{BoxFuture, Tool, ToolContext, ToolOutcome};
+use crate::byte_size::format_size;
 use crate::process::{
     self, AfterLinger, Captured, Ending, Job, Limits, Output, Program, Stdin, Tee,
 };
-use crate::tools::bounded_read::format_size;
 
 /// Timeout when the model gives none (ms).
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;

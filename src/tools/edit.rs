@@ -18,8 +18,7 @@ use serde_json::{Map, Value, json};
 
 use super::atomic_write;
 use super::bounded_read::{
-    CappedError, OffRuntimeError, OpenError, READ_DEADLINE, format_size, off_runtime, open_regular,
-    read_capped,
+    CappedError, OffRuntimeError, OpenError, READ_DEADLINE, off_runtime, open_regular, read_capped,
 };
 use super::device_guard::{self, SpecialKind};
 use super::input::{self, Field, FieldKind};
@@ -27,6 +26,7 @@ use super::patch::{COARSE_PATCH_KEY, DIFF_DEADLINE, structured_patch_within};
 use super::read::stalled_text;
 use super::write::{updated_text, updated_unseen_text, write_error_text};
 use super::{BoxFuture, Tool, ToolContext, ToolOutcome};
+use crate::byte_size::format_size;
 
 /// Largest file Edit changes (Claude Code's 1 GB).
 pub const MAX_EDIT_BYTES: u64 = 1024 * 1024 * 1024;

@@ -31,11 +31,11 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use serde_json::{Map, Value, json};
 
-use super::bounded_read::format_size;
 use super::device_guard::{self, SpecialKind};
 use super::input::{self, Field, FieldKind};
 use super::newest::Newest;
 use super::{BoxFuture, ReadFilter, Tool, ToolContext, ToolOutcome};
+use crate::byte_size::format_size;
 
 /// Characters of a content line shown; longer lines are replaced by a note, as ripgrep's
 /// `--max-columns 500` that Claude Code passes (minified files would flood the context).

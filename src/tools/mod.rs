@@ -208,7 +208,7 @@ pub trait Tool: Send + Sync {
     /// `updatedToolOutput`); `None` if `response` does not have the shape.
     fn render(&self, response: &Value) -> Option<String>;
     /// The MCP server behind this tool (the tool events' `mcp_server`); `None` for built-ins.
-    fn mcp_server(&self) -> Option<crate::hooks::events::McpServerRef> {
+    fn mcp_server(&self) -> Option<crate::origin::McpServerRef> {
         None
     }
     /// Whether the tool is offered to the model now (an MCP tool whose server died is not).

@@ -24,11 +24,12 @@ use serde_json::{Map, Value, json};
 
 use super::bounded_read::{
     CappedError, OffRuntimeError, OpenError, READ_DEADLINE, WindowError, WindowRequest,
-    format_size, off_runtime, open_regular, read_capped, read_window,
+    off_runtime, open_regular, read_capped, read_window,
 };
 use super::device_guard::{self, NameClass};
 use super::input::{self, Field, FieldKind};
 use super::{BoxFuture, Tool, ToolContext, ToolOutcome};
+use crate::byte_size::format_size;
 
 /// Lines read when the model gives no `limit`.
 pub const DEFAULT_LIMIT: usize = 2000;

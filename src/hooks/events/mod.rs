@@ -83,28 +83,7 @@ pub struct Effort {
     pub level: String,
 }
 
-/// `mcp_server` of the tool events: which configured MCP server serves an `mcp__…` tool and
-/// where it was configured (`project` = `.mcp.json`, `user` / `local` = `~/.claude.json`,
-/// `dynamic` = `--mcp-config`), as Claude Code 2.1.328 sends it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct McpServerRef {
-    /// The server's configured name.
-    pub name: String,
-    /// Where it was configured.
-    pub source: String,
-}
-
-impl McpServerRef {
-    /// For `rein hooks test` samples: the server named by an `mcp__<server>__<tool>` name.
-    pub(crate) fn sample(tool: &str) -> Option<McpServerRef> {
-        let rest = tool.strip_prefix("mcp__")?;
-        let (server, _) = rest.split_once("__")?;
-        Some(McpServerRef {
-            name: server.to_string(),
-            source: "project".to_string(),
-        })
-    }
-}
+pub use crate::origin::McpServerRef;
 
 /// Fields every input starts with, in Claude Code's order. Optional ones are omitted (not
 /// `null`) when absent; which event carries which is spec §2.4.
