@@ -767,7 +767,7 @@ async fn anthropic_malformed_json_body() {
         "200 OK",
         &[],
         "application/json",
-        "{\"content\": [tru",
+        "{\"content\": tru}",
     ))])
     .await;
     let model = model(&config(ProviderKind::Anthropic, &server));
@@ -776,7 +776,32 @@ async fn anthropic_malformed_json_body() {
         .unwrap_err();
     assert_eq!(err.kind, ModelErrorKind::Unknown);
     assert!(err.message.contains("invalid JSON"), "{err}");
-    assert!(err.message.ends_with("{\"content\": [tru"), "{err}");
+    assert!(err.message.ends_with("{\"content\": tru}"), "{err}");
+}
+
+/// A whole (non-streamed) reply cut in the middle of its JSON is a broken read, retried, with
+/// both providers (they share the path since the assembler was folded).
+#[tokio::test]
+async fn a_whole_reply_cut_mid_json_is_retried_with_both_providers() {
+    for kind in [ProviderKind::Anthropic, ProviderKind::OpenAi] {
+        let cut = || {
+            Reply::Raw(http(
+                "200 OK",
+                &[],
+                "application/json",
+                "{\"content\": [tru",
+            ))
+        };
+        let server = Server::start(vec![cut(), cut(), cut(), cut()]).await;
+        let mut cfg = config(kind, &server);
+        cfg.max_retries = 1;
+        let model = model(&cfg);
+        let err = complete(&*model, &[Message::user_text("hi")])
+            .await
+            .unwrap_err();
+        assert!(err.message.contains("in the middle of its JSON"), "{kind:?}: {err}");
+        assert_eq!(server.requests().len(), 2, "{kind:?}: one try and one retry");
+    }
 }
 
 #[tokio::test]

@@ -5,7 +5,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Map, Value, json};
 
-use super::assembler::{Assembler, ended_early, next_event, sse_events};
+use super::assembler::{
+    Assembler, ended_early, is_event_stream, next_event, sse_events, whole_reply,
+};
 use super::events::EventSink;
 use super::http::{self, AttemptError, HttpSettings};
 use crate::model::{
@@ -79,31 +81,9 @@ impl AnthropicModel {
             request = request.header("x-api-key", key);
         }
         let response = http::send(&self.http, url, request).await?;
-        let is_stream = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with("text/event-stream"));
-        if !is_stream {
-            // Proxies sometimes answer a streaming request with one JSON message.
-            let bytes = http::read_body(&self.http, url, response).await?;
-            let value: Value =
-                serde_json::from_str(&String::from_utf8_lossy(&bytes)).map_err(|err| {
-                    http::malformed_body(url, &format!("invalid JSON: {err}"), &bytes)
-                })?;
-            let message = self
-                .parse_message(&value)
-                .map_err(|what| http::malformed_body(url, what, &bytes))?;
-            if let Some(on_text) = on_text {
-                let text = crate::agent::session::response_text(&message);
-                if !text.is_empty() {
-                    on_text(&text);
-                }
-            }
-            if let Some(on_event) = on_event {
-                super::events::replay(&message, on_event);
-            }
-            return Ok(message);
+        if !is_event_stream(&response) {
+            let parse = |value: &Value| self.parse_message(value);
+            return whole_reply(&self.http, url, response, parse, on_text, on_event).await;
         }
         self.read_stream(url, response, on_text, on_event).await
     }

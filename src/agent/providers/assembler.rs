@@ -10,6 +10,7 @@ use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures_util::{Stream, StreamExt};
 use serde_json::Value;
 
+use super::events::EventSink;
 use super::http::{AttemptError, HttpSettings};
 use crate::model::{ContentBlock, ModelErrorKind, ModelResponse, StopReason, Usage};
 
@@ -48,6 +49,41 @@ where
         )),
         Ok(Some(Ok(event))) => Ok(Some(event)),
     }
+}
+
+/// Whether the server answered with an event stream; else it sent one JSON body, as proxies
+/// sometimes answer a streaming request.
+pub(super) fn is_event_stream(response: &reqwest::Response) -> bool {
+    response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"))
+}
+
+/// A reply the server sent whole, mapped by the provider's `parse`, then shown as a streamed
+/// one would have been: its text to `on_text`, its events replayed to `on_event`.
+pub(super) async fn whole_reply(
+    http: &HttpSettings,
+    url: &str,
+    response: reqwest::Response,
+    parse: impl FnOnce(&Value) -> Result<ModelResponse, &'static str>,
+    on_text: Option<&(dyn Fn(&str) + Send + Sync)>,
+    on_event: EventSink<'_>,
+) -> Result<ModelResponse, AttemptError> {
+    let bytes = super::http::read_body(http, url, response).await?;
+    let value = super::http::json_body(url, &bytes)?;
+    let message = parse(&value).map_err(|what| super::http::malformed_body(url, what, &bytes))?;
+    if let Some(on_text) = on_text {
+        let text = crate::agent::session::response_text(&message);
+        if !text.is_empty() {
+            on_text(&text);
+        }
+    }
+    if let Some(on_event) = on_event {
+        super::events::replay(&message, on_event);
+    }
+    Ok(message)
 }
 
 /// The error of a stream that ended before `end`.

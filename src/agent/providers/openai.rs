@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Map, Value, json};
 
-use super::assembler::{Assembler, BlockKey, ended_early, next_event, sse_events};
+use super::assembler::{
+    Assembler, BlockKey, ended_early, is_event_stream, next_event, sse_events, whole_reply,
+};
 use super::events::{EventSink, Synthesizer};
 use super::http::{self, AttemptError, HttpSettings};
 use crate::model::{
@@ -50,28 +52,11 @@ impl OpenAiModel {
             request = request.bearer_auth(key);
         }
         let response = http::send(&self.http, url, request).await?;
-        let is_stream = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with("text/event-stream"));
-        if is_stream {
+        if is_event_stream(&response) {
             return self.read_stream(url, response, on_text, on_event).await;
         }
-        let bytes = http::read_body(&self.http, url, response).await?;
-        let value = http::json_body(url, &bytes)?;
-        let message = parse_response(&value, &self.model, &self.next_id)
-            .map_err(|what| http::malformed_body(url, what, &bytes))?;
-        if let Some(on_text) = on_text {
-            let text = crate::agent::session::response_text(&message);
-            if !text.is_empty() {
-                on_text(&text);
-            }
-        }
-        if let Some(on_event) = on_event {
-            super::events::replay(&message, on_event);
-        }
-        Ok(message)
+        let parse = |value: &Value| parse_response(value, &self.model, &self.next_id);
+        whole_reply(&self.http, url, response, parse, on_text, on_event).await
     }
 
     /// Decodes a stream of `chat.completion.chunk`s up to `data: [DONE]`; a stream that ends
