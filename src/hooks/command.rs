@@ -294,6 +294,25 @@ async fn join_task(task: &mut tokio::task::JoinHandle<RawRun>) -> RawRun {
 }
 
 impl RawRun {
+    /// The run of a handler that is not a process (http, mcp_tool, in-process): it answered
+    /// `stdout` after `duration`, judged as a command's exit 0 with that stdout would be.
+    pub fn answered(stdout: Vec<u8>, duration: Duration) -> RawRun {
+        RawRun {
+            status: RunStatus::Exited(0),
+            stdout_bytes: stdout.len() as u64,
+            stdout,
+            stderr: Vec::new(),
+            stderr_bytes: 0,
+            stdout_capped: false,
+            stderr_capped: false,
+            duration,
+            stdin_error: None,
+            pid: None,
+            cancelled: false,
+            lingering_killed: false,
+        }
+    }
+
     /// A run that was never started because of `reason` (status `SpawnFailed`).
     pub fn not_started(reason: String) -> RawRun {
         let mut raw = empty_run(Duration::ZERO, None);

@@ -476,20 +476,7 @@ fn judge(req: &HttpRun<'_>, exchange: Exchange, duration: Duration) -> Answer {
             } else {
                 trimmed.to_string()
             };
-            let raw = RawRun {
-                status: RunStatus::Exited(0),
-                stdout_bytes: json_text.len() as u64,
-                stdout: json_text.into_bytes(),
-                stderr: Vec::new(),
-                stderr_bytes: 0,
-                stdout_capped: false,
-                stderr_capped: false,
-                duration,
-                stdin_error: None,
-                pid: None,
-                cancelled: false,
-                lingering_killed: false,
-            };
+            let raw = RawRun::answered(json_text.into_bytes(), duration);
             let mut answer = interpret(req.event, req.origin.clone(), url, &raw, req.on_failure);
             // An http hook has no plain-text channel: only its JSON counts.
             answer.success_text = None;

@@ -62,20 +62,7 @@ pub(crate) async fn run_in_process(
             // The handler's JSON goes through the very same recognition and validation as a
             // command's stdout, as if the hook had printed it and exited 0.
             let stdout = serde_json::to_vec(&value).unwrap_or_default();
-            let raw = RawRun {
-                status: RunStatus::Exited(0),
-                stdout_bytes: stdout.len() as u64,
-                stdout,
-                stderr: Vec::new(),
-                stderr_bytes: 0,
-                stdout_capped: false,
-                stderr_capped: false,
-                duration,
-                stdin_error: None,
-                pid: None,
-                cancelled: false,
-                lingering_killed: false,
-            };
+            let raw = RawRun::answered(stdout, duration);
             let mut answer = interpret(event, origin.clone(), &text, &raw, OnFailure::Continue);
             if let OutcomeKind::NonBlocking(why) = &answer.run.outcome {
                 answer.run.status = RunStatus::Crashed(why.clone());

@@ -193,20 +193,7 @@ pub(crate) async fn run(
                     trimmed.chars().take(200).collect::<String>()
                 ));
             }
-            let raw = RawRun {
-                status: RunStatus::Exited(0),
-                stdout_bytes: body.len() as u64,
-                stdout: body.into_bytes(),
-                stderr: Vec::new(),
-                stderr_bytes: 0,
-                stdout_capped: false,
-                stderr_capped: false,
-                duration,
-                stdin_error: None,
-                pid: None,
-                cancelled: false,
-                lingering_killed: false,
-            };
+            let raw = RawRun::answered(body.into_bytes(), duration);
             interpret(req.event, req.origin.clone(), &text, &raw, req.on_failure)
         }
     }

@@ -799,8 +799,15 @@ async fn a_whole_reply_cut_mid_json_is_retried_with_both_providers() {
         let err = complete(&*model, &[Message::user_text("hi")])
             .await
             .unwrap_err();
-        assert!(err.message.contains("in the middle of its JSON"), "{kind:?}: {err}");
-        assert_eq!(server.requests().len(), 2, "{kind:?}: one try and one retry");
+        assert!(
+            err.message.contains("in the middle of its JSON"),
+            "{kind:?}: {err}"
+        );
+        assert_eq!(
+            server.requests().len(),
+            2,
+            "{kind:?}: one try and one retry"
+        );
     }
 }
 
