@@ -84,6 +84,7 @@ mod agent;
 mod byte_size;
 mod cli;
 mod engine;
+mod error_chain;
 mod future;
 mod hooks;
 mod id;

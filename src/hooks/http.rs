@@ -22,6 +22,7 @@
 //! One [`HttpHookClient`] (one connection pool) serves a whole session, so a policy service on
 //! the same machine is asked over a kept-alive connection instead of a new one per call.
 
+use crate::error_chain::error_chain;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
@@ -532,19 +533,4 @@ fn run_record(
     run.stderr = stderr.to_string();
     run.stderr_bytes = stderr.len() as u64;
     run
-}
-
-/// An error with its causes, `outer: inner: …` (reqwest's top level says little).
-fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }

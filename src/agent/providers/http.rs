@@ -2,7 +2,7 @@
 //! with exponential backoff, and the mapping of transport failures and HTTP statuses to
 //! [`ModelError`]s whose text names the provider, the URL and the status.
 
-use std::error::Error as _;
+use crate::error_chain::error_chain;
 use std::future::Future;
 use std::time::Duration;
 
@@ -367,21 +367,6 @@ pub fn json_body(url: &str, body: &[u8]) -> Result<Value, AttemptError> {
         )),
         Err(err) => Err(malformed_body(url, &format!("invalid JSON: {err}"), body)),
     }
-}
-
-/// An error and its sources, joined with `: ` (reqwest's own `Display` hides the cause).
-pub fn error_chain(err: &reqwest::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 /// Reads a whole body within the request timeout.
