@@ -6,7 +6,7 @@
 //! without end). Its hooks see `agent_type: "hook"`.
 //!
 //! A hook's `model` names a model id of the session's provider; Claude Code's aliases
-//! (`haiku`, `sonnet`, …) mean the session's model (README, deliberate differences).
+//! (`haiku`, `sonnet`, …) mean the session's model (docs/differences.md).
 
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;

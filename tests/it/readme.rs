@@ -208,3 +208,36 @@ fn readme_links_point_at_files() {
         );
     }
 }
+
+/// Every relative link in `docs/` (and the index's links back up) names a file that exists.
+#[test]
+fn docs_links_point_at_files() {
+    let docs = repo().join("docs");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&docs).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "md") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for target in text.split("](").skip(1) {
+            let Some(end) = target.find(')') else {
+                continue;
+            };
+            let link = target[..end].split('#').next().unwrap_or_default();
+            if link.is_empty() || link.starts_with("http") {
+                continue;
+            }
+            checked += 1;
+            assert!(
+                docs.join(link).exists(),
+                "{} links to a missing file: {link}",
+                path.display()
+            );
+        }
+    }
+    assert!(
+        checked >= 14,
+        "the docs index links every document ({checked} links)"
+    );
+}

@@ -2,7 +2,7 @@
 //! `tests/fixtures/cc-2.1.328/scenarios/` was run against the real Claude Code with the oracle
 //! (`tests/fixtures/cc-2.1.328/record.sh`); `<name>/summary.json` is what it did. Each test
 //! here replays the same scenario against rein ([`replay::run`]) and compares. Where rein
-//! differs on purpose, the test names the difference and the README says why.
+//! differs on purpose, the test names the difference and docs/differences.md says why.
 
 // Why: the replay records more than the tests written so far read.
 #[allow(dead_code)]

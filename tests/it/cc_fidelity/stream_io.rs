@@ -478,7 +478,7 @@ fn replay_needs_stream_json_both_ways() {
 }
 
 /// Claude Code requires `--verbose` with `-p --output-format stream-json`; rein does not
-/// (README, deliberate differences): the same command line without it streams.
+/// (docs/differences.md): the same command line without it streams.
 #[test]
 fn partial_messages_without_verbose_work_in_rein() {
     let cc = recorded("partial_no_verbose");
