@@ -557,13 +557,16 @@ pub fn result_json(
     // model reply's own; a loop cut short (max turns, `continue: false`, the Stop-block cap)
     // counts the turn it would have gone on to; the result is `null` at max turns and empty
     // after the Stop-block cap.
+    // A prompt a UserPromptSubmit hook refused never entered the loop: no `terminal_reason`
+    // (fixtures `prompt_blocked`, `prompt_blocked_json`). A deferred call ends the loop with
+    // `stop_reason` `tool_deferred`, not the reply's `tool_use` (fixture `defer`).
     let (subtype, is_error, terminal_reason) = match &outcome.end {
-        TurnEnd::Completed => ("success", false, "completed"),
-        TurnEnd::PromptBlocked { .. } => ("success", false, "prompt_blocked"),
-        TurnEnd::Stopped { .. } => ("success", false, "hook_stopped"),
-        TurnEnd::Deferred => ("success", false, "tool_deferred"),
-        TurnEnd::MaxTurns => ("error_max_turns", true, "max_turns"),
-        TurnEnd::ModelFailed(_) => ("error_during_execution", true, "model_error"),
+        TurnEnd::Completed => ("success", false, Some("completed")),
+        TurnEnd::PromptBlocked { .. } => ("success", false, None),
+        TurnEnd::Stopped { .. } => ("success", false, Some("hook_stopped")),
+        TurnEnd::Deferred => ("success", false, Some("tool_deferred")),
+        TurnEnd::MaxTurns => ("error_max_turns", true, Some("max_turns")),
+        TurnEnd::ModelFailed(_) => ("error_during_execution", true, Some("model_error")),
     };
     let cut_short =
         matches!(outcome.end, TurnEnd::MaxTurns | TurnEnd::Stopped { .. }) || outcome.stop_capped;
@@ -574,6 +577,7 @@ pub fn result_json(
         _ => json!(outcome.result),
     };
     let stop_reason = match outcome.model_stop_reason {
+        _ if outcome.end == TurnEnd::Deferred => json!("tool_deferred"),
         Some(StopReason::EndTurn) => json!("end_turn"),
         Some(StopReason::ToolUse) => json!("tool_use"),
         Some(StopReason::MaxTokens) => json!("max_tokens"),

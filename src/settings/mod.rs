@@ -244,6 +244,14 @@ fn is_escalating(mode: &str) -> bool {
     matches!(mode, "bypassPermissions" | "auto" | "acceptEdits")
 }
 
+/// Modes the project-local file may not switch on even when it is the user's own: every call
+/// would run unasked. Claude Code 2.1.328 ignores both from `.claude/settings.local.json` in
+/// `-p`, tracked or not (fixtures `local_bypass`, `local_auto`; it honours `acceptEdits` there:
+/// `local_accept_edits`); rein ignores them on a terminal as well.
+fn skips_every_question(mode: &str) -> bool {
+    matches!(mode, "bypassPermissions" | "auto")
+}
+
 fn merge(
     files: Vec<FileSettings>,
     settings: &mut Settings,
@@ -299,11 +307,25 @@ fn merge(
                     severity: Severity::Warning,
                     location: mode.location.clone(),
                     message: format!(
-                        "\"defaultMode\": \"{}\" from project settings is ignored: a repository cannot switch on an escalating mode by itself (set it in user or local settings)",
-                        mode.value
+                        "\"defaultMode\": \"{}\" from project settings is ignored: a repository cannot switch on an escalating mode by itself (set it in {})",
+                        mode.value,
+                        if skips_every_question(&mode.value) {
+                            "user settings or with --permission-mode"
+                        } else {
+                            "user or local settings"
+                        }
                     ),
                 });
                 default_mode = user_mode.clone().map(|m| (m, SourceKind::User));
+            } else if fs.source == SourceKind::Local && skips_every_question(&mode.value) {
+                settings.diagnostics.push(Diagnostic {
+                    severity: Severity::Warning,
+                    location: mode.location.clone(),
+                    message: format!(
+                        "\"defaultMode\": \"{}\" from .claude/settings.local.json is ignored: anything that writes the repository can write that file (Claude Code ignores it too); set it in user settings or pass --permission-mode",
+                        mode.value
+                    ),
+                });
             } else {
                 if fs.source == SourceKind::User {
                     user_mode = Some(mode.value.clone());

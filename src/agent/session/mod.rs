@@ -134,8 +134,13 @@ pub struct TurnOutcome {
     pub end: TurnEnd,
     /// The last assistant text.
     pub result: String,
-    /// Model requests made for this prompt.
+    /// Turns as Claude Code 2.1.328 counts them in its `result`: one per assistant message, and
+    /// one per tool call for a message with several (fixtures `two_calls`, `three_rounds`,
+    /// `text_and_call` in `tests/fixtures/cc-2.1.328/`).
     pub num_turns: u32,
+    /// Model requests made for this prompt (what `--max-turns` limits, as in Claude Code:
+    /// fixture `two_calls_max2`).
+    pub requests: u32,
     /// The last model reply's stop reason (`None`: no request was made).
     pub model_stop_reason: Option<StopReason>,
     /// The turn ended because Stop hooks reached the block cap.
@@ -155,6 +160,7 @@ impl TurnOutcome {
             end: TurnEnd::Completed,
             result: String::new(),
             num_turns: 0,
+            requests: 0,
             model_stop_reason: None,
             stop_capped: false,
             denials: Vec::new(),

@@ -122,7 +122,7 @@ impl Session {
         let mut stop_blocks: u32 = 0;
         loop {
             if let Some(max) = self.config.max_turns
-                && outcome.num_turns >= max
+                && outcome.requests >= max
             {
                 outcome.end = TurnEnd::MaxTurns;
                 return;
@@ -179,7 +179,13 @@ impl Session {
                     return;
                 }
             };
-            outcome.num_turns += 1;
+            outcome.requests += 1;
+            let calls = response
+                .content
+                .iter()
+                .filter(|b| matches!(b, ContentBlock::ToolUse { .. }))
+                .count();
+            outcome.num_turns += u32::try_from(calls.max(1)).unwrap_or(u32::MAX);
             outcome.model_stop_reason = Some(response.stop_reason);
             self.usage.record(&response.model, response.usage.as_ref());
             if response.usage.is_none() && self.compaction.auto && !self.blind_noticed {

@@ -606,6 +606,7 @@ async fn compact_outcome(session: &mut Session, instructions: Option<&str>) -> T
         end,
         result,
         num_turns: 0,
+        requests: 0,
         denials: Vec::new(),
         usage: Default::default(),
         model_usage: Vec::new(),

@@ -343,7 +343,23 @@ fn async_hooks_reach_the_model_as_one_text_and_are_ended_at_session_end() {
 /// `continue: false` and the Stop-block cap (usage fields are compared elsewhere).
 #[test]
 fn result_line_matches_at_each_kind_of_end() {
-    for name in ["deny_paths", "max_turns", "continue_false", "stop_cap"] {
+    for name in [
+        "deny_paths",
+        "max_turns",
+        "continue_false",
+        "stop_cap",
+        // A refused prompt: no `terminal_reason` (exit 2 and `decision: block`).
+        "prompt_blocked",
+        "prompt_blocked_json",
+        // A deferred call: `stop_reason` `tool_deferred`.
+        "defer",
+        // `num_turns` counts each tool call of a message with several; `--max-turns` counts
+        // requests.
+        "two_calls",
+        "three_rounds",
+        "text_and_call",
+        "two_calls_max2",
+    ] {
         let fx = fixture(name);
         let r = run(name, &[]);
         let ours = r.stream.last().expect("a result line");
@@ -525,4 +541,39 @@ fn bash_cd_moves_the_session_and_fires_cwd_changed() {
     assert_eq!(changed.len(), 1);
     assert_eq!(changed[0].stdin["old_cwd"], "<PROJECT>");
     assert_eq!(changed[0].stdin["new_cwd"], "<PROJECT>/sub");
+}
+
+/// `.claude/settings.local.json` is written by whatever writes the repository: its
+/// `defaultMode: bypassPermissions` or `auto` never takes effect (Claude Code 2.1.328 ignores
+/// both in `-p`; the victim survives in its recordings too), while `acceptEdits` there does, and
+/// the same bypass from the user's own settings deletes the victim (the probe can fail).
+#[test]
+fn the_local_settings_file_never_switches_off_every_question() {
+    for (name, victim_survives) in [
+        ("local_bypass", true),
+        ("local_auto", true),
+        ("user_bypass", false),
+    ] {
+        let fx = fixture(name);
+        let cc_kept = fx["files"].get("victim.txt").is_some();
+        assert_eq!(cc_kept, victim_survives, "{name}: the recording");
+        let r = run(name, &[]);
+        assert_eq!(
+            r.sandbox.project.join("victim.txt").exists(),
+            victim_survives,
+            "{name}: {}",
+            String::from_utf8_lossy(&r.output.stderr)
+        );
+        if victim_survives {
+            let stderr = String::from_utf8_lossy(&r.output.stderr);
+            assert!(
+                stderr.contains("from .claude/settings.local.json is ignored"),
+                "{name}: the warning names the file: {stderr}"
+            );
+        }
+    }
+    let fx = fixture("local_accept_edits");
+    assert!(fx["files"].get("new.txt").is_some(), "Claude Code wrote it");
+    let r = run("local_accept_edits", &[]);
+    assert!(r.sandbox.project.join("new.txt").exists());
 }

@@ -143,6 +143,14 @@ pub fn run(name: &str, extra: &[&str]) -> Replay {
         }
     }
     sandbox.settings(settings);
+    if let Some(local) = sc.get("local_settings") {
+        sandbox.write_json(".claude/settings.local.json", local);
+    }
+    if let Some(user) = sc.get("user_settings") {
+        let dir = sandbox.home.join(".claude");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("settings.json"), user.to_string()).unwrap();
+    }
 
     let api = FakeApi::start(&sc, &project);
     let mut cmd = Command::new(rein_bin());
