@@ -79,6 +79,22 @@ const HIDDEN_RM: &[(&str, &str)] = &[
         "exported bash function",
         "env 'BASH_FUNC_echo%%=() { rm V; }' bash -c 'echo hi'",
     ),
+    // A nested shell's command string whose command word is computed (issue 24, class 10).
+    ("bash -c substitution", "bash -c \"$(echo rm) V\""),
+    ("bash -c backticks", "bash -c \"`echo rm` V\""),
+    ("sh -c variable", "c=rm; sh -c \"$c V\""),
+    ("bash -c word in a variable", "c='rm V'; bash -c \"$c\""),
+    ("eval substitution", "eval \"$(echo rm) V\""),
+    ("eval variable", "c=rm; eval \"$c V\""),
+    ("su -c substitution", "su -c \"$(echo rm) V\""),
+    (
+        "xargs sh -c variable",
+        "c=rm; echo V | xargs sh -c \"$c \\$0\"",
+    ),
+    ("bash -lc substitution", "bash -lc \"$(printf rm) V\""),
+    ("nested twice", "bash -c \"sh -c '\\$(echo rm) V'\""),
+    ("bash -c quoted substitution", "bash -c '$(echo rm) V'"),
+    ("bash -c partly known", "bash -c 'c=rm; $c V'"),
 ];
 
 /// The deep-nesting case: more `(` than the parser follows.

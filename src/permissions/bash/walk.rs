@@ -389,7 +389,12 @@ impl Parser {
         escalated: bool,
     ) {
         if script.expanded {
-            self.flag(Unchecked::Variable);
+            // The calling shell expands the string before the nested one reads it: a value or a
+            // command's output can become any command (`c='; rm x'; sh -c "echo $c"`), so the
+            // nested commands are unknown and deny/ask rules fail closed on them.
+            self.flag(Unchecked::HiddenCommand(
+                "a command string built when it runs",
+            ));
             return;
         }
         part.transparent = !escalated;
@@ -405,6 +410,12 @@ impl Parser {
         sub.parse_list(None);
         sub.finish_heredocs_at_eof();
         self.parts.append(&mut sub.parts);
+        // The nested shell's partly known commands are this line's too: deny and ask rules
+        // must see them (`bash -c 'sh -c "$(echo rm) x"'` hid rm when only the first reason
+        // came up).
+        for open in sub.open {
+            self.open_command(open.prefix, open.why);
+        }
         if let Some(u) = sub.unchecked {
             self.flag(u);
         }
