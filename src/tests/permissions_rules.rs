@@ -1420,3 +1420,58 @@ fn accept_edits_protected_places_are_judged_below_the_working_directory() {
         );
     }
 }
+
+/// acceptEdits reads a file command's options instead of skipping them: a target directory
+/// inside the project is still auto-allowed in each spelling, one outside asks in each; an
+/// operand brace or glob expansion could carry elsewhere asks; a copy landing on a protected
+/// name asks (issue 24, class 9).
+#[test]
+fn accept_edits_judges_every_spelling_of_a_target() {
+    let settings = PermissionSettings::default();
+    let root = "/nonexistent-i24/proj";
+    let paths = PolicyPaths {
+        cwd: PathBuf::from(root),
+        project_dir: PathBuf::from(root),
+        home: PathBuf::from("/nonexistent-i24/home"),
+        additional_dirs: Vec::new(),
+        readable_dirs: Vec::new(),
+    };
+    let (p, _) =
+        PermissionPolicy::from_settings(&settings, PermissionMode::AcceptEdits, &[], &[], paths);
+    let bash = |c: &str| p.evaluate("Bash", &json!({ "command": c }), None);
+    for allowed in [
+        "cp a.txt -t sub",
+        "cp a.txt -tsub",
+        "cp -rtsub a.txt",
+        "cp --target-directory=sub a.txt",
+        "cp --target-directory sub a.txt",
+        "mv a.txt sub/",
+        "mkdir -p -m 755 sub/dir",
+        "rm -rf -- build",
+        "touch -d 2020-01-01 sub/x",
+    ] {
+        assert_eq!(bash(allowed), Verdict::Allow, "{allowed}");
+    }
+    for asks in [
+        "cp a.txt -t /elsewhere",
+        "cp a.txt -t/elsewhere",
+        "cp -rt/elsewhere a.txt",
+        "cp --target-directory=/elsewhere a.txt",
+        "cp --target-directory /elsewhere a.txt",
+        "mv -t ../up a.txt",
+        "cp --suffix=/x a.txt b.txt",
+        "touch -r/etc/passwd x",
+        "touch .{.,}/x",
+        "mkdir {..,.}/d",
+        "rm link*/x",
+        "touch sub/x~/../../y",
+        "cp src/.bashrc sub",
+        "cp -t .git/hooks pre-commit",
+    ] {
+        assert!(
+            matches!(bash(asks), Verdict::Ask { .. }),
+            "{asks}: {:?}",
+            bash(asks)
+        );
+    }
+}

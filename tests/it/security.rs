@@ -793,6 +793,51 @@ fn accept_edits_has_protected_places() {
     assert!(s.exists("src/ok.txt"), "the control edit did not happen");
 }
 
+/// acceptEdits judges a file command's target however it is spelled (issue 24, class 9): a
+/// target directory given as `-tDIR`, `-rtDIR` or `--target-directory=DIR`, and operands that
+/// brace or glob expansion can carry outside the working directories (`.{.,}/x`, `link*/x`
+/// through a link pointing outside), are asked about like the plain form; headless, asking is
+/// refusing. Before the fix each of these wrote outside the project.
+#[test]
+fn accept_edits_judges_option_and_expansion_targets_as_the_plain_form() {
+    let s = sandbox();
+    std::fs::create_dir_all(s.path("src")).unwrap();
+    for f in ["a", "b", "c", "d", "h"] {
+        std::fs::write(s.path(&format!("src/{f}.txt")), "x\n").unwrap();
+    }
+    let outside = s.root.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, s.path("linkout")).unwrap();
+    let out = outside.display().to_string();
+    let parent = s.project.parent().unwrap().to_path_buf();
+    let steps = vec![
+        bash(&format!("cp src/a.txt -t{out}")),
+        bash(&format!("cp src/b.txt --target-directory={out}")),
+        bash(&format!("mv src/c.txt -t {out}")),
+        bash(&format!("cp -rt{out} src/d.txt")),
+        bash("touch .{.,}/e.txt"),
+        bash("touch link*/f.txt"),
+        bash("mkdir {..,.}/gdir"),
+        bash(&format!("cp --suffix=/x -t{out} src/h.txt")),
+        // The control: a plain edit inside the project goes through.
+        bash("touch src/ok.txt"),
+    ];
+    run_steps(&s, steps, &["--permission-mode", "acceptEdits"]);
+    let wrote: Vec<String> = ["a.txt", "b.txt", "c.txt", "d.txt", "f.txt", "h.txt"]
+        .iter()
+        .filter(|f| outside.join(f).exists())
+        .map(|f| format!("outside/{f}"))
+        .chain(
+            ["e.txt", "gdir"]
+                .iter()
+                .filter(|f| parent.join(f).exists())
+                .map(|f| format!("../{f}")),
+        )
+        .collect();
+    assert!(wrote.is_empty(), "acceptEdits wrote outside: {wrote:?}");
+    assert!(s.exists("src/ok.txt"), "the control edit did not happen");
+}
+
 /// Private files: with a umask of 000, rein's home is 0700 and every file it writes there
 /// (transcript, run log, session env file, spilled Bash output) is 0600; the Bash tool's
 /// temporary files live in a private 0700 directory under `$TMPDIR`, removed at the end.

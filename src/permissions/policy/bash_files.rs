@@ -48,8 +48,12 @@ impl PermissionPolicy {
     }
 
     /// acceptEdits' "simple filesystem Bash": every simple command is one of
-    /// [`FS_COMMANDS`], fully checked, without expansions, and every operand (and redirection
-    /// target) lies inside the working directories. `~` counts as the home directory.
+    /// [`FS_COMMANDS`], fully checked, without expansions, and every operand, target directory
+    /// (`-t DIR`, `-tDIR`, `--target-directory=DIR`), copied-to path (`DEST/<source name>`)
+    /// and redirection target lies inside the working directories. `~` counts as the home
+    /// directory. What the parser cannot pin down asks (fail closed): an operand brace or glob
+    /// expansion could carry elsewhere (`.{.,}/x`, `link*/x`), an option value naming a path
+    /// rein does not follow (`--suffix=/x`, `-r/etc/x`).
     pub(super) fn is_working_dir_fs_command(&self, command: &str) -> bool {
         let parsed = bash::parse(command);
         if parsed.unchecked.is_some() || parsed.parts.is_empty() {
@@ -60,6 +64,9 @@ impl PermissionPolicy {
                 return false;
             };
             let inside = |arg: &str| {
+                if may_expand(arg) {
+                    return false;
+                }
                 let expanded = match arg.strip_prefix('~') {
                     Some("") => self.paths.home.clone(),
                     Some(rest) if rest.starts_with('/') => self.paths.home.join(&rest[1..]),
@@ -72,14 +79,45 @@ impl PermissionPolicy {
                     && !self.is_working_dir_root(&target)
                     && self.protected_place(&target).is_none()
             };
-            FS_COMMANDS.contains(&name.as_str())
-                && !part.argv_expanded
-                && part.deny_views.len() == 1
-                && args
-                    .iter()
-                    .filter(|a| !a.starts_with('-'))
-                    .all(|a| inside(a))
-                && part.writes.iter().all(|w| inside(w))
+            if !FS_COMMANDS.contains(&name.as_str())
+                || part.argv_expanded
+                || part.deny_views.len() != 1
+                || !part.writes.iter().all(|w| inside(w))
+            {
+                return false;
+            }
+            let Some(words) = fs_command_words(name, args) else {
+                return false;
+            };
+            if !words
+                .operands
+                .iter()
+                .chain(&words.target_dir)
+                .all(|a| inside(a))
+            {
+                return false;
+            }
+            // A copy lands at `DEST/<source name>` when DEST is a directory.
+            if matches!(name.as_str(), "cp" | "mv") {
+                let (dest, sources) = match words.target_dir {
+                    Some(d) => (Some(d), &words.operands[..]),
+                    None => match words.operands.split_last() {
+                        Some((last, rest)) => (Some(*last), rest),
+                        None => (None, &[][..]),
+                    },
+                };
+                if let Some(dest) = dest {
+                    for src in sources {
+                        let base = src.trim_end_matches('/').rsplit('/').next().unwrap_or(src);
+                        if !base.is_empty()
+                            && !inside(&format!("{}/{base}", dest.trim_end_matches('/')))
+                        {
+                            return false;
+                        }
+                    }
+                }
+            }
+            true
         })
     }
 
@@ -370,4 +408,56 @@ pub(super) fn bash_file_targets(
         }
     }
     out
+}
+
+/// The operands and target directory of one of [`FS_COMMANDS`], options read rather than
+/// skipped. `None` when an option carries a value that may name a path rein does not follow.
+struct FsCommandWords<'a> {
+    operands: Vec<&'a str>,
+    target_dir: Option<&'a str>,
+}
+
+fn fs_command_words<'a>(name: &str, args: &'a [String]) -> Option<FsCommandWords<'a>> {
+    let copier = matches!(name, "cp" | "mv");
+    let mut words = FsCommandWords {
+        operands: Vec::new(),
+        target_dir: None,
+    };
+    let mut args = args.iter().map(String::as_str);
+    while let Some(a) = args.next() {
+        if a == "--" {
+            words.operands.extend(args.by_ref());
+            break;
+        }
+        if let Some(long) = a.strip_prefix("--") {
+            match long.split_once('=') {
+                Some(("target-directory", dir)) if copier => words.target_dir = Some(dir),
+                Some((_, value)) if value.contains(['/', '~']) || may_expand(value) => {
+                    return None;
+                }
+                Some(_) => {}
+                None if copier && long == "target-directory" => {
+                    words.target_dir = Some(args.next()?);
+                }
+                None => {}
+            }
+        } else if let Some(cluster) = a.strip_prefix('-').filter(|c| !c.is_empty()) {
+            // `-t` takes the rest of its cluster (`-tDIR`, `-rtDIR`) or the next word.
+            match cluster.find('t').filter(|_| copier) {
+                Some(at) if at + 1 < cluster.len() => words.target_dir = Some(&cluster[at + 1..]),
+                Some(_) => words.target_dir = Some(args.next()?),
+                None if cluster.contains(['/', '~']) || may_expand(cluster) => return None,
+                None => {}
+            }
+        } else {
+            words.operands.push(a);
+        }
+    }
+    Some(words)
+}
+
+/// Whether the shell may turn `word` into other paths: brace expansion (`.{.,}/x` is `../x`
+/// and `./x`), a glob (which follows links: `link*/x`), or a tilde past the start.
+fn may_expand(word: &str) -> bool {
+    word.contains(['*', '?', '[', '{']) || word.char_indices().any(|(i, c)| c == '~' && i > 0)
 }
