@@ -11,7 +11,8 @@
 //! inherits it) and each background command gets a read end as its stdin; the Bash wrapper
 //! moves it to a watchdog subshell in the command's group and gives the command `/dev/null`.
 //! When rein dies — SIGKILL included — the kernel closes the write end, the watchdog reads EOF
-//! and kills its group: SIGTERM, 2 s, SIGKILL.
+//! and kills its group: SIGTERM, then SIGKILL 2 s later unless the group has emptied (it
+//! exits as soon as it is alone).
 
 #![deny(missing_docs)]
 

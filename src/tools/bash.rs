@@ -503,8 +503,11 @@ fn update_cwd(cwd_file: &Path, ctx: &ToolContext) {
 ///
 /// Why the explicit `0<&0`: bash gives an `&` command `/dev/null` unless it redirects stdin.
 /// Why the watchdog outlives the shell: whatever the command left running in its group is
-/// still killed when rein goes.
-const WATCHDOG: &str = r#"{ read -r _; trap '' TERM; kill -TERM -- -$$; sleep 2; kill -KILL -- -$$; } 0<&0 >/dev/null 2>&1 &
+/// still killed when rein goes. After the SIGTERM it looks every 0.1 s for another member of
+/// its group (through `/proc`, builtins only) and exits as soon as there is none, so no rein
+/// process outlives rein by more than that; what is still there after 2 s gets SIGKILL. Without
+/// `/proc` it waits the whole 2 s.
+const WATCHDOG: &str = r#"{ read -r _; trap '' TERM; kill -TERM -- -$$; n=0; while [ $n -lt 20 ]; do sleep 0.1; n=$((n+1)); [ -d /proc/self ] || continue; o=; for s in /proc/[0-9]*/stat; do [ "$s" = "/proc/$BASHPID/stat" ] && continue; read -r l < "$s" 2>/dev/null || continue; l=${l##*) }; set -- $l; [ "$3" = "$$" ] && { o=1; break; }; done; [ -z "$o" ] && exit 0; done; kill -KILL -- -$$; } 0<&0 >/dev/null 2>&1 &
 exec </dev/null
 "#;
 

@@ -181,6 +181,27 @@ fn a_sigkilled_rein_is_followed_by_its_background_commands() {
     assert_group_gone(pgid);
 }
 
+/// A background command that has finished leaves only its watchdog in the group; when rein
+/// exits, the watchdog sends its SIGTERM, finds the group otherwise empty and exits at once
+/// (it used to sleep its 2 s grace first, a rein process outliving rein).
+#[test]
+fn the_watchdog_of_a_finished_command_exits_with_rein() {
+    let e = env();
+    let command = format!("{}; touch started.flag", record_pgid(&e));
+    let run = e.run_mock(json!([background(&command), say("answer")]), &[]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let pgid = e.pgids()[0];
+    let exited = Instant::now();
+    while !live_members(pgid).is_empty() && exited.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let took = exited.elapsed();
+    eprintln!("group gone {took:?} after rein exited");
+    assert_group_gone(pgid);
+    // The old watchdog slept 2 s whatever the group held; the new one looks every 0.1 s.
+    assert!(took < Duration::from_millis(1500), "{took:?}");
+}
+
 #[test]
 fn bash_timeout_takes_fractional_milliseconds() {
     let e = env();
