@@ -140,6 +140,29 @@ impl CommandSpec {
         }
     }
 
+    /// Whether the exec form's `program` names an executable file, looked up as `execvp`
+    /// would: relative to the working directory when it has a `/`, else in the `PATH` the
+    /// process will have.
+    fn exec_program_starts(&self, program: &str) -> bool {
+        use std::os::unix::fs::PermissionsExt;
+        let executable = |path: &std::path::Path| {
+            std::fs::metadata(path)
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        };
+        if program.contains('/') {
+            return executable(&self.cwd.join(program));
+        }
+        let path = self.variable("PATH").unwrap_or_default();
+        path.split(':').any(|dir| {
+            let dir = if dir.is_empty() {
+                self.cwd.as_path()
+            } else {
+                std::path::Path::new(dir)
+            };
+            executable(&dir.join(program))
+        })
+    }
+
     /// The value `name` will have in the process's environment (`None`: unset).
     pub fn variable(&self, name: &str) -> Option<String> {
         if let Some((_, value)) = self.env.iter().rev().find(|(k, _)| k == name) {
@@ -154,10 +177,10 @@ impl CommandSpec {
     /// The program to start: `/bin/sh -c <command>` or the exec form's argv.
     fn program(&self) -> Program<'_> {
         let mut program = match &self.form {
-            // The shell leads a session of its own, as in Claude Code (fixture
-            // `tests/fixtures/cc-2.1.328/env_cwd`: `shell_is_session_leader`). The exec form
-            // keeps a group of its own only: through setsid(1) a program that cannot be
-            // started would no longer be a spawn failure.
+            // Both forms lead a session of their own, as in Claude Code (fixtures
+            // `tests/fixtures/cc-2.1.328/env_cwd`: `shell_is_session_leader`; `exec_form`: the
+            // hook's pid is its own group and session id), so one group kill ends what they
+            // started.
             CommandForm::Shell(text) => {
                 let mut shell = Program::new("/bin/sh", &self.cwd)
                     .arg("-c")
@@ -168,6 +191,10 @@ impl CommandSpec {
             CommandForm::Exec { program, args } => {
                 let mut exec = Program::new(program.as_str(), &self.cwd);
                 exec.args.extend(args.iter().map(OsStr::new));
+                // Why only when it can start: through setsid(1) a program that cannot be
+                // started would be setsid's exit 126/127 instead of a spawn failure. A program
+                // removed between this look and the start is that exit code.
+                exec.new_session = self.exec_program_starts(program);
                 exec
             }
         };

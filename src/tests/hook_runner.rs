@@ -1487,3 +1487,83 @@ fn a_huge_invalid_output_is_echoed_only_in_part() {
         other => panic!("{other:?}"),
     }
 }
+
+/// An exec-form hook leads a session (and group) of its own, as Claude Code 2.1.328 starts it
+/// (fixture `tests/fixtures/cc-2.1.328/exec_form`: the hook's pid is its group and session
+/// id); before, rein gave it a group only, in rein's session.
+#[tokio::test]
+async fn exec_form_leads_a_session_of_its_own_as_in_claude_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let form = CommandForm::Exec {
+        program: "/bin/sh".to_string(),
+        args: vec![
+            "-c".to_string(),
+            "echo $$ $(ps -o sid= -p $$) $(ps -o pgid= -p $$)".to_string(),
+        ],
+    };
+    let spec = CommandSpec::new(form, dir.path().to_path_buf(), Duration::from_secs(20));
+    let raw = command::run(&spec, STDIN).await;
+    assert_eq!(raw.status, RunStatus::Exited(0));
+    let out = String::from_utf8_lossy(&raw.stdout);
+    let ids: Vec<&str> = out.split_whitespace().collect();
+    assert_eq!(ids.len(), 3, "{out}");
+    assert_eq!(ids[0], ids[1], "session id: {out}");
+    assert_eq!(ids[0], ids[2], "group id: {out}");
+}
+
+/// The timeout still ends everything an exec-form hook started: its session leader leads the
+/// group too, so the group kill reaches a child that ignores SIGTERM.
+#[tokio::test]
+async fn exec_form_timeout_kills_what_it_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("child.pid");
+    let form = CommandForm::Exec {
+        program: "/bin/sh".to_string(),
+        args: vec![
+            "-c".to_string(),
+            format!(
+                "(trap '' TERM; sleep 300) & echo $! > '{}'; wait",
+                pidfile.display()
+            ),
+        ],
+    };
+    let spec = CommandSpec::new(form, dir.path().to_path_buf(), Duration::from_millis(500));
+    let raw = command::run(&spec, STDIN).await;
+    assert_eq!(raw.status, RunStatus::TimedOut);
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // Gone, or a zombie waiting for whoever inherited it to reap it.
+    let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit(") ").next().map(|r| r.chars().next()));
+    assert!(
+        matches!(state, None | Some(Some('Z'))),
+        "the child {pid} outlived the timeout: {state:?}"
+    );
+}
+
+/// An exec-form program that cannot start is still a spawn failure, not setsid's exit code.
+#[tokio::test]
+async fn exec_form_missing_program_is_a_spawn_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    for program in [
+        "/nonexistent/hook",
+        "no-such-hook-program-i24",
+        "./missing.sh",
+    ] {
+        let form = CommandForm::Exec {
+            program: program.to_string(),
+            args: Vec::new(),
+        };
+        let spec = CommandSpec::new(form, dir.path().to_path_buf(), Duration::from_secs(5));
+        let raw = command::run(&spec, STDIN).await;
+        assert!(
+            matches!(raw.status, RunStatus::SpawnFailed(_)),
+            "{program}: {:?}",
+            raw.status
+        );
+    }
+}
