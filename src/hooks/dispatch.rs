@@ -47,7 +47,7 @@ use crate::hooks::registry::Registry;
 use crate::hooks::run::{HandlerRun, OutcomeKind, RunStatus};
 use crate::hooks::run_log::log_run;
 use crate::hooks::select::{command_display, each_tool_name, matcher_accepts};
-use crate::hooks::spec::HookEvent;
+use crate::hooks::spec::{EnvFile, HookEvent};
 use crate::hooks::spill::spill;
 use crate::hooks::timeout;
 use crate::permissions::rule::RuleContext;
@@ -315,8 +315,8 @@ impl Dispatcher {
         let mut futures = Vec::with_capacity(selected.len());
         for sel in selected {
             let env_file = match sel {
-                SelectedHandler::Command { .. } if event.spec().env_file => {
-                    let path = self.prepare_env_file(env_file_index);
+                SelectedHandler::Command { .. } if event.spec().env_file != EnvFile::None => {
+                    let path = self.prepare_env_file(event, env_file_index);
                     env_file_index += 1;
                     Some(path)
                 }
@@ -451,17 +451,21 @@ impl Dispatcher {
             .or_else(|| std::env::var(timeout::SESSION_END_TIMEOUT_VAR).ok())
     }
 
-    /// Creates `<env_file_dir>/sessionstart-hook-<n>.sh` (empty) and records it.
-    fn prepare_env_file(&self, index: usize) -> PathBuf {
+    /// Creates `<env_file_dir>/<event>-hook-<n>.sh` (empty: `sessionstart-hook-0.sh`,
+    /// `cwdchanged-hook-0.sh`) and records it when the Bash tool sources it.
+    fn prepare_env_file(&self, event: HookEvent, index: usize) -> PathBuf {
         let dir = self.shared.env().env_file_dir.clone();
-        let path = dir.join(format!("sessionstart-hook-{index}.sh"));
+        let name = event.as_str().to_ascii_lowercase();
+        let path = dir.join(format!("{name}-hook-{index}.sh"));
         let created = crate::private_fs::write(&path, b"");
         if let Err(err) = created {
             tracing::warn!(path = %path.display(), %err, "cannot create CLAUDE_ENV_FILE");
         }
-        let mut files = lock(&self.shared.env_files);
-        if !files.contains(&path) {
-            files.push(path.clone());
+        if event.spec().env_file == EnvFile::Sourced {
+            let mut files = lock(&self.shared.env_files);
+            if !files.contains(&path) {
+                files.push(path.clone());
+            }
         }
         path
     }

@@ -179,6 +179,20 @@ const fn opt(name: &'static str, ty: FieldType) -> Field {
     }
 }
 
+/// The `CLAUDE_ENV_FILE` an event's command hooks get (`<session-env>/<event>-hook-<n>.sh`,
+/// `n` the handler's place among the firing's command hooks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnvFile {
+    /// None.
+    None,
+    /// One whose `export` lines the Bash tool sources before each command (SessionStart).
+    Sourced,
+    /// One that nothing reads afterwards: Claude Code 2.1.328 gives CwdChanged hooks the
+    /// variable, and a Bash command after the change does not see what they wrote there
+    /// (fixture `tests/fixtures/cc-2.1.328/cwd_env_file`).
+    Unread,
+}
+
 /// The static facts about one event.
 #[derive(Debug, Clone, Copy)]
 pub struct EventSpec {
@@ -210,8 +224,8 @@ pub struct EventSpec {
     /// blocking answer refuses (exit 1 lets the tool run), and a malformed entry under it voids
     /// its whole settings file, as in Claude Code.
     pub decides_permission: bool,
-    /// Whether its command hooks get a `CLAUDE_ENV_FILE` whose lines the Bash tool sources.
-    pub env_file: bool,
+    /// Whether its command hooks get a `CLAUDE_ENV_FILE`, and what becomes of its lines.
+    pub env_file: EnvFile,
     /// Whether the stdin carries `prompt_id` (spec §2.4).
     pub prompt_id: bool,
     /// Whether the stdin carries `permission_mode` (spec §2.4).
@@ -290,7 +304,7 @@ const ROW: EventSpec = EventSpec {
     model_hooks: true,
     agent_hooks: true,
     decides_permission: false,
-    env_file: false,
+    env_file: EnvFile::None,
     prompt_id: true,
     permission_mode: true,
     effort: true,
@@ -415,7 +429,7 @@ impl HookEvent {
                 fires: Some(Fires::<events::SessionStart>::REF),
                 match_field: Some("source"),
                 model_hooks: false,
-                env_file: true,
+                env_file: EnvFile::Sourced,
                 prompt_id: false,
                 permission_mode: false,
                 effort: false,
@@ -502,12 +516,15 @@ impl HookEvent {
                 match_field: Some("load_reason"),
                 prompt_id: false,
                 permission_mode: false,
+                // Recorded: no `effort`, no CLAUDE_EFFORT (fixture `instructions_loaded`).
+                effort: false,
                 ..unfired("InstructionsLoaded", Extended, NONE)
             },
             HookEvent::CwdChanged => EventSpec {
                 fires: Some(Fires::<events::CwdChanged>::REF),
                 permission_mode: false,
                 effort: false,
+                env_file: EnvFile::Unread,
                 ..unfired("CwdChanged", NoTarget, WATCH_PATHS)
             },
             HookEvent::FileChanged => unfired("FileChanged", Strict, WATCH_PATHS),

@@ -305,7 +305,7 @@ fn environment_faults(
     env.extra_env = ctx.settings_env.to_vec();
     let env_file = handler
         .event
-        .is_some_and(|e| e.spec().env_file)
+        .is_some_and(|e| e.spec().env_file != crate::hooks::spec::EnvFile::None)
         .then_some(Path::new("/env-file"));
     let mut spec = CommandSpec::new(
         form.clone(),

@@ -577,3 +577,102 @@ fn the_local_settings_file_never_switches_off_every_question() {
     let r = run("local_accept_edits", &[]);
     assert!(r.sandbox.project.join("new.txt").exists());
 }
+
+/// Every event's stdin keys, in order, as Claude Code 2.1.328 wrote them in every recorded
+/// scenario: which base fields (`prompt_id`, `permission_mode`, `effort`, …) an event carries
+/// is read from the recordings, event by event, not from one rule for all.
+#[test]
+fn every_recorded_event_has_claude_codes_stdin_keys() {
+    let dir = format!("{}/scenarios", replay::FIXTURES);
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .trim_end_matches(".json")
+                .to_string()
+        })
+        .collect();
+    names.sort();
+    let keys = |v: &Value| -> Vec<String> {
+        v.as_object()
+            .map(|o| o.keys().cloned().collect())
+            .unwrap_or_default()
+    };
+    let mut differences = Vec::new();
+    let mut compared = 0;
+    for name in &names {
+        // The transcript scenarios keep their recordings elsewhere (`transcripts/`).
+        if !std::path::Path::new(&format!("{}/{name}/summary.json", replay::FIXTURES)).exists() {
+            continue;
+        }
+        let fx = fixture(name);
+        let r = run(name, &[]);
+        let mut events: Vec<String> = fx["hooks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|h| h["event"].as_str().map(str::to_string))
+            .collect();
+        events.dedup();
+        for event in events {
+            let cc = fixture_stdins(&fx, &event);
+            let ours = r.of(&event);
+            let (Some(cc), Some(ours)) = (cc.first(), ours.first()) else {
+                continue;
+            };
+            compared += 1;
+            // The variables whose presence differs by event; CLAUDE_ENV_FILE by file name.
+            let cc_hook = fx["hooks"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|h| h["event"] == event.as_str())
+                .unwrap();
+            let cc_env = |k: &str| -> Option<String> {
+                cc_hook["env_vs_common"]["added"][k]
+                    .as_str()
+                    .or_else(|| fx["hook_env_common"]["added"][k].as_str())
+                    .map(|v| v.rsplit('/').next().unwrap_or(v).to_string())
+            };
+            for var in ["CLAUDE_EFFORT", "CLAUDE_ENV_FILE"] {
+                let mine = ours
+                    .env
+                    .get(var)
+                    .map(|v| v.rsplit('/').next().unwrap_or(v).to_string());
+                if mine != cc_env(var) {
+                    differences.push(format!(
+                        "{name} {event}: {var} Claude Code {:?}, rein {mine:?}",
+                        cc_env(var)
+                    ));
+                }
+            }
+            if keys(cc) != keys(&ours.stdin) {
+                differences.push(format!(
+                    "{name} {event}:\n  Claude Code {:?}\n  rein        {:?}",
+                    keys(cc),
+                    keys(&ours.stdin)
+                ));
+            }
+        }
+    }
+    assert!(compared >= 20, "only {compared} events compared");
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
+/// A CwdChanged hook's `CLAUDE_ENV_FILE` lines reach no later Bash command, as in Claude Code
+/// 2.1.328 (the recording's `seen.txt` says `unset`); SessionStart's still do.
+#[test]
+fn cwd_changed_env_file_lines_are_not_sourced() {
+    let fx = fixture("cwd_env_file");
+    assert_eq!(fx["files"]["seen.txt"]["text"], "seen=unset\n");
+    let r = run("cwd_env_file", &[]);
+    let seen = std::fs::read_to_string(r.sandbox.project.join("seen.txt")).unwrap();
+    assert_eq!(seen, "seen=unset\n");
+    let names = std::fs::read_to_string(r.sandbox.project.join("envfile-names.txt")).unwrap();
+    assert!(
+        names.lines().all(|l| l.ends_with("/cwdchanged-hook-0.sh")),
+        "{names}"
+    );
+}

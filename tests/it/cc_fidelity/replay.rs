@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 
 use crate::harness::{LEAKY_VARS, Sandbox, home_vars, rein_bin, write, write_executable};
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/cc-2.1.328");
+pub const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/cc-2.1.328");
 
 /// The fixture of `name`: what Claude Code 2.1.328 did in that scenario.
 pub fn fixture(name: &str) -> Value {
