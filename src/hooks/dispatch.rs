@@ -24,7 +24,6 @@
 use std::any::Any;
 use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -65,7 +64,6 @@ struct Shared {
     async_context: Mutex<Vec<String>>,
     background: Mutex<Vec<JoinHandle<()>>>,
     cancel: tokio::sync::watch::Sender<bool>,
-    spill_counter: AtomicU64,
     /// One connection pool for every http hook of the session, built at the first http hook:
     /// loading the system's root certificates would cost every session ~10 ms of start-up.
     http: std::sync::OnceLock<HttpHookClient>,
@@ -154,7 +152,6 @@ impl Dispatcher {
                 async_context: Mutex::new(Vec::new()),
                 background: Mutex::new(Vec::new()),
                 cancel,
-                spill_counter: AtomicU64::new(0),
                 http: std::sync::OnceLock::new(),
                 mcp: std::sync::OnceLock::new(),
             }),
@@ -351,7 +348,7 @@ impl Dispatcher {
                 a.additional_context = a.additional_context.map(|t| {
                     spill(
                         &self.shared.env().spill_dir(),
-                        &self.shared.spill_counter,
+                        target.tool_use_id,
                         event,
                         "additionalContext",
                         t,
@@ -360,7 +357,7 @@ impl Dispatcher {
                 a.success_text = a.success_text.map(|t| {
                     spill(
                         &self.shared.env().spill_dir(),
-                        &self.shared.spill_counter,
+                        target.tool_use_id,
                         event,
                         "stdout",
                         t,
@@ -369,7 +366,7 @@ impl Dispatcher {
                 a.system_message = a.system_message.map(|t| {
                     spill(
                         &self.shared.env().spill_dir(),
-                        &self.shared.spill_counter,
+                        target.tool_use_id,
                         event,
                         "systemMessage",
                         t,
@@ -715,6 +712,7 @@ impl Dispatcher {
     ) {
         let shared = Arc::clone(&self.shared);
         let event = target.event;
+        let tool_use_id = target.tool_use_id.map(str::to_string);
         let handle = tokio::spawn(async move {
             let raw = finished.await;
             let answer = interpret(event, origin, &text, &raw, OnFailure::Continue);
@@ -725,7 +723,7 @@ impl Dispatcher {
             let spilled = |field: &str, text: String| {
                 spill(
                     &shared.env().spill_dir(),
-                    &shared.spill_counter,
+                    tool_use_id.as_deref(),
                     event,
                     field,
                     text,

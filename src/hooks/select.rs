@@ -139,6 +139,8 @@ pub struct Target<'a> {
     /// The input's effort level (`effort.level`), when it carries one: the hook then gets it
     /// as `CLAUDE_EFFORT` too.
     pub effort: Option<&'a str>,
+    /// The tool call, on the events that carry `tool_use_id`.
+    pub tool_use_id: Option<&'a str>,
 }
 
 impl<'a> Target<'a> {
@@ -150,6 +152,7 @@ impl<'a> Target<'a> {
             tool: E::tool(input),
             cwd: &E::base(input).cwd,
             effort: E::base(input).effort.as_ref().map(|e| e.level.as_str()),
+            tool_use_id: E::tool_use_id(input),
         }
     }
 

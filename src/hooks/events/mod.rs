@@ -224,6 +224,11 @@ pub trait Event: Send + Sync + Sized + 'static {
     fn tool(_input: &Self::Input) -> Option<(&str, &Value)> {
         None
     }
+    /// The tool call the input is about, on the events that carry `tool_use_id` (it names the
+    /// file a large hook text is spilled to, as in Claude Code).
+    fn tool_use_id(_input: &Self::Input) -> Option<&str> {
+        None
+    }
     /// The shared part of an outcome.
     fn common(outcome: &mut Self::Outcome) -> &mut Common;
     /// Folds the event's own part of one answer into the outcome (rule 1 of the module doc).

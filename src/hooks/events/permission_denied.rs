@@ -61,6 +61,10 @@ impl Event for PermissionDenied {
 
     tool_event_accessors!(PermissionDeniedInput);
 
+    fn tool_use_id(input: &PermissionDeniedInput) -> Option<&str> {
+        Some(&input.tool_use_id)
+    }
+
     fn common(outcome: &mut PermissionDeniedOutcome) -> &mut Common {
         &mut outcome.common
     }

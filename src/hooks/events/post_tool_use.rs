@@ -117,6 +117,10 @@ impl Event for PostToolUse {
 
     tool_event_accessors!(PostToolUseInput);
 
+    fn tool_use_id(input: &PostToolUseInput) -> Option<&str> {
+        Some(&input.tool_use_id)
+    }
+
     fn common(outcome: &mut PostToolUseOutcome) -> &mut Common {
         &mut outcome.common
     }

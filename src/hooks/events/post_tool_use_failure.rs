@@ -72,6 +72,10 @@ impl Event for PostToolUseFailure {
 
     tool_event_accessors!(PostToolUseFailureInput);
 
+    fn tool_use_id(input: &PostToolUseFailureInput) -> Option<&str> {
+        Some(&input.tool_use_id)
+    }
+
     fn common(outcome: &mut PostToolUseFailureOutcome) -> &mut Common {
         &mut outcome.common
     }

@@ -183,6 +183,10 @@ impl Event for PreToolUse {
 
     tool_event_accessors!(PreToolUseInput);
 
+    fn tool_use_id(input: &PreToolUseInput) -> Option<&str> {
+        Some(&input.tool_use_id)
+    }
+
     fn common(outcome: &mut PreToolUseOutcome) -> &mut Common {
         &mut outcome.common
     }

@@ -676,3 +676,45 @@ fn cwd_changed_env_file_lines_are_not_sourced() {
         "{names}"
     );
 }
+
+/// A UserPromptSubmit hook's text over the spill limit — plain stdout and `additionalContext`
+/// — reaches the model as Claude Code 2.1.328 wrote it (`model_text.txt` in the fixtures, from
+/// its raw request): the same `<persisted-output>` notice, a 2000-character preview, the file
+/// named `hook-<id>-<hash>-stdout.txt` or `hook-<id>-<Event>-<hash>-<field>.txt`. (Where in the
+/// request it goes differs on purpose: docs/differences.md, context reminders.)
+#[test]
+fn a_spilled_user_prompt_submit_text_matches_claude_code() {
+    for name in ["ups_spill", "ups_spill_json"] {
+        let cc =
+            std::fs::read_to_string(format!("{}/{name}/model_text.txt", replay::FIXTURES)).unwrap();
+        let r = run(name, &[]);
+        let sent = r
+            .requests
+            .iter()
+            .flat_map(|b| b["messages"].as_array().cloned().unwrap_or_default())
+            .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+            .filter_map(|c| c["text"].as_str().map(str::to_string))
+            .find(|t| t.contains("UserPromptSubmit hook"))
+            .expect("the hook text reached the model");
+        let start = sent.find("UserPromptSubmit hook").unwrap();
+        let end = sent.find("</persisted-output>").unwrap() + "</persisted-output>".len();
+        let ours = &sent[start..end];
+        // The file's directory is rein's home; its name is compared with ids and hashes masked.
+        let path_start = ours.find("saved to: ").unwrap() + "saved to: ".len();
+        let path_end = path_start + ours[path_start..].find('\n').unwrap();
+        let file = ours[path_start..path_end].rsplit('/').next().unwrap();
+        let masked =
+            regex::Regex::new(r"^hook-[^-]+(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}-|^hook-toolu_[^-]+-")
+                .unwrap()
+                .replace(file, "hook-<UUID>-");
+        let masked = regex::Regex::new(r"-[0-9a-f]{32}-")
+            .unwrap()
+            .replace(&masked, "-<HEX32>-");
+        let ours = format!(
+            "{}<HOME>/.claude/projects/<PROJECT_SLUG>/<SESSION>/tool-results/{masked}{}",
+            &ours[..path_start],
+            &ours[path_end..]
+        );
+        assert_eq!(ours, cc, "{name}");
+    }
+}
