@@ -684,6 +684,9 @@ fn cwd_changed_env_file_lines_are_not_sourced() {
 /// request it goes differs on purpose: docs/differences.md, context reminders.)
 #[test]
 fn a_spilled_user_prompt_submit_text_matches_claude_code() {
+    let id = regex::Regex::new(r"^hook-[^-]+(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}-|^hook-toolu_[^-]+-")
+        .unwrap();
+    let hash = regex::Regex::new(r"-[0-9a-f]{32}-").unwrap();
     for name in ["ups_spill", "ups_spill_json"] {
         let cc =
             std::fs::read_to_string(format!("{}/{name}/model_text.txt", replay::FIXTURES)).unwrap();
