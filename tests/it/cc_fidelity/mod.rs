@@ -706,13 +706,8 @@ fn a_spilled_user_prompt_submit_text_matches_claude_code() {
         let path_start = ours.find("saved to: ").unwrap() + "saved to: ".len();
         let path_end = path_start + ours[path_start..].find('\n').unwrap();
         let file = ours[path_start..path_end].rsplit('/').next().unwrap();
-        let masked =
-            regex::Regex::new(r"^hook-[^-]+(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}-|^hook-toolu_[^-]+-")
-                .unwrap()
-                .replace(file, "hook-<UUID>-");
-        let masked = regex::Regex::new(r"-[0-9a-f]{32}-")
-            .unwrap()
-            .replace(&masked, "-<HEX32>-");
+        let masked = id.replace(file, "hook-<UUID>-");
+        let masked = hash.replace(&masked, "-<HEX32>-");
         let ours = format!(
             "{}<HOME>/.claude/projects/<PROJECT_SLUG>/<SESSION>/tool-results/{masked}{}",
             &ours[..path_start],
