@@ -130,6 +130,9 @@ pub mod events {
     pub use crate::hooks::events::instructions_loaded::{
         InstructionsLoadedInput, InstructionsLoadedOutcome, InstructionsLoadedOutput,
     };
+    pub use crate::hooks::events::message_display::{
+        MessageDisplayInput, MessageDisplayOutcome, MessageDisplayOutput,
+    };
     pub use crate::hooks::events::notification::{
         NotificationInput, NotificationOutcome, NotificationOutput,
     };
@@ -178,8 +181,8 @@ pub mod events {
         UserPromptSubmitInput, UserPromptSubmitOutcome, UserPromptSubmitOutput,
     };
     pub use crate::hooks::events::{
-        BaseInput, Common, CwdChanged, Effort, Event, InstructionsLoaded, Notification,
-        PermissionDenied, PermissionRequest, PostCompact, PostToolBatch, PostToolUse,
+        BaseInput, Common, CwdChanged, Effort, Event, InstructionsLoaded, MessageDisplay,
+        Notification, PermissionDenied, PermissionRequest, PostCompact, PostToolBatch, PostToolUse,
         PostToolUseFailure, PreCompact, PreToolUse, SessionEnd, SessionStart, Stop, StopFailure,
         SubagentStart, SubagentStop, UserPromptSubmit,
     };

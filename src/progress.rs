@@ -48,6 +48,9 @@ pub enum Progress<'a> {
     Assistant {
         /// The response.
         response: &'a ModelResponse,
+        /// What MessageDisplay hooks asked to show instead of its text (`displayContent`); the
+        /// conversation and the transcript keep the response as it is.
+        display: Option<&'a str>,
     },
     /// A tool call is about to go through the pipeline.
     ToolStart {

@@ -136,7 +136,7 @@ impl Observer for TextRenderer {
                 let _ = out.write_all(text.as_bytes());
                 let _ = out.flush();
             }
-            Progress::Assistant { response } if self.interactive => {
+            Progress::Assistant { response, .. } if self.interactive => {
                 let mut out = std::io::stdout().lock();
                 if self.streamed.swap(false, Ordering::Relaxed) {
                     let _ = writeln!(out);
@@ -431,9 +431,12 @@ impl Observer for StreamJson {
             Progress::StreamEvent { event } if self.include_partial_messages => {
                 self.emit(&self.stream_event_line(event));
             }
-            Progress::Assistant { response } => self.emit(&json!({
+            Progress::Assistant { response, display } => self.emit(&json!({
                 "type": "assistant",
-                "message": assistant_message_json(response),
+                "message": match display {
+                    Some(text) => assistant_message_json(&shown_as(response, text)),
+                    None => assistant_message_json(response),
+                },
                 "parent_tool_use_id": null,
                 "session_id": sid,
                 "uuid": uuid_v4(),
@@ -633,4 +636,24 @@ pub fn number_result(obj: &mut Map<String, Value>) {
 
 fn denial_json(d: &Denial) -> Value {
     json!({"tool_name": d.tool_name, "tool_use_id": d.tool_use_id, "tool_input": d.tool_input})
+}
+
+/// `response` with its text as MessageDisplay hooks want it shown: the first text block holds
+/// `text`, the other text blocks are left out (Claude Code 2.1.328 replaces the text of the
+/// `assistant` line: fixture `message_display_json`; several text blocks were not measured).
+fn shown_as(response: &ModelResponse, text: &str) -> ModelResponse {
+    let mut shown = response.clone();
+    let mut first = true;
+    shown.content.retain_mut(|block| match block {
+        ContentBlock::Text { text: t } => {
+            let keep = first;
+            if first {
+                *t = text.to_string();
+                first = false;
+            }
+            keep
+        }
+        ContentBlock::ToolUse { .. } | ContentBlock::ToolResult { .. } => true,
+    });
+    shown
 }

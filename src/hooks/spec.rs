@@ -529,7 +529,12 @@ impl HookEvent {
             },
             HookEvent::FileChanged => unfired("FileChanged", Strict, WATCH_PATHS),
             HookEvent::DirectoryAdded => unfired("DirectoryAdded", Extended, NONE),
-            HookEvent::MessageDisplay => unfired("MessageDisplay", NoTarget, MESSAGE_DISPLAY),
+            HookEvent::MessageDisplay => EventSpec {
+                fires: Some(Fires::<events::MessageDisplay>::REF),
+                permission_mode: false,
+                effort: false,
+                ..unfired("MessageDisplay", NoTarget, MESSAGE_DISPLAY)
+            },
         }
     }
 
@@ -606,6 +611,6 @@ mod tests {
             .filter(|e| e.fired_by_rein())
             .map(|e| e.as_str())
             .collect();
-        assert_eq!(fired.len(), 20, "{fired:?}");
+        assert_eq!(fired.len(), 21, "{fired:?}");
     }
 }

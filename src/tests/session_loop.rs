@@ -49,6 +49,12 @@ impl HookHost for Host {
         &'a self,
         firing: &'a dyn Firing,
     ) -> BoxFuture<'a, Box<dyn std::any::Any + Send>> {
+        // Every reply with text fires MessageDisplay; these tests script the loop's events.
+        if firing.event() == HookEvent::MessageDisplay {
+            let outcome: Box<dyn std::any::Any + Send> =
+                Box::new(crate::hooks::events::message_display::MessageDisplayOutcome::default());
+            return Box::pin(async move { outcome });
+        }
         let input = HookInput::from_firing(firing);
         self.0.fired.lock().unwrap().push(input.clone());
         let d = self

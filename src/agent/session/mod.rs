@@ -28,6 +28,7 @@ use crate::agent::transcript::{
 };
 use crate::hooks::events::InstructionsLoaded;
 use crate::hooks::events::instructions_loaded::InstructionsLoadedInput;
+use crate::hooks::events::message_display::MessageDisplayInput;
 use crate::hooks::events::post_compact::PostCompactInput;
 use crate::hooks::events::post_model_switch::PostModelSwitchInput;
 use crate::hooks::events::pre_compact::PreCompactInput;
@@ -42,7 +43,9 @@ use crate::hooks::events::{
     BaseInput, Effort, Event, SessionEnd, SessionStart, Stop, StopFailure, SubagentStop,
     UserPromptSubmit,
 };
-use crate::hooks::events::{PostCompact, PostModelSwitch, PreCompact, PreModelSwitch};
+use crate::hooks::events::{
+    MessageDisplay, PostCompact, PostModelSwitch, PreCompact, PreModelSwitch,
+};
 use crate::hooks::host::{HookHost, fire_observed};
 use crate::hooks::spec::HookEvent;
 use crate::id::uuid_v4;
@@ -242,6 +245,8 @@ pub struct Session {
     /// Model-facing entries not yet delivered.
     pending: Vec<String>,
     prompt_id: Option<String>,
+    /// The prompt's turn as MessageDisplay hooks know it (`turn_id`: one UUID per prompt).
+    turn_id: String,
     ended: bool,
     /// Set when this session is a subagent's loop (see [`crate::agent::subagent`]).
     subagent: Option<SubagentIdentity>,
@@ -398,6 +403,7 @@ impl Session {
             messages: Vec::new(),
             pending: Vec::new(),
             prompt_id: None,
+            turn_id: String::new(),
             ended: false,
             subagent: None,
             system: None,

@@ -100,7 +100,7 @@ impl Sink {
                 self.transcript.user_prompt(ctx, text);
                 self.release(ctx, |h| std::mem::take(&mut h.prompt));
             }
-            Progress::Assistant { response } => {
+            Progress::Assistant { response, .. } => {
                 self.set_streaming(None);
                 self.release_all(ctx);
                 let calls = response.content.iter().filter_map(|b| match b {

@@ -32,6 +32,7 @@ impl Session {
     ) -> TurnOutcome {
         let prompt_id = uuid_v4();
         self.prompt_id = Some(prompt_id.clone());
+        self.turn_id = uuid_v4();
         if let Ok(mut current) = self.ctx.prompt_id.lock() {
             *current = Some(prompt_id.clone());
         }
@@ -201,10 +202,12 @@ impl Session {
                 outcome.usage.add(usage);
                 add_model_usage(&mut outcome.model_usage, &response.model, usage);
             }
+            let text = response_text(&response);
+            let display = self.message_display(&text).await;
             self.sink.observe(Progress::Assistant {
                 response: &response,
+                display: display.as_deref(),
             });
-            let text = response_text(&response);
             if !text.is_empty() {
                 outcome.result = text.clone();
             }
@@ -334,5 +337,23 @@ impl Session {
                 .map(|b| format!("Stop hook feedback:\n{b}"))
         });
         (stop.common, feedback)
+    }
+
+    /// Fires MessageDisplay for a reply with text (not in a subagent: its messages are not
+    /// shown); what its hooks want shown instead, if anything.
+    pub(super) async fn message_display(&self, text: &str) -> Option<String> {
+        if text.is_empty() || self.subagent.is_some() {
+            return None;
+        }
+        let input = MessageDisplayInput {
+            base: self.base(HookEvent::MessageDisplay),
+            hook_event_name: HookEvent::MessageDisplay,
+            turn_id: self.turn_id.clone(),
+            message_id: uuid_v4(),
+            index: 0,
+            is_final: true,
+            delta: text.to_string(),
+        };
+        self.fire::<MessageDisplay>(input).await.display_content
     }
 }

@@ -24,6 +24,7 @@
 
 pub mod cwd_changed;
 pub mod instructions_loaded;
+pub mod message_display;
 pub mod notification;
 pub mod permission_denied;
 pub mod permission_request;
@@ -57,6 +58,7 @@ use crate::hooks::spec::HookEvent;
 
 pub use cwd_changed::CwdChanged;
 pub use instructions_loaded::InstructionsLoaded;
+pub use message_display::MessageDisplay;
 pub use notification::Notification;
 pub use permission_denied::PermissionDenied;
 pub use permission_request::PermissionRequest;

@@ -716,3 +716,69 @@ fn a_spilled_user_prompt_submit_text_matches_claude_code() {
         assert_eq!(ours, cc, "{name}");
     }
 }
+
+/// MessageDisplay fires once per assistant message with text, before its `assistant` line,
+/// with Claude Code 2.1.328's stdin (one `turn_id` for the prompt, a `message_id` each, the
+/// whole text as the final piece); a `displayContent` answer replaces the line's text but not
+/// what the model is sent; an exit 2 changes nothing shown (fixtures `message_display`,
+/// `message_display_json`, where a Stop hook blocks once so the turn has two messages).
+#[test]
+fn message_display_fires_per_message_and_changes_only_what_is_shown() {
+    let fx = fixture("message_display");
+    let r = run("message_display", &[]);
+    let cc = fixture_stdins(&fx, "MessageDisplay");
+    let ours: Vec<&Value> = r.of("MessageDisplay").iter().map(|h| &h.stdin).collect();
+    assert_eq!(ours.len(), cc.len(), "one firing per message");
+    for (ours, cc) in ours.iter().zip(&cc) {
+        for key in ["index", "final", "delta", "hook_event_name"] {
+            assert_eq!(ours[key], cc[key], "{key}");
+        }
+    }
+    assert_eq!(ours[0]["turn_id"], ours[1]["turn_id"], "one turn");
+    assert_ne!(ours[0]["message_id"], ours[1]["message_id"]);
+
+    let fx_stream = replay::fixture_stream("message_display_json");
+    let texts = |lines: &[Value]| -> Vec<String> {
+        lines
+            .iter()
+            .filter(|l| l["type"] == "assistant")
+            .map(|l| {
+                l["message"]["content"][0]["text"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string()
+            })
+            .collect()
+    };
+    let r = run("message_display_json", &[]);
+    assert_eq!(texts(&r.stream), texts(&fx_stream));
+    assert_eq!(texts(&r.stream), ["REPLACED", "second answer"]);
+    let sent: String = r
+        .requests
+        .iter()
+        .map(|b| b["messages"].to_string())
+        .collect();
+    assert!(
+        !sent.contains("REPLACED") && !sent.contains("md-system") && !sent.contains("md blocks")
+    );
+    assert!(
+        sent.contains("first answer"),
+        "the conversation keeps the model's text"
+    );
+    // Each MessageDisplay hook line comes before the assistant line it is about.
+    let kinds: Vec<String> = r
+        .stream
+        .iter()
+        .filter_map(|l| match (l["type"].as_str(), l["hook_event"].as_str()) {
+            (Some("assistant"), _) => Some("assistant".to_string()),
+            (Some("system"), Some("MessageDisplay")) if l["subtype"] == "hook_response" => {
+                Some("MessageDisplay".to_string())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        ["MessageDisplay", "assistant", "MessageDisplay", "assistant"]
+    );
+}

@@ -479,3 +479,24 @@ fn a_hook_fault_on_one_call_leaves_the_next_call_checked() {
     );
     e.assert_no_leftovers();
 }
+
+/// An exec-form hook (`command` + `args`, no shell) leads a session and a group of its own, as
+/// Claude Code 2.1.328 starts it (fixture `tests/fixtures/cc-2.1.328/exec_form`: pid = pgid =
+/// sid); before, rein left it in rein's session.
+#[test]
+fn an_exec_form_hook_leads_its_own_session() {
+    let e = env();
+    let ids = e.path("ids.txt");
+    e.hooks(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [{
+        "type": "command",
+        "command": "/bin/sh",
+        "args": ["-c", format!("cat >/dev/null; echo $$ $(ps -o sid= -p $$) $(ps -o pgid= -p $$) > '{}'", ids.display())],
+    }]}]}));
+    let run = e.run_mock(tool_then_done(), &[]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let text = std::fs::read_to_string(&ids).unwrap();
+    let ids: Vec<&str> = text.split_whitespace().collect();
+    assert_eq!(ids.len(), 3, "{text}");
+    assert_eq!(ids[0], ids[1], "session: {text}");
+    assert_eq!(ids[0], ids[2], "group: {text}");
+}
