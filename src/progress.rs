@@ -5,6 +5,7 @@
 //! imports them back. It names only the conversation's data ([`crate::model`]) and its own
 //! account of a hook firing ([`HookReport`]), which the hook layer fills in.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -77,7 +78,10 @@ pub enum Progress<'a> {
         response: Option<&'a Value>,
     },
     /// An event fired and its handlers ran (only reported when at least one handler ran).
-    Hook(&'a HookReport),
+    ///
+    /// Shared, so an observer that keeps it (the transcript holds some firings until the line
+    /// they follow) takes a reference count instead of copying every run's output.
+    Hook(&'a Arc<HookReport>),
     /// A user-role message rein adds on its own (Stop feedback, a reminder-only message).
     Feedback {
         /// The message.

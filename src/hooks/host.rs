@@ -7,6 +7,7 @@
 
 use std::any::Any;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::future::BoxFuture;
 use crate::hooks::dispatch::Dispatcher;
@@ -67,7 +68,7 @@ pub async fn fire_observed<E: Event>(
     let mut outcome = downcast::<E>(host.fire_erased(&firing).await);
     let common = E::common(&mut outcome);
     if !common.runs.is_empty() {
-        let report = report(E::EVENT, common, &firing.hook_name(), tool_use_id);
+        let report = Arc::new(report(E::EVENT, common, &firing.hook_name(), tool_use_id));
         observer.observe(Progress::Hook(&report));
     }
     for text in &common.user_messages {

@@ -20,7 +20,7 @@ pub(super) struct Sink {
 }
 
 /// One hook firing, kept until its lines may be written.
-pub(super) type Firing = HookReport;
+pub(super) type Firing = Arc<HookReport>;
 
 /// Claude Code writes a UserPromptSubmit firing after the prompt line, a PostToolUse firing
 /// after its tool-result line, and a blocking Stop firing after the feedback line; rein fires
@@ -161,7 +161,7 @@ impl Sink {
                 });
             }
             Progress::Hook(report) => {
-                let firing = report.clone();
+                let firing = Arc::clone(report);
                 let Ok(mut held) = self.held.lock() else {
                     return;
                 };
