@@ -359,6 +359,10 @@ fn result_line_matches_at_each_kind_of_end() {
         "three_rounds",
         "text_and_call",
         "two_calls_max2",
+        // A Stop hook blocking once: two messages, two turns.
+        "message_display",
+        "cwd_env_file",
+        "message_display_tool",
     ] {
         let fx = fixture(name);
         let r = run(name, &[]);
@@ -736,6 +740,16 @@ fn message_display_fires_per_message_and_changes_only_what_is_shown() {
     }
     assert_eq!(ours[0]["turn_id"], ours[1]["turn_id"], "one turn");
     assert_ne!(ours[0]["message_id"], ours[1]["message_id"]);
+
+    // A message with text and a tool call fires it too, with the text alone.
+    let fx = fixture("message_display_tool");
+    let r = run("message_display_tool", &[]);
+    let deltas =
+        |stdins: Vec<&Value>| -> Vec<Value> { stdins.iter().map(|s| s["delta"].clone()).collect() };
+    assert_eq!(
+        deltas(r.of("MessageDisplay").iter().map(|h| &h.stdin).collect()),
+        deltas(fixture_stdins(&fx, "MessageDisplay").iter().collect())
+    );
 
     let fx_stream = replay::fixture_stream("message_display_json");
     let texts = |lines: &[Value]| -> Vec<String> {
