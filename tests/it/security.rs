@@ -642,6 +642,11 @@ fn path_rules_mean_the_file_not_the_spelling() {
         "cp evil.txt protected/keep.txt",
         "cp -t protected evil.txt",
         "cp --target-directory=protected evil.txt",
+        // The target directory inside an option cluster, and -t's value attached.
+        "cp -ftprotected evil.txt",
+        "cp -ft protected evil.txt",
+        "mv -tprotected evil.txt",
+        "install -Dtprotected evil.txt",
         "mv evil.txt protected/",
         "sed -i s/precious/evil/ protected/keep.txt",
         "cd protected && echo evil > keep.txt",

@@ -86,38 +86,22 @@ impl PermissionPolicy {
             {
                 return false;
             }
-            let Some(words) = fs_command_words(name, args) else {
-                return false;
-            };
-            if !words
-                .operands
-                .iter()
-                .chain(&words.target_dir)
-                .all(|a| inside(a))
+            let words = command_words(name, args);
+            if words.unread_path
+                || !words
+                    .operands
+                    .iter()
+                    .chain(&words.target_dir)
+                    .all(|a| inside(a))
             {
                 return false;
             }
             // A copy lands at `DEST/<source name>` when DEST is a directory.
-            if matches!(name.as_str(), "cp" | "mv") {
-                let (dest, sources) = match words.target_dir {
-                    Some(d) => (Some(d), &words.operands[..]),
-                    None => match words.operands.split_last() {
-                        Some((last, rest)) => (Some(*last), rest),
-                        None => (None, &[][..]),
-                    },
-                };
-                if let Some(dest) = dest {
-                    for src in sources {
-                        let base = src.trim_end_matches('/').rsplit('/').next().unwrap_or(src);
-                        if !base.is_empty()
-                            && !inside(&format!("{}/{base}", dest.trim_end_matches('/')))
-                        {
-                            return false;
-                        }
-                    }
-                }
-            }
-            true
+            words
+                .copies()
+                .into_iter()
+                .flatten()
+                .all(|landing| inside(&landing))
         })
     }
 
@@ -364,37 +348,13 @@ pub(super) fn bash_file_targets(
             }
         }
         if COPIERS.contains(&name.as_str()) {
-            let mut target_dir: Option<&str> = None;
-            let mut i = 1;
-            while let Some(a) = argv.get(i) {
-                if a == "-t" || a == "--target-directory" {
-                    target_dir = argv.get(i + 1).map(String::as_str);
-                    i += 1;
-                } else if let Some(d) = a.strip_prefix("--target-directory=") {
-                    target_dir = Some(d);
-                } else if let Some(d) = a.strip_prefix("-t").filter(|d| !d.is_empty()) {
-                    target_dir = Some(d);
-                }
-                i += 1;
-            }
-            let (dest, sources): (Option<&str>, &[&str]) = match target_dir {
-                Some(d) => (Some(d), &operands[..]),
-                None => match operands.split_last() {
-                    Some((last, rest)) => (Some(*last), rest),
-                    None => (None, &[]),
-                },
-            };
-            if let Some(dest) = dest {
-                push(&mut out.writes, dest);
-                for src in sources {
-                    let base = src.trim_end_matches('/').rsplit('/').next().unwrap_or(src);
-                    if !base.is_empty() {
-                        push(
-                            &mut out.writes,
-                            &format!("{}/{base}", dest.trim_end_matches('/')),
-                        );
-                    }
-                }
+            let words = command_words(&name, &argv[1..]);
+            for landing in words
+                .destination()
+                .into_iter()
+                .chain(words.copies().into_iter().flatten())
+            {
+                push(&mut out.writes, &landing);
             }
         }
         if matches!(name.as_str(), "cd" | "pushd") && !part.argv_expanded {
@@ -410,18 +370,59 @@ pub(super) fn bash_file_targets(
     out
 }
 
-/// The operands and target directory of one of [`FS_COMMANDS`], options read rather than
-/// skipped. `None` when an option carries a value that may name a path rein does not follow.
-struct FsCommandWords<'a> {
-    operands: Vec<&'a str>,
-    target_dir: Option<&'a str>,
+/// A file command's words with its options read, not skipped: the one reading both the
+/// acceptEdits auto-allow and the write targets Edit deny rules are matched against.
+pub(super) struct CommandWords<'a> {
+    /// The words that are not options (all of them after `--`).
+    pub(super) operands: Vec<&'a str>,
+    /// A coreutils copier's (`cp`, `mv`, `install`, `ln`) target directory, however spelled:
+    /// `-t DIR`, `-tDIR`, inside a cluster (`-ftDIR`, `-ft DIR`), `--target-directory[=]DIR`.
+    pub(super) target_dir: Option<&'a str>,
+    /// An option carries a value rein does not follow that may name a path (`--suffix=/x`,
+    /// `-r/etc/x`, a `-t` with nothing after it).
+    pub(super) unread_path: bool,
+    /// Whether the command copies its operands to a destination ([`COPIERS`]).
+    copies: bool,
 }
 
-fn fs_command_words<'a>(name: &str, args: &'a [String]) -> Option<FsCommandWords<'a>> {
-    let copier = matches!(name, "cp" | "mv");
-    let mut words = FsCommandWords {
+impl<'a> CommandWords<'a> {
+    /// Where a copier writes: the target directory, else its last operand.
+    pub(super) fn destination(&self) -> Option<String> {
+        if !self.copies {
+            return None;
+        }
+        self.target_dir
+            .or_else(|| self.operands.last().copied())
+            .map(str::to_string)
+    }
+
+    /// `DEST/<source name>` for each source of a copier (where it lands when DEST is a
+    /// directory); `None` for other commands.
+    pub(super) fn copies(&self) -> Option<Vec<String>> {
+        let dest = self.destination()?;
+        let sources = match self.target_dir {
+            Some(_) => &self.operands[..],
+            None => &self.operands[..self.operands.len().saturating_sub(1)],
+        };
+        Some(
+            sources
+                .iter()
+                .map(|src| src.trim_end_matches('/').rsplit('/').next().unwrap_or(src))
+                .filter(|base| !base.is_empty())
+                .map(|base| format!("{}/{base}", dest.trim_end_matches('/')))
+                .collect(),
+        )
+    }
+}
+
+/// Reads `args` of the command `name` (see [`CommandWords`]).
+pub(super) fn command_words<'a>(name: &str, args: &'a [String]) -> CommandWords<'a> {
+    let coreutils_copier = matches!(name, "cp" | "mv" | "install" | "ln");
+    let mut words = CommandWords {
         operands: Vec::new(),
         target_dir: None,
+        unread_path: false,
+        copies: COPIERS.contains(&name),
     };
     let mut args = args.iter().map(String::as_str);
     while let Some(a) = args.next() {
@@ -431,29 +432,35 @@ fn fs_command_words<'a>(name: &str, args: &'a [String]) -> Option<FsCommandWords
         }
         if let Some(long) = a.strip_prefix("--") {
             match long.split_once('=') {
-                Some(("target-directory", dir)) if copier => words.target_dir = Some(dir),
+                Some(("target-directory", dir)) if coreutils_copier => words.target_dir = Some(dir),
                 Some((_, value)) if value.contains(['/', '~']) || may_expand(value) => {
-                    return None;
+                    words.unread_path = true;
                 }
                 Some(_) => {}
-                None if copier && long == "target-directory" => {
-                    words.target_dir = Some(args.next()?);
-                }
+                None if coreutils_copier && long == "target-directory" => match args.next() {
+                    Some(dir) => words.target_dir = Some(dir),
+                    None => words.unread_path = true,
+                },
                 None => {}
             }
         } else if let Some(cluster) = a.strip_prefix('-').filter(|c| !c.is_empty()) {
-            // `-t` takes the rest of its cluster (`-tDIR`, `-rtDIR`) or the next word.
-            match cluster.find('t').filter(|_| copier) {
+            // `-t` takes the rest of its cluster (`-tDIR`, `-ftDIR`) or the next word.
+            match cluster.find('t').filter(|_| coreutils_copier) {
                 Some(at) if at + 1 < cluster.len() => words.target_dir = Some(&cluster[at + 1..]),
-                Some(_) => words.target_dir = Some(args.next()?),
-                None if cluster.contains(['/', '~']) || may_expand(cluster) => return None,
+                Some(_) => match args.next() {
+                    Some(dir) => words.target_dir = Some(dir),
+                    None => words.unread_path = true,
+                },
+                None if cluster.contains(['/', '~']) || may_expand(cluster) => {
+                    words.unread_path = true;
+                }
                 None => {}
             }
         } else {
             words.operands.push(a);
         }
     }
-    Some(words)
+    words
 }
 
 /// Whether the shell may turn `word` into other paths: brace expansion (`.{.,}/x` is `../x`
