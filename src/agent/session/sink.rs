@@ -166,24 +166,28 @@ impl Sink {
                     return;
                 };
                 let blocks = report.runs.iter().any(|r| r.outcome.is_blocking());
-                if report.event == HookEvent::UserPromptSubmit.as_str() {
-                    held.prompt.push(firing);
-                } else if (report.event == HookEvent::PostToolUse.as_str()
-                    || report.event == HookEvent::PostToolUseFailure.as_str())
-                    && report.tool_use_id.is_some()
-                {
-                    held.tool.push(firing);
-                } else if is_stop(report) && (blocks || !report.context.is_empty()) {
-                    held.stop.push(firing);
-                } else {
-                    if report.event == HookEvent::PreToolUse.as_str()
-                        && let Some(id) = &report.tool_use_id
-                        && blocks
+                match HookEvent::parse(report.event) {
+                    Some(HookEvent::UserPromptSubmit) => held.prompt.push(firing),
+                    Some(HookEvent::PostToolUse | HookEvent::PostToolUseFailure)
+                        if report.tool_use_id.is_some() =>
                     {
-                        held.refused_by_hook.insert(id.clone());
+                        held.tool.push(firing)
                     }
-                    drop(held);
-                    self.write_firing(ctx, &firing);
+                    Some(HookEvent::Stop | HookEvent::SubagentStop)
+                        if blocks || !report.context.is_empty() =>
+                    {
+                        held.stop.push(firing)
+                    }
+                    event => {
+                        if event == Some(HookEvent::PreToolUse)
+                            && let Some(id) = &report.tool_use_id
+                            && blocks
+                        {
+                            held.refused_by_hook.insert(id.clone());
+                        }
+                        drop(held);
+                        self.write_firing(ctx, &firing);
+                    }
                 }
             }
             Progress::Feedback { message } => {
@@ -219,5 +223,8 @@ impl Observer for Sink {
 
 /// Stop and SubagentStop firings are written as Claude Code writes Stop's.
 fn is_stop(report: &HookReport) -> bool {
-    report.event == HookEvent::Stop.as_str() || report.event == HookEvent::SubagentStop.as_str()
+    matches!(
+        HookEvent::parse(report.event),
+        Some(HookEvent::Stop | HookEvent::SubagentStop)
+    )
 }
