@@ -66,16 +66,6 @@ fn mkfifo(path: &Path) {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo");
 }
 
-/// Whether some process has `fifo` open for reading right now: a non-blocking open for writing
-/// succeeds only then (ENXIO otherwise).
-fn fifo_has_reader(fifo: &Path) -> bool {
-    std::fs::OpenOptions::new()
-        .write(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(fifo)
-        .is_ok()
-}
-
 /// A SessionEnd hook that copies its stdin to `<project>/end.json`.
 fn session_end_marker(e: &Env) -> String {
     e.script(
@@ -119,18 +109,25 @@ fn a_fifo_is_refused_unopened_by_every_file_tool_and_sigterm_still_ends_the_sess
             say("never"),
         ]),
     );
+    // A writer blocked in open(2) until the pipe has a reader: it wakes the moment rein opens
+    // the pipe, however briefly (a poll would miss an open-then-refuse).
     let opened = Arc::new(AtomicBool::new(false));
-    let seen = Arc::clone(&opened);
+    let done = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (opened, done, fifo) = (Arc::clone(&opened), Arc::clone(&done), fifo.clone());
+        std::thread::spawn(move || {
+            let _end = std::fs::OpenOptions::new().write(true).open(&fifo);
+            if !done.load(Ordering::SeqCst) {
+                opened.store(true, Ordering::SeqCst);
+            }
+        })
+    };
     let flag = e.path("started.flag");
-    let watched = fifo.clone();
     let sent_at = Arc::new(std::sync::Mutex::new(None::<Instant>));
     let sent = Arc::clone(&sent_at);
     let run = run_with(c, move |pid| {
         let waiting = Instant::now();
         while !flag.exists() {
-            if fifo_has_reader(&watched) {
-                seen.store(true, Ordering::SeqCst);
-            }
             assert!(
                 waiting.elapsed() < Duration::from_secs(60),
                 "the Bash call never started"
@@ -153,6 +150,13 @@ fn a_fifo_is_refused_unopened_by_every_file_tool_and_sigterm_still_ends_the_sess
         after_signal < Duration::from_secs(3),
         "exit took {after_signal:?} after SIGTERM"
     );
+    // Let the writer go: the test itself is the reader now.
+    done.store(true, Ordering::SeqCst);
+    let _reader = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&fifo);
+    writer.join().unwrap();
     assert!(!opened.load(Ordering::SeqCst), "rein opened the FIFO");
     let ended: Value = serde_json::from_str(&e.read("end.json")).expect("SessionEnd ran");
     assert_eq!(ended["hook_event_name"], "SessionEnd");
