@@ -192,6 +192,10 @@ pub struct HookRunReport {
     pub stderr_bytes: u64,
     /// Its stdout parsed, when it was hook JSON.
     pub json: Option<Value>,
+    /// Whether it ran in shadow mode (its answer recorded, never applied).
+    pub shadow: bool,
+    /// In shadow mode, what it would have done (`would have denied: <reason>`).
+    pub withheld: Option<String>,
 }
 
 /// What a handler's run meant.

@@ -164,6 +164,12 @@ pub struct RunArgs {
     /// `hook_response`); SessionStart's runs are emitted even without it.
     #[arg(long = "include-hook-events")]
     pub include_hook_events: bool,
+    /// Shadow mode for every hook but managed-policy ones: each runs and is recorded, but a
+    /// refusal, rewrite or context it gives is not applied ("would have denied: …" in the run
+    /// log, the stream-json hook events and the summary at session end). Permission rules
+    /// still apply. Per handler: `"shadow": true`; per settings file: `"hooksShadow": true`.
+    #[arg(long = "hooks-shadow")]
+    pub hooks_shadow: bool,
     /// Write session transcripts under this directory instead of `~/.rein/projects` (e.g.
     /// `~/.claude/projects`, for tools that scan Claude Code's); settings key `transcriptDir`.
     #[arg(long = "transcript-dir", value_name = "DIR")]

@@ -516,7 +516,7 @@ impl Observer for StreamJson {
                     }));
                     let stdout = bounded_stream(&run.stdout, run.stdout_bytes);
                     let stderr = bounded_stream(&run.stderr, run.stderr_bytes);
-                    self.emit(&json!({
+                    let mut response = json!({
                         "type": "system",
                         "subtype": "hook_response",
                         "hook_id": hook_id,
@@ -529,7 +529,15 @@ impl Observer for StreamJson {
                         "outcome": outcome,
                         "uuid": uuid_v4(),
                         "session_id": sid,
-                    }));
+                    });
+                    // rein's shadow mode: what the hook would have done and was not applied.
+                    if run.shadow
+                        && let Some(obj) = response.as_object_mut()
+                    {
+                        obj.insert("shadow".to_string(), json!(true));
+                        obj.insert("would_have".to_string(), json!(run.withheld));
+                    }
+                    self.emit(&response);
                 }
             }
             Progress::Notice { text } => self.emit(&json!({

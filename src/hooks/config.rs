@@ -153,6 +153,10 @@ pub struct ConfiguredHandler {
     pub status_message: Option<String>,
     pub on_failure: OnFailure,
     pub once: bool,
+    /// Shadow mode (rein's `"shadow": true`, a file's `hooksShadow`, `--hooks-shadow`): the
+    /// handler runs and its answer is recorded, but a refusal, rewrite or context it gives is
+    /// not applied.
+    pub shadow: bool,
     pub origin: HandlerOrigin,
     /// `None` if it can run; otherwise why it never will.
     pub inactive: Option<Inactive>,

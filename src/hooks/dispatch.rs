@@ -47,6 +47,7 @@ use crate::hooks::run::{HandlerRun, OutcomeKind, RunStatus};
 use crate::hooks::run_log::log_run;
 use crate::hooks::select::{command_display, each_tool_name, matcher_accepts};
 use crate::hooks::spec::{EnvFile, HookEvent};
+use crate::hooks::shadow::{ShadowLog, ShadowedDecision};
 use crate::hooks::spill::spill;
 use crate::hooks::timeout;
 use crate::permissions::rule::RuleContext;
@@ -69,6 +70,8 @@ struct Shared {
     http: std::sync::OnceLock<HttpHookClient>,
     /// The session's MCP servers, for mcp_tool hooks (set once they have started).
     mcp: std::sync::OnceLock<Arc<dyn McpCaller>>,
+    /// Decisions shadow mode withheld ([`Dispatcher::shadow_log`]).
+    shadowed: ShadowLog,
 }
 
 impl Shared {
@@ -91,6 +94,35 @@ impl std::fmt::Debug for dyn McpCaller {
 /// cannot leave half-updated.
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Logs a finished run. In shadow mode it first records what the answer would have done
+/// (the log line carries it), then withholds it and keeps the withheld decision for
+/// [`Dispatcher::shadowed`].
+fn settle(
+    shared: &Shared,
+    event: HookEvent,
+    stdin_len: usize,
+    mut answer: Answer,
+    shadow: bool,
+) -> Answer {
+    if shadow {
+        answer.run.shadow = true;
+        answer.run.withheld = crate::hooks::shadow::would_have(event, &answer);
+    }
+    log_run(&shared.env(), event, stdin_len, &answer);
+    if shadow {
+        crate::hooks::shadow::withhold(&mut answer);
+        if let Some(text) = &answer.run.withheld {
+            shared.shadowed.record(ShadowedDecision {
+                event,
+                origin: answer.run.origin.location.to_string(),
+                command: answer.run.command.clone(),
+                withheld: text.clone(),
+            });
+        }
+    }
+    answer
 }
 
 /// Selects, runs and merges hooks.
@@ -125,6 +157,8 @@ struct Plan {
     /// ([`preflight::environment_fault`], a project dir that is not UTF-8): it is not started
     /// and counts as a hook that could not start.
     environment_fault: Option<String>,
+    /// The handler runs in shadow mode ([`crate::hooks::shadow`]).
+    shadow: bool,
 }
 
 impl Dispatcher {
@@ -154,6 +188,7 @@ impl Dispatcher {
                 cancel,
                 http: std::sync::OnceLock::new(),
                 mcp: std::sync::OnceLock::new(),
+                shadowed: ShadowLog::default(),
             }),
             status: None,
         }
@@ -515,6 +550,7 @@ impl Dispatcher {
             spec,
             on_failure,
             environment_fault,
+            shadow: handler.shadow,
         }
     }
 
@@ -627,8 +663,14 @@ impl Dispatcher {
                 .await
             }
         };
-        log_run(&self.shared.env(), target.event, stdin.len(), &answer);
-        answer
+        let shadow = sel.handler().is_some_and(|h| h.shadow);
+        settle(&self.shared, target.event, stdin.len(), answer, shadow)
+    }
+
+    /// The decisions shadow mode withholds, shared: keep it to read them after the dispatcher
+    /// has been handed to a session.
+    pub fn shadow_log(&self) -> ShadowLog {
+        self.shared.shadowed.clone()
     }
 
     /// Runs a synchronous handler. If it switches itself to async at runtime (its stdout
@@ -665,7 +707,7 @@ impl Dispatcher {
                         }
                     }
                 };
-                self.finish_later(target, origin, text, stdin.len(), finished);
+                self.finish_later(target, origin, text, stdin.len(), plan.shadow, finished);
                 answer
             }
         }
@@ -690,7 +732,8 @@ impl Dispatcher {
             };
             command::run_until(&plan.spec, &stdin, cancelled).await
         };
-        self.finish_later(target, origin.clone(), text.clone(), stdin_len, finished);
+        let shadow = plan.shadow;
+        self.finish_later(target, origin.clone(), text.clone(), stdin_len, shadow, finished);
         bare(HandlerRun::without_output(
             origin,
             text,
@@ -708,6 +751,7 @@ impl Dispatcher {
         origin: HandlerOrigin,
         text: String,
         stdin_len: usize,
+        shadow: bool,
         finished: impl Future<Output = RawRun> + Send + 'static,
     ) {
         let shared = Arc::clone(&self.shared);
@@ -716,7 +760,7 @@ impl Dispatcher {
         let handle = tokio::spawn(async move {
             let raw = finished.await;
             let answer = interpret(event, origin, &text, &raw, OnFailure::Continue);
-            log_run(&shared.env(), event, stdin_len, &answer);
+            let answer = settle(&shared, event, stdin_len, answer, shadow);
             // Claude Code 2.1.328 hands a finished background hook's output to the model as one
             // bare text: `systemMessage`, then `additionalContext`, a newline between (fixture
             // `tests/fixtures/cc-2.1.328/async_end`).

@@ -2,7 +2,7 @@
 //! selection and running ([`dispatch`]), judgement of exit code and stdout ([`output`]), the
 //! process layer of command hooks ([`command`]) and what can keep it from starting
 //! ([`preflight`]), timeouts ([`timeout`]), the typed in-process
-//! registry ([`registry`]), and the seam its callers use ([`host`]).
+//! registry ([`registry`]), shadow mode ([`shadow`]), and the seam its callers use ([`host`]).
 
 pub mod answer;
 pub mod command;
@@ -22,6 +22,7 @@ pub mod registry;
 pub mod run;
 pub mod run_log;
 pub mod select;
+pub mod shadow;
 pub mod spec;
 pub mod spill;
 pub mod timeout;

@@ -68,6 +68,11 @@ pub struct HandlerRun {
     pub stderr_capped: bool,
     /// The parsed JSON output, if stdout was hook JSON.
     pub json: Option<Value>,
+    /// Whether the handler ran in shadow mode ([`crate::hooks::shadow`]).
+    pub shadow: bool,
+    /// In shadow mode, what its answer would have done and was not applied
+    /// (`would have denied: <reason>`); `None` when it changed nothing.
+    pub withheld: Option<String>,
 }
 
 impl HandlerRun {
@@ -92,6 +97,8 @@ impl HandlerRun {
             stdout_capped: false,
             stderr_capped: false,
             json: None,
+            shadow: false,
+            withheld: None,
         }
     }
 }

@@ -217,6 +217,7 @@ pub const HONOURED_KEYS: &[&str] = &[
     "permissions",
     "hooks",
     "disableAllHooks",
+    "hooksShadow",
     "allowManagedHooksOnly",
     "model",
     "effortLevel",

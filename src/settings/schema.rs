@@ -83,6 +83,16 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// `--hooks-shadow`: every handler into shadow mode ([`crate::hooks::shadow`]) except the
+    /// managed-policy ones, which an administrator set and a command-line flag must not weaken.
+    pub fn shadow_hooks(&mut self) {
+        for handler in &mut self.handlers {
+            if handler.origin.source != SourceKind::Policy {
+                handler.shadow = true;
+            }
+        }
+    }
+
     /// Whether any diagnostic is an error (what `rein hooks validate` fails on).
     #[cfg(test)]
     pub fn has_errors(&self) -> bool {

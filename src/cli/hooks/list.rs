@@ -136,6 +136,11 @@ pub(super) fn list(ctx: &Context, as_json: bool) -> i32 {
                 ""
             }
         ));
+        if h.shadow {
+            out.push_str(
+                "    SHADOW: runs and is recorded; a refusal, rewrite or context it gives is not applied\n",
+            );
+        }
         match &st.never {
             Some(r) => out.push_str(&format!("    NEVER FIRES: {}\n", r.message)),
             None => {
@@ -246,6 +251,7 @@ pub(super) fn list_json(ctx: &Context, statuses: &[HandlerStatus<'_>]) -> Value 
                 "on_failure": on_failure_text(h),
                 "async": is_async(h),
                 "once": h.once,
+                "shadow": h.shadow,
                 "fires": st.never.is_none(),
                 "never_fires": st.never.as_ref().map(|r| json!({"code": r.code, "message": r.message})),
                 "duplicate_of": st.duplicate.map(|d| d.of + 1),

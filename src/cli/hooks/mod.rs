@@ -70,6 +70,9 @@ pub struct HooksOptions {
     /// Project directory (default: the current directory).
     #[arg(long = "cwd", value_name = "DIR", global = true)]
     pub cwd: Option<PathBuf>,
+    /// Shadow mode for every hook but managed-policy ones (as `rein --hooks-shadow`).
+    #[arg(long = "hooks-shadow", global = true)]
+    pub hooks_shadow: bool,
     /// `--debug hooks`: print each hook run's log line to stderr (`rein hooks test`).
     #[arg(long, value_name = "WHAT", global = true, num_args = 0..=1, default_missing_value = "all")]
     pub debug: Option<String>,
@@ -216,7 +219,10 @@ fn setup(options: &HooksOptions) -> Result<Context, CliError> {
         );
     }
     opts.repo_trusted = trust_state(&project_dir) == TrustState::Trusted;
-    let settings = crate::settings::load(&opts);
+    let mut settings = crate::settings::load(&opts);
+    if options.hooks_shadow {
+        settings.shadow_hooks();
+    }
     let mcp_servers = crate::cli::mcp::configured_names(&project_dir, &settings);
     Ok(Context {
         project_dir,

@@ -238,6 +238,7 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
     let observers: Arc<dyn Observer> = Arc::new(observers);
     let permissions_text = permissions_summary(&setup.permission_mode, &setup.settings);
     let mut dispatcher = Dispatcher::new(setup.settings.handlers, env);
+    let shadow_log = dispatcher.shadow_log();
     dispatcher.set_mcp_caller(Arc::clone(&mcp) as Arc<dyn crate::hooks::mcp_tool::McpCaller>);
     let hook_models = HookModels::new(Arc::clone(&setup.model), setup.models.clone());
     dispatcher.set_model_hooks(hook_models.clone());
@@ -336,6 +337,7 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
             project_dir: setup.project_dir.clone(),
             models: setup.models.clone(),
             probe: setup.probe.clone(),
+            shadow_log: shadow_log.clone(),
         };
         spinner.spawn_drawing(
             Glyphs::detect().call != "*",
@@ -476,6 +478,9 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
     session.end_unless(reason, cancel).await;
     mcp.shutdown().await;
     write_gate_ledger();
+    if let Some(summary) = shadow_log.summary() {
+        eprint!("rein: {summary}");
+    }
     let late = bg_signal.or(late);
     let code = match result {
         Err(caught) => caught.code,

@@ -131,6 +131,9 @@ pub(super) fn hooks_args(args: &RunArgs, project_dir: &Path) -> Vec<String> {
         out.push("--setting-sources".to_string());
         out.push(sources.clone());
     }
+    if args.hooks_shadow {
+        out.push("--hooks-shadow".to_string());
+    }
     out
 }
 
@@ -310,7 +313,11 @@ pub(super) fn load_settings(
     });
     opts.repo_trusted =
         args.trust || (reads_repo_files && folder_trusted(project_dir, interactive)?);
-    Ok(crate::settings::load(&opts))
+    let mut settings = crate::settings::load(&opts);
+    if args.hooks_shadow {
+        settings.shadow_hooks();
+    }
+    Ok(settings)
 }
 
 /// The directory transcripts go under instead of `<rein home>/projects`: `--transcript-dir`,

@@ -59,6 +59,8 @@ pub struct TerminalContext {
     pub models: Option<crate::agent::subagent::ModelFactory>,
     /// The same, asked for one token without retries: `/model NAME` checks the name with it.
     pub probe: Option<crate::agent::subagent::ModelFactory>,
+    /// The decisions shadow mode withheld so far (`/hooks` lists them).
+    pub shadow_log: crate::hooks::shadow::ShadowLog,
 }
 
 /// The slash commands and what they do (for `/help`).
@@ -292,6 +294,9 @@ fn hooks_list(ctx: &TerminalContext) {
         .status();
     if let Err(e) = status {
         eprintln!("rein: /hooks: {e}");
+    }
+    if let Some(summary) = ctx.shadow_log.summary() {
+        eprint!("\n{summary}");
     }
 }
 

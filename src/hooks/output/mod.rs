@@ -170,6 +170,8 @@ impl Interpreted {
             stdout_capped: raw.stdout_capped,
             stderr_capped: raw.stderr_capped,
             json: self.json.clone(),
+            shadow: false,
+            withheld: None,
         }
     }
 }

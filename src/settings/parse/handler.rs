@@ -88,6 +88,7 @@ impl FileCx<'_> {
         };
         let status_message = f.string("statusMessage")?.map(|(s, _)| s.to_string());
         let once = f.boolean("once")?;
+        let shadow = f.boolean("shadow")?;
         let on_failure_member = f.string("onFailure")?;
         let (kind, on_failure) = match type_name {
             "command" => (
@@ -181,6 +182,7 @@ impl FileCx<'_> {
             status_message,
             on_failure,
             once,
+            shadow,
             origin: HandlerOrigin {
                 source: self.source,
                 event_key: path.event_key.to_string(),

@@ -58,6 +58,8 @@ pub struct FileSettings {
     pub env: Vec<(String, String)>,
     pub disable_all_hooks: Option<Located<bool>>,
     pub allow_managed_hooks_only: Option<Located<bool>>,
+    /// `hooksShadow: true` (rein's key): every handler of this file runs in shadow mode.
+    pub hooks_shadow: bool,
     /// http-hook lists and `.mcp.json` approval keys.
     pub network: network::NetworkKeys,
     pub model: Option<String>,
@@ -73,7 +75,7 @@ mod hooks;
 mod permissions;
 
 const HANDLER_TYPES: &str = "\"command\", \"http\", \"prompt\", \"agent\" or \"mcp_tool\"";
-const COMMON_KEYS: &[&str] = &["type", "if", "timeout", "statusMessage", "once"];
+const COMMON_KEYS: &[&str] = &["type", "if", "timeout", "statusMessage", "once", "shadow"];
 const COMMAND_KEYS: &[&str] = &[
     "command",
     "args",
@@ -125,6 +127,7 @@ pub fn parse_file(
         env: Vec::new(),
         disable_all_hooks: None,
         allow_managed_hooks_only: None,
+        hooks_shadow: false,
         network: network::NetworkKeys::default(),
         model: None,
         effort_level: None,
@@ -188,6 +191,11 @@ pub fn parse_file(
     };
     cx.out.parsed = true;
     cx.top_level(members);
+    if fs.hooks_shadow {
+        for handler in &mut fs.handlers {
+            handler.shadow = true;
+        }
+    }
     // Reported in file order, whatever order the checks ran in.
     fs.diagnostics
         .sort_by_key(|d| (d.location.line, d.location.col));
@@ -315,6 +323,9 @@ impl FileCx<'_> {
         }
         if let Some(m) = spanned::get(members, "disableAllHooks") {
             self.out.disable_all_hooks = self.bool_switch(m);
+        }
+        if let Some(m) = spanned::get(members, "hooksShadow") {
+            self.out.hooks_shadow = self.bool_switch(m).is_some_and(|b| b.value);
         }
         self.network_keys(members);
         if let Some(m) = spanned::get(members, "allowManagedHooksOnly") {
