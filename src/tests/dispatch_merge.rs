@@ -38,6 +38,8 @@ fn answer(n: usize, outcome: OutcomeKind) -> Answer {
             stderr_bytes: 0,
             stdout_capped: false,
             stderr_capped: false,
+            shadow: false,
+            withheld: None,
             json: None,
         },
         output: None,

@@ -192,6 +192,7 @@ pub fn handler(event: HookEvent, matcher: Option<&str>, command: &str) -> Config
         status_message: None,
         on_failure: OnFailure::Continue,
         once: false,
+        shadow: false,
         origin: HandlerOrigin {
             source: SourceKind::User,
             event_key: event.as_str().into(),
