@@ -176,6 +176,8 @@ pub struct HookReport {
 pub struct HookRunReport {
     /// The command as configured (`in-process:<id>` for an in-process hook).
     pub command: String,
+    /// Where the handler is configured (`file:line:col`; `in-process` for a registered hook).
+    pub origin: String,
     /// What the run meant.
     pub outcome: HookRunOutcome,
     /// How the process ended.

@@ -46,8 +46,8 @@ use crate::hooks::registry::Registry;
 use crate::hooks::run::{HandlerRun, OutcomeKind, RunStatus};
 use crate::hooks::run_log::log_run;
 use crate::hooks::select::{command_display, each_tool_name, matcher_accepts};
-use crate::hooks::spec::{EnvFile, HookEvent};
 use crate::hooks::shadow::{ShadowLog, ShadowedDecision};
+use crate::hooks::spec::{EnvFile, HookEvent};
 use crate::hooks::spill::spill;
 use crate::hooks::timeout;
 use crate::permissions::rule::RuleContext;
@@ -733,7 +733,14 @@ impl Dispatcher {
             command::run_until(&plan.spec, &stdin, cancelled).await
         };
         let shadow = plan.shadow;
-        self.finish_later(target, origin.clone(), text.clone(), stdin_len, shadow, finished);
+        self.finish_later(
+            target,
+            origin.clone(),
+            text.clone(),
+            stdin_len,
+            shadow,
+            finished,
+        );
         bare(HandlerRun::without_output(
             origin,
             text,

@@ -111,6 +111,7 @@ fn report(
 fn run_report(run: &HandlerRun) -> HookRunReport {
     HookRunReport {
         command: run.command.clone(),
+        origin: run.origin.location.to_string(),
         outcome: match &run.outcome {
             OutcomeKind::Success => HookRunOutcome::Success,
             OutcomeKind::Blocking(reason) => HookRunOutcome::Blocking(reason.clone()),

@@ -63,7 +63,10 @@ pub(crate) fn would_have(event: HookEvent, answer: &Answer) -> Option<String> {
         } else if event == HookEvent::PreToolUse && out.approves() {
             parts.push("allowed".to_string());
         }
-        if let Some(decision) = hso.and_then(|h| h.get("decision")).and_then(Value::as_object) {
+        if let Some(decision) = hso
+            .and_then(|h| h.get("decision"))
+            .and_then(Value::as_object)
+        {
             let behavior = decision.get("behavior").and_then(Value::as_str);
             let message = decision.get("message").and_then(Value::as_str);
             match (behavior, message) {
@@ -75,11 +78,17 @@ pub(crate) fn would_have(event: HookEvent, answer: &Answer) -> Option<String> {
                 _ => {}
             }
             if let Some(input) = decision.get("updatedInput") {
-                parts.push(format!("rewritten the input to {}", quote(&input.to_string())));
+                parts.push(format!(
+                    "rewritten the input to {}",
+                    quote(&input.to_string())
+                ));
             }
         }
         if let Some(input) = hso.and_then(|h| h.get("updatedInput")) {
-            parts.push(format!("rewritten the input to {}", quote(&input.to_string())));
+            parts.push(format!(
+                "rewritten the input to {}",
+                quote(&input.to_string())
+            ));
         }
         if hso.is_some_and(|h| {
             h.contains_key("updatedToolOutput") || h.contains_key("updatedMCPToolOutput")
@@ -166,9 +175,10 @@ impl ShadowLog {
         // Per handler, in the order each first withheld something.
         let mut rows: Vec<(&ShadowedDecision, usize)> = Vec::new();
         for entry in &entries {
-            match rows.iter_mut().find(|(first, _)| {
-                first.origin == entry.origin && first.event == entry.event
-            }) {
+            match rows
+                .iter_mut()
+                .find(|(first, _)| first.origin == entry.origin && first.event == entry.event)
+            {
                 Some(row) => {
                     row.0 = entry;
                     row.1 += 1;

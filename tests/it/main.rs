@@ -29,6 +29,7 @@ mod http_server;
 mod interactive_tmux;
 mod mcp;
 mod mcp_servers;
+mod policy_rollout;
 mod readme;
 mod security;
 mod subagents;

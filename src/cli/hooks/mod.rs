@@ -36,6 +36,7 @@ use crate::tools::{ToolContext, builtin_tools};
 
 mod explain_cmd;
 mod list;
+mod replay;
 mod simulate;
 mod test;
 mod validate;
@@ -122,6 +123,28 @@ pub enum HooksCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Replay past sessions through the current hooks and permission rules: what they would
+    /// decide now about each call, prompt and stop, next to what happened then. No tool or
+    /// model runs; the hooks do (`--dry-hooks` lists them instead).
+    ///
+    /// Takes Claude Code transcripts (`~/.claude/projects/**/*.jsonl`) and rein's; a directory
+    /// replays every `*.jsonl` under it, a quoted glob every file it matches. Exit status: 0
+    /// nothing would be refused; 3 some call would be denied, asked or deferred, or a prompt or
+    /// stop blocked; 2 the command line is wrong.
+    Replay {
+        /// Transcript files, directories or globs.
+        #[arg(value_name = "TRANSCRIPT")]
+        paths: Vec<String>,
+        /// One JSON object per line for each replayed event, then `{"summary": …}`.
+        #[arg(long)]
+        json: bool,
+        /// Run no hook: list the handlers each event would run, and judge the rules alone.
+        #[arg(long = "dry-hooks")]
+        dry_hooks: bool,
+        /// The permission mode to judge under (default: the settings' `defaultMode`).
+        #[arg(long = "permission-mode", value_name = "MODE")]
+        permission_mode: Option<String>,
+    },
     /// Explain which hooks would run for an event and why the others would not (runs nothing).
     Explain {
         #[command(flatten)]
@@ -184,6 +207,21 @@ pub fn run(args: HooksArgs, runtime: &tokio::runtime::Runtime) -> i32 {
         HooksCommand::Trust { json, .. } => trust_cmd(&ctx, json),
         HooksCommand::Test { firing, json } => test(ctx, &firing, json, runtime),
         HooksCommand::Explain { firing, json } => explain_cmd(ctx, &firing, json),
+        HooksCommand::Replay {
+            paths,
+            json,
+            dry_hooks,
+            permission_mode,
+        } => replay::replay(
+            ctx,
+            &replay::ReplayOptions {
+                paths,
+                json,
+                dry_hooks,
+                permission_mode,
+            },
+            runtime,
+        ),
     });
     match result {
         Ok(code) => code,

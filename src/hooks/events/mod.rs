@@ -479,6 +479,8 @@ pub trait Firing: Send + Sync {
     fn common_of<'a>(&self, outcome: &'a mut (dyn Any + Send)) -> Option<&'a mut Common>;
     /// [`Event::explain`] of an outcome of this event.
     fn explain(&self, outcome: &(dyn Any + Send)) -> Option<Explained>;
+    /// This event's outcome when no handler ran (a host that skips a firing answers it).
+    fn default_outcome(&self) -> Box<dyn Any + Send>;
 }
 
 /// A typed input behind the [`Firing`] seam.
@@ -517,6 +519,10 @@ impl<E: Event> Firing for Typed<E> {
 
     fn common_of<'a>(&self, outcome: &'a mut (dyn Any + Send)) -> Option<&'a mut Common> {
         outcome.downcast_mut::<E::Outcome>().map(E::common)
+    }
+
+    fn default_outcome(&self) -> Box<dyn Any + Send> {
+        Box::new(E::Outcome::default())
     }
 
     fn explain(&self, outcome: &(dyn Any + Send)) -> Option<Explained> {
