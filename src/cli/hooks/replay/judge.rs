@@ -10,18 +10,18 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::{Value, json};
 
 use super::reader::{LineBase, Loc, Recorded, Then};
-use crate::future::BoxFuture;
+
 use crate::hooks::dispatch::Dispatcher;
+use crate::hooks::events::McpServerRef;
 use crate::hooks::events::{BaseInput, Firing, pre_tool_use::PreToolUseInput};
 use crate::hooks::host::HookHost;
 use crate::hooks::spec::HookEvent;
-use crate::origin::McpServerRef;
 use crate::permissions::policy::HookAnswer;
 use crate::pipeline::{
     CallStatus, GateVerdict, PermissionGate, PolicyGate, PromptAnswer, ToolCall, ToolPipeline,
 };
 use crate::progress::{HookReport, Observer, Progress};
-use crate::tools::{Tool, ToolContext, ToolOutcome};
+use crate::tools::{BoxFuture, Tool, ToolContext, ToolOutcome};
 
 /// What the current settings decide about one recorded event.
 #[derive(Debug, Clone, PartialEq, Eq, Copy)]
