@@ -98,6 +98,7 @@ mod private_fs;
 mod process;
 mod progress;
 mod settings;
+mod telemetry;
 mod tools;
 
 pub use agent::session::{Denial, Session, TurnEnd, TurnOutcome};

@@ -194,6 +194,8 @@ pub struct HookRunReport {
     pub stderr_bytes: u64,
     /// Its stdout parsed, when it was hook JSON.
     pub json: Option<Value>,
+    /// The handler's `matcher` as configured.
+    pub matcher: Option<String>,
     /// Whether it ran in shadow mode (its answer recorded, never applied).
     pub shadow: bool,
     /// In shadow mode, what it would have done (`would have denied: <reason>`).

@@ -663,6 +663,8 @@ impl Dispatcher {
                 .await
             }
         };
+        let mut answer = answer;
+        answer.run.matcher = sel.handler().and_then(|h| h.matcher_text.clone());
         let shadow = sel.handler().is_some_and(|h| h.shadow);
         settle(&self.shared, target.event, stdin.len(), answer, shadow)
     }

@@ -133,6 +133,7 @@ fn run_report(run: &HandlerRun) -> HookRunReport {
         stdout_bytes: run.stdout_bytes,
         stderr_bytes: run.stderr_bytes,
         json: run.json.clone(),
+        matcher: run.matcher.clone(),
         shadow: run.shadow,
         withheld: run.withheld.clone(),
     }

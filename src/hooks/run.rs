@@ -68,6 +68,8 @@ pub struct HandlerRun {
     pub stderr_capped: bool,
     /// The parsed JSON output, if stdout was hook JSON.
     pub json: Option<Value>,
+    /// The handler's `matcher` as configured (`None`: none, or not a settings handler).
+    pub matcher: Option<String>,
     /// Whether the handler ran in shadow mode ([`crate::hooks::shadow`]).
     pub shadow: bool,
     /// In shadow mode, what its answer would have done and was not applied
@@ -97,6 +99,7 @@ impl HandlerRun {
             stdout_capped: false,
             stderr_capped: false,
             json: None,
+            matcher: None,
             shadow: false,
             withheld: None,
         }

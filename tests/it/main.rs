@@ -33,3 +33,4 @@ mod policy_rollout;
 mod readme;
 mod security;
 mod subagents;
+mod telemetry;

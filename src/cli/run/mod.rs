@@ -235,6 +235,16 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
             observers.push(Box::new(stream));
         }
     }
+    let telemetry = match crate::telemetry::Telemetry::from_env() {
+        Ok(t) => t.map(Arc::new),
+        Err(why) => {
+            eprintln!("rein: {why}");
+            None
+        }
+    };
+    if let Some(t) = &telemetry {
+        observers.push(Box::new(Arc::clone(t)));
+    }
     let observers: Arc<dyn Observer> = Arc::new(observers);
     let permissions_text = permissions_summary(&setup.permission_mode, &setup.settings);
     let mut dispatcher = Dispatcher::new(setup.settings.handlers, env);
@@ -480,6 +490,11 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
     write_gate_ledger();
     if let Some(summary) = shadow_log.summary() {
         eprint!("rein: {summary}");
+    }
+    if let Some(t) = &telemetry
+        && let Some(line) = t.finish(Some(reason))
+    {
+        eprintln!("rein: {line}");
     }
     let late = bg_signal.or(late);
     let code = match result {
