@@ -479,3 +479,46 @@ fn shadow_mode_records_a_refusal_and_does_not_apply_it() {
         );
     }
 }
+
+/// `docs/policy-rollout.md`'s worked example, run as written (`bash -e`) in a scratch project
+/// with the built `rein` first on PATH.
+#[test]
+fn the_worked_example_of_the_policy_rollout_doc_runs() {
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/policy-rollout.md"),
+    )
+    .unwrap();
+    let section = doc
+        .split("## A worked example")
+        .nth(1)
+        .expect("the worked example section");
+    let block = section
+        .split("```bash\n")
+        .nth(1)
+        .and_then(|b| b.split("\n```").next())
+        .expect("its bash block");
+    let s = Sandbox::new("proj", &["proj/.claude", "bin"]);
+    std::os::unix::fs::symlink(crate::harness::rein_bin(), s.root.join("bin/rein")).unwrap();
+    let path = format!(
+        "{}:{}",
+        s.root.join("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut cmd = std::process::Command::new("/bin/bash");
+    cmd.args(["-euo", "pipefail", "-c", block])
+        .current_dir(&s.project)
+        .envs(crate::harness::home_vars(&s.home))
+        .env("PATH", path)
+        .stdin(std::process::Stdio::null());
+    for var in crate::harness::LEAKY_VARS {
+        cmd.env_remove(var);
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "the worked example failed:\nstdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(s.exists("build"), "the enforced policy kept the directory");
+}

@@ -193,6 +193,8 @@ pub(super) fn test(
                     "stdout_bytes": run.stdout_bytes,
                     "stderr_bytes": run.stderr_bytes,
                     "json": run.json,
+                    "shadow": run.shadow,
+                    "would_have": run.withheld,
                 });
                 if let (Some(o), Value::Object(extra)) = (obj.as_object_mut(), run_status_json(run))
                 {
@@ -268,6 +270,13 @@ pub(super) fn test(
             "  outcome: {}{parsed}\n",
             outcome_text(&run.outcome)
         ));
+        if let Some(withheld) = &run.withheld {
+            out.push_str(&format!(
+                "  shadow:  {withheld} (shadow mode: not applied)\n"
+            ));
+        } else if run.shadow {
+            out.push_str("  shadow:  nothing to withhold (shadow mode)\n");
+        }
     }
     out.push_str(&format!("\nDecision: {}\n", v.summary));
     if !v.model.is_empty() {
