@@ -42,6 +42,9 @@ fn py_packages() -> &'static Path {
                 .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--target"])
                 .arg(&site)
                 .args(PY_PACKAGES)
+                // Debian's python marks its own site-packages as managed by apt; a --target
+                // install touches none of it (older pips ignore the variable).
+                .env("PIP_BREAK_SYSTEM_PACKAGES", "1")
                 .output()
                 .expect("python3 -m pip (the telemetry tests need python3 with pip; .ci/run installs it)");
             if out.status.success() {
