@@ -267,7 +267,13 @@ fn export_loop(
         }
     };
     let _already_installed = rustls::crypto::ring::default_provider().install_default();
-    let client = match reqwest::Client::builder().timeout(timeout).build() {
+    let mut builder = reqwest::Client::builder().timeout(timeout);
+    if !endpoint_is_https() {
+        // Why: an http:// collector never needs a certificate, and loading the system's
+        // roots would cost ~10 ms that a short session waits for at its end.
+        builder = builder.tls_certs_only(std::iter::empty());
+    }
+    let client = match builder.build() {
         Ok(c) => c,
         Err(e) => {
             drain_all(
@@ -347,6 +353,18 @@ fn export_loop(
             return;
         }
     }
+}
+
+/// Whether the trace endpoint the exporter will use is `https://` (the default is
+/// `http://localhost:4318`).
+fn endpoint_is_https() -> bool {
+    [
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+    ]
+    .iter()
+    .find_map(|v| std::env::var(v).ok().filter(|e| !e.trim().is_empty()))
+    .is_some_and(|e| e.trim().to_ascii_lowercase().starts_with("https://"))
 }
 
 fn drain_all(queue: &Receiver<SpanData>, delivery: &Delivery, why: &str) {
