@@ -374,6 +374,7 @@ impl Engine {
         };
         let mut dispatcher =
             Dispatcher::with_registry(self.settings.handlers.clone(), env, self.registry.clone());
+        dispatcher.warm_up();
         let mcp = self.mcp.get().cloned();
         if let Some(mcp) = &mcp {
             dispatcher.set_mcp_caller(Arc::clone(mcp) as Arc<dyn McpCaller>);

@@ -196,6 +196,8 @@ pub struct HookRunReport {
     pub json: Option<Value>,
     /// The handler's `matcher` as configured.
     pub matcher: Option<String>,
+    /// It ran in a pre-started interpreter.
+    pub warm: bool,
     /// Whether it ran in shadow mode (its answer recorded, never applied).
     pub shadow: bool,
     /// In shadow mode, what it would have done (`would have denied: <reason>`).

@@ -30,6 +30,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use crate::hooks::run::RunStatus;
+use crate::hooks::warm::{self, Interpreter};
 use crate::process::{self, AfterLinger, Ending, Job, Limits, Output, Program, StdinError};
 
 /// Most stdout bytes kept per run: 10 MiB.
@@ -123,6 +124,9 @@ pub struct CommandSpec {
     /// Time between SIGTERM and SIGKILL when the run is ended: [`KILL_GRACE`], or
     /// [`SESSION_END_GRACE`] for a background hook, which only a session's end stops.
     pub kill_grace: Duration,
+    /// Run in a pre-started interpreter when one is waiting ([`crate::hooks::warm`]): set by
+    /// the dispatcher for an eligible shell-form hook when warm hooks are on.
+    pub warm: Option<Interpreter>,
 }
 
 impl CommandSpec {
@@ -137,6 +141,7 @@ impl CommandSpec {
             stdout_cap: STDOUT_CAP,
             stderr_cap: STDERR_CAP,
             kill_grace: KILL_GRACE,
+            warm: None,
         }
     }
 
@@ -161,6 +166,32 @@ impl CommandSpec {
             };
             executable(&dir.join(program))
         })
+    }
+
+    /// The call as a warm run sees it, when this spec may run warm.
+    pub(crate) fn warm_launch(&self) -> Option<warm::Launch> {
+        let interpreter = self.warm?;
+        let CommandForm::Shell(command) = &self.form else {
+            return None;
+        };
+        Some(warm::Launch {
+            interpreter,
+            command: command.clone(),
+            cwd: self.cwd.clone(),
+            env: self.full_env(),
+        })
+    }
+
+    /// The whole environment the process gets: rein's, less `env_remove`, plus `env`.
+    pub fn full_env(&self) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+        let mut env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os()
+            .filter(|(k, _)| !self.env_remove.iter().any(|r| k.as_os_str() == r.as_str()))
+            .collect();
+        for (k, v) in &self.env {
+            env.retain(|(existing, _)| existing.as_os_str() != k.as_str());
+            env.push((k.into(), v.into()));
+        }
+        env
     }
 
     /// The value `name` will have in the process's environment (`None`: unset).
@@ -233,6 +264,8 @@ pub struct RawRun {
     /// The direct child had ended but something in its group still held stdout/stderr after
     /// [`LINGER_GRACE`]; the group was killed.
     pub lingering_killed: bool,
+    /// It ran in a pre-started interpreter ([`crate::hooks::warm`]).
+    pub warm: bool,
 }
 
 /// Kills a whole process group: SIGTERM, [`SESSION_END_GRACE`], SIGKILL. For background (`async`)
@@ -337,6 +370,7 @@ impl RawRun {
             pid: None,
             cancelled: false,
             lingering_killed: false,
+            warm: false,
         }
     }
 
@@ -362,6 +396,7 @@ fn empty_run(duration: Duration, pid: Option<u32>) -> RawRun {
         pid,
         cancelled: false,
         lingering_killed: false,
+        warm: false,
     }
 }
 
@@ -428,18 +463,31 @@ async fn run_inner(
             after_linger: AfterLinger::KillGroup,
         },
     };
-    let run = match probe {
-        Some(marker) => {
-            let mut probe = AsyncProbe {
-                marker: Some(marker),
-                started: Instant::now(),
-                pid: None,
-            };
-            process::run(job, cancel, Some(&mut probe)).await
-        }
-        None => process::run(job, cancel, None).await,
-    };
-    raw_run(spec, run)
+    let mut probe = probe.map(|marker| AsyncProbe {
+        marker: Some(marker),
+        started: Instant::now(),
+        pid: None,
+    });
+    let watch = probe
+        .as_mut()
+        .map(|p| p as &mut (dyn process::StdoutWatch + Send));
+    if let Some((pre, go)) = spec.warm_launch().and_then(|l| warm::claim(&l)) {
+        let mut bytes = go;
+        bytes.extend_from_slice(stdin);
+        let run = process::run_prespawned(
+            pre,
+            process::Stdin::Bytes(&bytes),
+            job.output,
+            job.limits,
+            cancel,
+            watch,
+        )
+        .await;
+        let mut raw = raw_run(spec, run);
+        raw.warm = true;
+        return raw;
+    }
+    raw_run(spec, process::run(job, cancel, watch).await)
 }
 
 /// The process runner's result as the hook engine sees it.
@@ -472,6 +520,7 @@ fn raw_run(spec: &CommandSpec, run: process::Run) -> RawRun {
         pid: run.pid,
         cancelled: run.ending == Ending::Cancelled,
         lingering_killed: run.lingering,
+        warm: false,
     }
 }
 

@@ -157,6 +157,9 @@ pub struct ConfiguredHandler {
     /// handler runs and its answer is recorded, but a refusal, rewrite or context it gives is
     /// not applied.
     pub shadow: bool,
+    /// May run in a pre-started interpreter (rein's `"warm"`, default true; `warmHooks: false`
+    /// in any settings file turns it off for all).
+    pub warm: bool,
     pub origin: HandlerOrigin,
     /// `None` if it can run; otherwise why it never will.
     pub inactive: Option<Inactive>,

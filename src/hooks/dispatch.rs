@@ -96,6 +96,24 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// The interpreter `command` runs warm under, when warm hooks are on for it and it is
+/// eligible ([`crate::hooks::warm::eligibility`]).
+pub(crate) fn warm_interpreter(
+    handler: &ConfiguredHandler,
+    command: &CommandHandler,
+    spec: &CommandSpec,
+    project: &str,
+) -> Option<crate::hooks::warm::Interpreter> {
+    if !handler.warm || command.args.is_some() || crate::hooks::warm::disabled_by_env() {
+        return None;
+    }
+    let path = spec.variable("PATH").unwrap_or_default();
+    match crate::hooks::warm::eligibility(&command.command, project, &spec.cwd, &path) {
+        crate::hooks::warm::Warmth::Warm(interp) => Some(interp),
+        crate::hooks::warm::Warmth::Cold(_) => None,
+    }
+}
+
 /// Logs a finished run. In shadow mode it first records what the answer would have done
 /// (the log line carries it), then withholds it and keeps the withheld decision for
 /// [`Dispatcher::shadowed`].
@@ -245,6 +263,55 @@ impl Dispatcher {
             Err(poisoned) => *poisoned.into_inner() = Arc::new(next),
         }
         lock(&self.shared.env_files).clear();
+    }
+
+    /// Starts, in the background, one pre-started interpreter for each command handler that
+    /// runs warm ([`crate::hooks::warm`]); a session with no such handler starts nothing.
+    pub fn warm_up(&self) {
+        if crate::hooks::warm::disabled_by_env() {
+            return;
+        }
+        let env = self.shared.env();
+        let Some(cwd) = env.project_dir.to_str().map(str::to_string) else {
+            return;
+        };
+        let mut launches = Vec::new();
+        for handler in &self.handlers {
+            let (Some(event), HandlerKind::Command(command), None) =
+                (handler.event, &handler.kind, &handler.inactive)
+            else {
+                continue;
+            };
+            if command.is_async || command.async_rewake {
+                continue;
+            }
+            let target = Target {
+                event,
+                match_value: None,
+                tool: None,
+                cwd: &cwd,
+                effort: None,
+                tool_use_id: None,
+            };
+            let plan = self.plan(handler, command, &target, None, Duration::ZERO);
+            if let Some(launch) = plan.spec.warm_launch() {
+                launches.push(launch);
+            }
+        }
+        if launches.is_empty() {
+            return;
+        }
+        let start = move || {
+            for launch in launches {
+                crate::hooks::warm::prestart(launch);
+            }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => {
+                handle.spawn_blocking(start);
+            }
+            Err(_) => start(),
+        }
     }
 
     /// The in-process handlers; register with `dispatcher.registry().hook(…)`.
@@ -538,6 +605,7 @@ impl Dispatcher {
         let mut spec = CommandSpec::new(form, cwd, timeout);
         spec.env = hook_env(&env, env_file, target.effort);
         spec.env_remove = removed_env();
+        spec.warm = warm_interpreter(handler, command, &spec, &project);
         // onFailure is ignored for async hooks (spec §1.6); `output::interpret` itself ignores
         // it on Stop and the other events where it has no meaning.
         let on_failure = if command.is_async || command.async_rewake {

@@ -134,6 +134,7 @@ fn run_report(run: &HandlerRun) -> HookRunReport {
         stderr_bytes: run.stderr_bytes,
         json: run.json.clone(),
         matcher: run.matcher.clone(),
+        warm: run.warm,
         shadow: run.shadow,
         withheld: run.withheld.clone(),
     }

@@ -26,6 +26,7 @@ pub mod shadow;
 pub mod spec;
 pub mod spill;
 pub mod timeout;
+pub mod warm;
 
 /// A fresh `toolu_…` id (24 hex digits), as Claude Code's tool-use ids look.
 pub fn new_tool_use_id() -> String {

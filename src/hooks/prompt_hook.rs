@@ -241,6 +241,7 @@ pub(crate) async fn run(
         pid: None,
         cancelled: false,
         lingering_killed: false,
+        warm: false,
     };
     let mut judged = interpret(
         event,

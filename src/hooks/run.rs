@@ -68,6 +68,8 @@ pub struct HandlerRun {
     pub stderr_capped: bool,
     /// The parsed JSON output, if stdout was hook JSON.
     pub json: Option<Value>,
+    /// It ran in a pre-started interpreter ([`crate::hooks::warm`]).
+    pub warm: bool,
     /// The handler's `matcher` as configured (`None`: none, or not a settings handler).
     pub matcher: Option<String>,
     /// Whether the handler ran in shadow mode ([`crate::hooks::shadow`]).
@@ -99,6 +101,7 @@ impl HandlerRun {
             stdout_capped: false,
             stderr_capped: false,
             json: None,
+            warm: false,
             matcher: None,
             shadow: false,
             withheld: None,

@@ -94,6 +94,7 @@ fn run_record(event: HookEvent, stdin_bytes: usize, answer: &Answer) -> Value {
         "stderr_capped": run.stderr_capped,
         "outcome": outcome_word(&run.outcome),
         "decision": decision,
+        "warm": run.warm,
         "shadow": run.shadow,
         "would_have": run.withheld,
     })

@@ -326,21 +326,93 @@ pub async fn run(
     watch: Option<&mut (dyn StdoutWatch + Send)>,
 ) -> Run {
     let started = Instant::now();
-    let Job {
+    let spawned = match spawn(&job.program, job.stdin, job.output) {
+        Ok(spawned) => spawned,
+        Err(ending) => return Run::not_started(ending, started.elapsed()),
+    };
+    drive(
+        started, spawned, job.stdin, job.output, job.limits, cancel, watch,
+    )
+    .await
+}
+
+/// A program started ahead of its run ([`prespawn`]): it leads its own group with its three
+/// pipes open, and nothing has been written to it. [`run_prespawned`] gives it its stdin and
+/// runs it; dropping it SIGKILLs it.
+#[derive(Debug)]
+pub struct Prespawned {
+    spawned: Spawned,
+}
+
+impl Prespawned {
+    /// Whether it has ended on its own while waiting (reaped now if so).
+    pub fn has_ended(&mut self) -> bool {
+        !matches!(self.spawned.child.try_wait(), Ok(None))
+    }
+}
+
+impl std::fmt::Debug for Spawned {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Spawned")
+            .field("pid", &self.child.id())
+            .finish()
+    }
+}
+
+/// Starts `program` as [`run`] would, with stdin, stdout and stderr on pipes, and returns at
+/// once: the run happens later, in [`run_prespawned`].
+pub fn prespawn(program: &Program<'_>) -> Result<Prespawned, Ending> {
+    spawn(
         program,
+        Stdin::Bytes(&[]),
+        Output::Separate {
+            stdout_cap: 0,
+            stderr_cap: 0,
+        },
+    )
+    .map(|spawned| Prespawned { spawned })
+}
+
+/// [`run`] for a [`Prespawned`] program: writes `stdin` (which must be [`Stdin::Bytes`]) and
+/// drives it exactly as [`run`] drives a program it started. `output` must be
+/// [`Output::Separate`].
+pub async fn run_prespawned(
+    pre: Prespawned,
+    stdin: Stdin<'_>,
+    output: Output<'_>,
+    limits: Limits,
+    cancel: impl Future<Output = ()>,
+    watch: Option<&mut (dyn StdoutWatch + Send)>,
+) -> Run {
+    drive(
+        Instant::now(),
+        pre.spawned,
         stdin,
         output,
         limits,
-    } = job;
+        cancel,
+        watch,
+    )
+    .await
+}
+
+/// The run of a spawned child: stdin written while the output is drained, the timeout, the
+/// cancel, the group kill, the linger.
+async fn drive(
+    started: Instant,
+    spawned: Spawned,
+    stdin: Stdin<'_>,
+    output: Output<'_>,
+    limits: Limits,
+    cancel: impl Future<Output = ()>,
+    watch: Option<&mut (dyn StdoutWatch + Send)>,
+) -> Run {
     let Spawned {
         mut child,
         stdin: child_stdin,
         stdout: child_stdout,
         stderr: child_stderr,
-    } = match spawn(&program, stdin, output) {
-        Ok(spawned) => spawned,
-        Err(ending) => return Run::not_started(ending, started.elapsed()),
-    };
+    } = spawned;
     let pid = child.id();
     let mut guard = GroupGuard { pgid: pid };
     let stdin_bytes = match stdin {

@@ -218,6 +218,7 @@ pub const HONOURED_KEYS: &[&str] = &[
     "hooks",
     "disableAllHooks",
     "hooksShadow",
+    "warmHooks",
     "allowManagedHooksOnly",
     "model",
     "effortLevel",

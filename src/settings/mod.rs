@@ -262,7 +262,13 @@ fn merge(
     let mut managed_only: Option<(Located<bool>, String)> = None;
     let mut default_mode: Option<(String, SourceKind)> = None;
     let mut user_mode: Option<String> = None;
+    let warm_off = files.iter().any(|f| f.warm_hooks == Some(false));
     for mut fs in files {
+        if warm_off {
+            for h in &mut fs.handlers {
+                h.warm = false;
+            }
+        }
         settings.diagnostics.append(&mut fs.diagnostics);
         if let Some(reason) = &fs.voided {
             for h in &mut fs.handlers {

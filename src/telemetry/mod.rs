@@ -266,7 +266,7 @@ fn hook_attributes(report: &HookReport, run: &HookRunReport) -> Vec<KeyValue> {
             i64::try_from(run.duration.as_millis()).unwrap_or(i64::MAX),
         ),
         KeyValue::new("rein.hook.outcome", outcome_word(&run.outcome)),
-        KeyValue::new("rein.hook.warm", false),
+        KeyValue::new("rein.hook.warm", run.warm),
         KeyValue::new("rein.hook.shadow", run.shadow),
     ];
     if let Some(m) = &run.matcher {

@@ -193,6 +193,7 @@ pub fn handler(event: HookEvent, matcher: Option<&str>, command: &str) -> Config
         on_failure: OnFailure::Continue,
         once: false,
         shadow: false,
+        warm: true,
         origin: HandlerOrigin {
             source: SourceKind::User,
             event_key: event.as_str().into(),

@@ -249,6 +249,7 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
     let permissions_text = permissions_summary(&setup.permission_mode, &setup.settings);
     let mut dispatcher = Dispatcher::new(setup.settings.handlers, env);
     let shadow_log = dispatcher.shadow_log();
+    dispatcher.warm_up();
     dispatcher.set_mcp_caller(Arc::clone(&mcp) as Arc<dyn crate::hooks::mcp_tool::McpCaller>);
     let hook_models = HookModels::new(Arc::clone(&setup.model), setup.models.clone());
     dispatcher.set_model_hooks(hook_models.clone());

@@ -89,6 +89,10 @@ impl FileCx<'_> {
         let status_message = f.string("statusMessage")?.map(|(s, _)| s.to_string());
         let once = f.boolean("once")?;
         let shadow = f.boolean("shadow")?;
+        let warm = match spanned::get(members, "warm") {
+            None => true,
+            Some(_) => f.boolean("warm")?,
+        };
         let on_failure_member = f.string("onFailure")?;
         let (kind, on_failure) = match type_name {
             "command" => (
@@ -183,6 +187,7 @@ impl FileCx<'_> {
             on_failure,
             once,
             shadow,
+            warm,
             origin: HandlerOrigin {
                 source: self.source,
                 event_key: path.event_key.to_string(),

@@ -60,6 +60,8 @@ pub struct FileSettings {
     pub allow_managed_hooks_only: Option<Located<bool>>,
     /// `hooksShadow: true` (rein's key): every handler of this file runs in shadow mode.
     pub hooks_shadow: bool,
+    /// `warmHooks` (rein's key): `false` runs every hook of every file cold.
+    pub warm_hooks: Option<bool>,
     /// http-hook lists and `.mcp.json` approval keys.
     pub network: network::NetworkKeys,
     pub model: Option<String>,
@@ -75,7 +77,15 @@ mod hooks;
 mod permissions;
 
 const HANDLER_TYPES: &str = "\"command\", \"http\", \"prompt\", \"agent\" or \"mcp_tool\"";
-const COMMON_KEYS: &[&str] = &["type", "if", "timeout", "statusMessage", "once", "shadow"];
+const COMMON_KEYS: &[&str] = &[
+    "type",
+    "if",
+    "timeout",
+    "statusMessage",
+    "once",
+    "shadow",
+    "warm",
+];
 const COMMAND_KEYS: &[&str] = &[
     "command",
     "args",
@@ -128,6 +138,7 @@ pub fn parse_file(
         disable_all_hooks: None,
         allow_managed_hooks_only: None,
         hooks_shadow: false,
+        warm_hooks: None,
         network: network::NetworkKeys::default(),
         model: None,
         effort_level: None,
@@ -323,6 +334,9 @@ impl FileCx<'_> {
         }
         if let Some(m) = spanned::get(members, "disableAllHooks") {
             self.out.disable_all_hooks = self.bool_switch(m);
+        }
+        if let Some(m) = spanned::get(members, "warmHooks") {
+            self.out.warm_hooks = self.bool_switch(m).map(|b| b.value);
         }
         if let Some(m) = spanned::get(members, "hooksShadow") {
             self.out.hooks_shadow = self.bool_switch(m).is_some_and(|b| b.value);

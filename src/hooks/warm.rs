@@ -1,0 +1,479 @@
+//! Warm python and node hooks: the interpreter is started before the hook fires, so a call
+//! pays for running the script, not for starting python or node.
+//!
+//! rein's design, chosen for exactness over raw speed: **one fresh interpreter per call, started
+//! ahead of time exactly as the cold run starts it** — the same `/bin/sh -c "<command>"` in its
+//! own session, the same argv, cwd, environment and pipes — with one addition: an interpreter
+//! start hook (`sitecustomize` on `PYTHONPATH` for python, `--require` in `NODE_OPTIONS` for node)
+//! that stops right after the interpreter has started and waits on stdin. When the hook fires,
+//! rein writes a short "go" message (the call's environment changes and cwd) and then the hook's
+//! input to that process's stdin; the start hook applies the changes, removes every trace of
+//! itself from the environment and `sys.path`, and returns, and the interpreter goes on to load
+//! and run the script as a cold start would: the script's bytes are read at that moment (an edit
+//! between two calls is seen), `sys.argv`, `__main__`, `sys.path[0]`, `process.argv`,
+//! `require.main`, tracebacks, exit codes, signals, children, the timeout and the group kill are
+//! the cold run's because it *is* a cold start, only earlier. Each process serves one call;
+//! another is started in the background for the next.
+//!
+//! Why not a fork server: a process forked from one pre-imported interpreter is not rein's
+//! child (its exit status would travel over a socket, and the runner's timeout, group kill and
+//! reaping would need a second implementation), and modules imported before the fork are state
+//! a cold run does not have. Node cannot fork at all. The cost of this choice: each call still
+//! costs one interpreter start of CPU, off the critical path; a burst of calls larger than the
+//! pool (one spare per handler) runs the rest cold.
+//!
+//! A hook is eligible ([`eligibility`]) when its command is a simple command — words, plain
+//! quotes and `$CLAUDE_PROJECT_DIR`, nothing else of the shell's — that runs a script with
+//! `python`/`python3`/`python3.N` or `node` and no interpreter flag, or runs a script whose `#!`
+//! line names one of them (directly or through `/usr/bin/env`, without flags). Anything else
+//! runs cold and says why. `uv run` stays cold: uv resolves and may sync the script's
+//! environment on every call, which a pre-started interpreter would skip.
+//!
+//! At most once per firing: a spare that has died before it is claimed is discarded and the call
+//! runs cold; once the go message is written, whatever happens is that call's run. A spare never
+//! outlives rein: it waits on a pipe only rein writes to, and reads EOF (and exits without
+//! running anything) when rein is gone, SIGKILL included.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock, PoisonError};
+
+use crate::process::{self, Prespawned, Program};
+
+/// The interpreter a warm hook runs under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Interpreter {
+    Python,
+    Node,
+}
+
+impl Interpreter {
+    pub fn name(self) -> &'static str {
+        match self {
+            Interpreter::Python => "python",
+            Interpreter::Node => "node",
+        }
+    }
+
+    /// The variable that carries the start hook.
+    fn carrier(self) -> &'static str {
+        match self {
+            Interpreter::Python => "PYTHONPATH",
+            Interpreter::Node => "NODE_OPTIONS",
+        }
+    }
+}
+
+/// Whether a command runs warm, and if not, why not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Warmth {
+    Warm(Interpreter),
+    Cold(String),
+}
+
+/// `REIN_WARM_HOOKS=0` (also `false`, `no`, `off`) turns warm hooks off for the run.
+pub fn disabled_by_env() -> bool {
+    std::env::var("REIN_WARM_HOOKS").is_ok_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "0" | "false" | "no" | "off"
+        )
+    })
+}
+
+/// Splits a shell command into words if it is a simple command rein can read without a shell:
+/// words separated by blanks, `'…'` and `"…"` quoting (no `$`, `` ` `` or `\` inside double
+/// quotes), `$CLAUDE_PROJECT_DIR`/`${CLAUDE_PROJECT_DIR}` replaced by `project`. `Err` names the
+/// first thing that makes it more than that.
+fn simple_words(command: &str, project: &str) -> Result<Vec<String>, String> {
+    let text = command
+        .replace("${CLAUDE_PROJECT_DIR}", project)
+        .replace("$CLAUDE_PROJECT_DIR", project);
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' => {
+                if in_word {
+                    words.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(c) => cur.push(c),
+                        None => return Err("an unclosed quote".to_string()),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some(c @ ('$' | '`' | '\\')) => {
+                            return Err(format!("shell syntax ({c}) inside double quotes"));
+                        }
+                        Some(c) => cur.push(c),
+                        None => return Err("an unclosed quote".to_string()),
+                    }
+                }
+            }
+            '|' | '&' | ';' | '<' | '>' | '(' | ')' | '$' | '`' | '\\' | '*' | '?' | '[' | ']'
+            | '{' | '}' | '~' | '!' | '#' | '\n' | '=' => {
+                return Err(format!("shell syntax ({c})"));
+            }
+            c => {
+                in_word = true;
+                cur.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(cur);
+    }
+    if words.is_empty() {
+        return Err("an empty command".to_string());
+    }
+    Ok(words)
+}
+
+/// The interpreter a program name stands for (`python3`, `/usr/bin/python3.11`, `node`).
+fn interpreter_of(program: &str) -> Option<Interpreter> {
+    let base = program.rsplit('/').next().unwrap_or(program);
+    if base == "node" || base == "nodejs" {
+        return Some(Interpreter::Node);
+    }
+    let rest = base.strip_prefix("python")?;
+    let version_like = rest.is_empty()
+        || rest.strip_prefix('3').is_some_and(|r| {
+            r.is_empty() || (r.starts_with('.') && r[1..].chars().all(|c| c.is_ascii_digit()))
+        });
+    version_like.then_some(Interpreter::Python)
+}
+
+/// The file a program word names, as `execvp` would find it: relative to `cwd` when it has a
+/// `/`, else in `path`.
+fn locate(program: &str, cwd: &Path, path: &str) -> Option<PathBuf> {
+    if program.contains('/') {
+        let p = cwd.join(program);
+        return p.is_file().then_some(p);
+    }
+    path.split(':')
+        .map(|d| {
+            if d.is_empty() {
+                cwd.to_path_buf()
+            } else {
+                PathBuf::from(d)
+            }
+        })
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+}
+
+/// A script's `#!` interpreter, when it is python or node named plainly or through
+/// `/usr/bin/env` with no flags.
+fn shebang_interpreter(script: &Path) -> Result<Interpreter, String> {
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(script)
+        .and_then(|mut f| f.read(&mut head))
+        .map_err(|e| format!("cannot read {}: {e}", script.display()))?;
+    let line = head[..n].split(|b| *b == b'\n').next().unwrap_or_default();
+    let Some(rest) = line.strip_prefix(b"#!") else {
+        return Err(format!("{} has no #! line", script.display()));
+    };
+    let rest = String::from_utf8_lossy(rest);
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    let named = match words.as_slice() {
+        [env, name] if env.ends_with("/env") => *name,
+        [interp] => *interp,
+        _ => {
+            return Err(format!(
+                "its #! line `{}` passes flags to the interpreter",
+                rest.trim()
+            ));
+        }
+    };
+    interpreter_of(named)
+        .ok_or_else(|| format!("its #! interpreter `{named}` is not python or node"))
+}
+
+/// Whether `command` (shell form) can run warm, given where it runs and its `PATH`.
+pub fn eligibility(command: &str, project: &str, cwd: &Path, path: &str) -> Warmth {
+    let words = match simple_words(command, project) {
+        Ok(w) => w,
+        Err(why) => {
+            return Warmth::Cold(format!(
+                "the command uses {why}; only a simple command runs warm"
+            ));
+        }
+    };
+    let program = words[0].as_str();
+    if program == "uv" || program.ends_with("/uv") {
+        return Warmth::Cold(
+            "uv resolves the script's environment on every call, which a pre-started interpreter would skip".to_string(),
+        );
+    }
+    if let Some(interp) = interpreter_of(program) {
+        return match words.get(1) {
+            None => Warmth::Cold(format!("{program} without a script")),
+            Some(flag) if flag.starts_with('-') => Warmth::Cold(format!(
+                "interpreter flag {flag}: the start hook must run as a plain start does"
+            )),
+            Some(_) if locate(program, cwd, path).is_none() => {
+                Warmth::Cold(format!("{program} is not found on PATH"))
+            }
+            Some(_) => Warmth::Warm(interp),
+        };
+    }
+    match locate(program, cwd, path) {
+        None => Warmth::Cold(format!("{program} is not found")),
+        Some(script) => match shebang_interpreter(&script) {
+            Ok(interp) => Warmth::Warm(interp),
+            Err(why) => Warmth::Cold(why),
+        },
+    }
+}
+
+/// The variables whose values decide how an interpreter starts; a spare serves a call only
+/// when they are the same.
+fn starts_alike(name: &str) -> bool {
+    name == "PATH"
+        || name == "HOME"
+        || name == "LANG"
+        || name == "VIRTUAL_ENV"
+        || name.starts_with("LC_")
+        || name.starts_with("PYTHON")
+        || name.starts_with("NODE_")
+        || name.starts_with("PYENV")
+        || name.starts_with("UV_")
+}
+
+/// One call's process as rein computes it: program, cwd, full environment.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    pub interpreter: Interpreter,
+    /// `/bin/sh -c <command>`'s command.
+    pub command: String,
+    pub cwd: PathBuf,
+    /// The whole environment the cold process would get.
+    pub env: Vec<(OsString, OsString)>,
+}
+
+impl Launch {
+    fn key(&self) -> String {
+        let mut key = format!(
+            "{}\0{}\0{}",
+            self.interpreter.name(),
+            self.command,
+            self.cwd.display()
+        );
+        let mut vars: Vec<_> = self
+            .env
+            .iter()
+            .filter(|(k, _)| starts_alike(&k.to_string_lossy()))
+            .collect();
+        vars.sort();
+        for (k, v) in vars {
+            key.push('\0');
+            key.push_str(&k.to_string_lossy());
+            key.push('=');
+            key.push_str(&v.to_string_lossy());
+        }
+        key
+    }
+}
+
+/// A started interpreter waiting for its call.
+#[derive(Debug)]
+struct Spare {
+    process: Prespawned,
+    /// The environment it was started with (without the start hook's variable).
+    env: Vec<(OsString, OsString)>,
+}
+
+/// The spares, one per launch key.
+#[derive(Default)]
+struct Pool {
+    spares: Mutex<HashMap<String, Spare>>,
+    boot_dir: OnceLock<Option<PathBuf>>,
+}
+
+fn pool() -> &'static Pool {
+    static POOL: OnceLock<Pool> = OnceLock::new();
+    POOL.get_or_init(Pool::default)
+}
+
+const PYTHON_BOOT: &str = include_str!("warm_boot/sitecustomize.py");
+const NODE_BOOT: &str = include_str!("warm_boot/boot.cjs");
+
+/// The start hooks, in rein's private temporary directory (0700, files 0600), written once.
+fn boot_dir() -> Option<&'static Path> {
+    pool()
+        .boot_dir
+        .get_or_init(|| {
+            let dir = crate::private_fs::temp_dir().ok()?.join("warm");
+            let write = |name: &str, text: &str| {
+                crate::private_fs::write(&dir.join(name), text.as_bytes()).ok()
+            };
+            write("sitecustomize.py", PYTHON_BOOT)?;
+            write("boot.cjs", NODE_BOOT)?;
+            Some(dir)
+        })
+        .as_deref()
+}
+
+/// The start hook's variable for `launch`: its own value plus rein's hook.
+fn carrier_value(launch: &Launch, dir: &Path) -> (String, OsString) {
+    let name = launch.interpreter.carrier();
+    let current = launch
+        .env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.clone());
+    let ours = match launch.interpreter {
+        Interpreter::Python => dir.as_os_str().to_os_string(),
+        Interpreter::Node => {
+            let mut s = OsString::from("--require ");
+            s.push(dir.join("boot.cjs"));
+            s
+        }
+    };
+    let value = match (launch.interpreter, current) {
+        (_, None) => ours,
+        (Interpreter::Python, Some(cur)) => {
+            let mut v = ours;
+            v.push(":");
+            v.push(cur);
+            v
+        }
+        (Interpreter::Node, Some(cur)) => {
+            let mut v = cur;
+            v.push(" ");
+            v.push(ours);
+            v
+        }
+    };
+    (name.to_string(), value)
+}
+
+/// Starts a spare for `launch` in the background, unless one is waiting already.
+pub fn prestart(launch: Launch) {
+    let key = launch.key();
+    if pool()
+        .spares
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .contains_key(&key)
+    {
+        return;
+    }
+    let Some(dir) = boot_dir() else { return };
+    let (carrier, value) = carrier_value(&launch, dir);
+    let env: Vec<(String, String)> = launch
+        .env
+        .iter()
+        .filter(|(k, _)| k.to_str() != Some(carrier.as_str()))
+        .map(|(k, v)| {
+            (
+                k.to_string_lossy().into_owned(),
+                v.to_string_lossy().into_owned(),
+            )
+        })
+        .chain(std::iter::once((
+            carrier.clone(),
+            value.to_string_lossy().into_owned(),
+        )))
+        .collect();
+    let remove: Vec<String> = std::env::vars_os()
+        .map(|(k, _)| k.to_string_lossy().into_owned())
+        .collect();
+    let mut program = Program::new("/bin/sh", &launch.cwd)
+        .arg("-c")
+        .arg(launch.command.as_str());
+    program.new_session = true;
+    program.env = &env;
+    program.env_remove = &remove;
+    match process::prespawn(&program) {
+        Ok(process) => {
+            let spare = Spare {
+                process,
+                env: launch.env.clone(),
+            };
+            let mut spares = pool().spares.lock().unwrap_or_else(PoisonError::into_inner);
+            spares.entry(key).or_insert(spare);
+        }
+        Err(ending) => tracing::debug!(?ending, "could not pre-start a warm hook"),
+    }
+}
+
+/// The go message: the changes from the spare's environment to the call's, the cwd, and the
+/// start hook's directory (to take off `sys.path`), length-prefixed (8 hex digits).
+fn go_message(spare_env: &[(OsString, OsString)], call: &Launch, dir: &Path) -> Vec<u8> {
+    let spare: HashMap<&OsString, &OsString> = spare_env.iter().map(|(k, v)| (k, v)).collect();
+    let wanted: HashMap<&OsString, &OsString> = call.env.iter().map(|(k, v)| (k, v)).collect();
+    let mut set = serde_json::Map::new();
+    for (k, v) in &wanted {
+        if spare.get(k) != Some(v) {
+            set.insert(
+                k.to_string_lossy().into_owned(),
+                v.to_string_lossy().into_owned().into(),
+            );
+        }
+    }
+    let carrier = call.interpreter.carrier();
+    // The start hook's variable goes back to the call's value (or away).
+    let mut unset: Vec<String> = spare
+        .keys()
+        .filter(|k| !wanted.contains_key(*k))
+        .map(|k| k.to_string_lossy().into_owned())
+        .collect();
+    match wanted.iter().find(|(k, _)| k.to_str() == Some(carrier)) {
+        Some((_, v)) => {
+            set.insert(carrier.to_string(), v.to_string_lossy().into_owned().into());
+        }
+        None => unset.push(carrier.to_string()),
+    }
+    let body = serde_json::json!({
+        "set": set,
+        "unset": unset,
+        "cwd": call.cwd.to_string_lossy(),
+        "dir": dir.to_string_lossy(),
+    })
+    .to_string();
+    let mut out = format!("{:08x}", body.len()).into_bytes();
+    out.extend_from_slice(body.as_bytes());
+    out
+}
+
+/// A spare for `call`, with its go message to write before the hook's input; `None` when
+/// there is none ready (the call then runs cold). A replacement is started either way.
+pub fn claim(call: &Launch) -> Option<(Prespawned, Vec<u8>)> {
+    let key = call.key();
+    let taken = pool()
+        .spares
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .remove(&key);
+    let next = call.clone();
+    // Why a blocking task: starting a process forks, which must not stall the runtime thread
+    // that is about to run this call.
+    if tokio::runtime::Handle::try_current().is_ok() {
+        tokio::task::spawn_blocking(move || prestart(next));
+    }
+    let mut spare = taken?;
+    if spare.process.has_ended() {
+        return None;
+    }
+    let dir = boot_dir()?;
+    let go = go_message(&spare.env, call, dir);
+    Some((spare.process, go))
+}
