@@ -301,16 +301,8 @@ impl Dispatcher {
         if launches.is_empty() {
             return;
         }
-        let start = move || {
-            for launch in launches {
-                crate::hooks::warm::prestart(launch);
-            }
-        };
-        match tokio::runtime::Handle::try_current() {
-            Ok(handle) => {
-                handle.spawn_blocking(start);
-            }
-            Err(_) => start(),
+        for launch in launches {
+            crate::hooks::warm::prestart(launch);
         }
     }
 

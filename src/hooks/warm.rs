@@ -302,8 +302,16 @@ struct Spare {
 /// The spares, one per launch key.
 #[derive(Default)]
 struct Pool {
-    spares: Mutex<HashMap<String, Spare>>,
+    state: Mutex<PoolState>,
     boot_dir: OnceLock<Option<PathBuf>>,
+}
+
+#[derive(Default)]
+struct PoolState {
+    spares: HashMap<String, Spare>,
+    starting: std::collections::HashSet<String>,
+    /// Launches whose interpreter did not load the start hook: cold for the rest of the run.
+    failed: std::collections::HashSet<String>,
 }
 
 fn pool() -> &'static Pool {
@@ -365,19 +373,50 @@ fn carrier_value(launch: &Launch, dir: &Path) -> (String, OsString) {
     (name.to_string(), value)
 }
 
-/// Starts a spare for `launch` in the background, unless one is waiting already.
+/// What the start hooks write to stderr once the interpreter has started and is waiting: the
+/// proof that the hook was loaded (an interpreter that ignored it would run the script now, and
+/// is killed instead of being used).
+const READY: &[u8] = b"\0rein-warm-ready\n";
+
+/// How long a spare may take to start before it is given up.
+const START_LIMIT: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// Starts a spare for `launch` in the background, unless one is waiting or starting already,
+/// or this launch failed to start warm before (it then stays cold for the session).
 pub fn prestart(launch: Launch) {
-    let key = launch.key();
-    if pool()
-        .spares
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .contains_key(&key)
-    {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
         return;
+    };
+    let key = launch.key();
+    {
+        let mut state = pool().state.lock().unwrap_or_else(PoisonError::into_inner);
+        if state.spares.contains_key(&key)
+            || state.starting.contains(&key)
+            || state.failed.contains(&key)
+        {
+            return;
+        }
+        state.starting.insert(key.clone());
     }
-    let Some(dir) = boot_dir() else { return };
-    let (carrier, value) = carrier_value(&launch, dir);
+    runtime.spawn(async move {
+        let started = start_spare(&launch).await;
+        let mut state = pool().state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.starting.remove(&key);
+        match started {
+            Ok(spare) => {
+                state.spares.insert(key, spare);
+            }
+            Err(why) => {
+                tracing::debug!(command = %launch.command, %why, "warm hook start failed; it runs cold");
+                state.failed.insert(key);
+            }
+        }
+    });
+}
+
+async fn start_spare(launch: &Launch) -> Result<Spare, String> {
+    let dir = boot_dir().ok_or("no private directory for the start hooks")?;
+    let (carrier, value) = carrier_value(launch, dir);
     let env: Vec<(String, String)> = launch
         .env
         .iter()
@@ -402,16 +441,18 @@ pub fn prestart(launch: Launch) {
     program.new_session = true;
     program.env = &env;
     program.env_remove = &remove;
-    match process::prespawn(&program) {
-        Ok(process) => {
-            let spare = Spare {
-                process,
-                env: launch.env.clone(),
-            };
-            let mut spares = pool().spares.lock().unwrap_or_else(PoisonError::into_inner);
-            spares.entry(key).or_insert(spare);
-        }
-        Err(ending) => tracing::debug!(?ending, "could not pre-start a warm hook"),
+    let mut process = process::prespawn(&program).map_err(|e| format!("{e:?}"))?;
+    match process.read_stderr(READY.len(), START_LIMIT).await {
+        Ok(bytes) if bytes == READY => Ok(Spare {
+            process,
+            env: launch.env.clone(),
+        }),
+        // Dropping the process kills it.
+        Ok(bytes) => Err(format!(
+            "the interpreter did not load rein's start hook (its stderr began {:?})",
+            String::from_utf8_lossy(&bytes)
+        )),
+        Err(e) => Err(format!("the interpreter did not get ready: {e}")),
     }
 }
 
@@ -459,16 +500,12 @@ fn go_message(spare_env: &[(OsString, OsString)], call: &Launch, dir: &Path) -> 
 pub fn claim(call: &Launch) -> Option<(Prespawned, Vec<u8>)> {
     let key = call.key();
     let taken = pool()
-        .spares
+        .state
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
+        .spares
         .remove(&key);
-    let next = call.clone();
-    // Why a blocking task: starting a process forks, which must not stall the runtime thread
-    // that is about to run this call.
-    if tokio::runtime::Handle::try_current().is_ok() {
-        tokio::task::spawn_blocking(move || prestart(next));
-    }
+    prestart(call.clone());
     let mut spare = taken?;
     if spare.process.has_ended() {
         return None;

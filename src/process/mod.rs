@@ -349,6 +349,20 @@ impl Prespawned {
     pub fn has_ended(&mut self) -> bool {
         !matches!(self.spawned.child.try_wait(), Ok(None))
     }
+
+    /// Reads exactly `n` bytes of its stderr (the run's capture then starts after them), or
+    /// fails when the stream ends first or `limit` passes.
+    pub async fn read_stderr(&mut self, n: usize, limit: Duration) -> io::Result<Vec<u8>> {
+        let Some(pipe) = self.spawned.stderr.as_mut() else {
+            return Err(io::Error::other("no stderr pipe"));
+        };
+        let mut buf = vec![0u8; n];
+        match tokio::time::timeout(limit, pipe.read_exact(&mut buf)).await {
+            Ok(Ok(_)) => Ok(buf),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err(io::Error::new(io::ErrorKind::TimedOut, "timed out")),
+        }
+    }
 }
 
 impl std::fmt::Debug for Spawned {

@@ -136,6 +136,9 @@ pub(super) fn list(ctx: &Context, as_json: bool) -> i32 {
                 ""
             }
         ));
+        if let Some(warm) = warm_text(ctx, h) {
+            out.push_str(&format!("    warm    {warm}\n"));
+        }
         if h.shadow {
             out.push_str(
                 "    SHADOW: runs and is recorded; a refusal, rewrite or context it gives is not applied\n",
@@ -252,6 +255,8 @@ pub(super) fn list_json(ctx: &Context, statuses: &[HandlerStatus<'_>]) -> Value 
                 "async": is_async(h),
                 "once": h.once,
                 "shadow": h.shadow,
+                "warm": warm_of(ctx, h).map(|w| w.is_ok()),
+                "warm_reason": warm_of(ctx, h).and_then(|w| w.err()),
                 "fires": st.never.is_none(),
                 "never_fires": st.never.as_ref().map(|r| json!({"code": r.code, "message": r.message})),
                 "duplicate_of": st.duplicate.map(|d| d.of + 1),
@@ -275,5 +280,43 @@ pub(super) fn diagnostic_json(d: &Diagnostic) -> Value {
         "line": d.location.line,
         "col": d.location.col,
         "message": d.message,
+    })
+}
+
+/// Whether a command handler runs warm (`Ok(interpreter)`) or why not; `None` for other types.
+fn warm_of(ctx: &Context, h: &ConfiguredHandler) -> Option<Result<&'static str, String>> {
+    let HandlerKind::Command(c) = &h.kind else {
+        return None;
+    };
+    Some(if crate::hooks::warm::disabled_by_env() {
+        Err("REIN_WARM_HOOKS turns warm hooks off for this run".to_string())
+    } else if !h.warm {
+        Err("\"warm\": false (or \"warmHooks\": false) in the settings".to_string())
+    } else if c.args.is_some() {
+        Err("exec form (\"args\") runs cold".to_string())
+    } else if c.is_async || c.async_rewake {
+        Err("async hooks run cold".to_string())
+    } else {
+        let project = ctx.project_dir.to_string_lossy();
+        let path = ctx
+            .settings
+            .env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var("PATH").ok())
+            .unwrap_or_default();
+        match crate::hooks::warm::eligibility(&c.command, &project, &ctx.project_dir, &path) {
+            crate::hooks::warm::Warmth::Warm(i) => Ok(i.name()),
+            crate::hooks::warm::Warmth::Cold(why) => Err(why),
+        }
+    })
+}
+
+fn warm_text(ctx: &Context, h: &ConfiguredHandler) -> Option<String> {
+    Some(match warm_of(ctx, h)? {
+        Ok(name) => format!("yes ({name}: its interpreter is started before the hook fires)"),
+        Err(why) => format!("no: {why}"),
     })
 }

@@ -22,6 +22,7 @@
     }
     return buf;
   }
+  fs.writeSync(2, '\0rein-warm-ready\n');
   const size = parseInt(readExact(8).toString('latin1'), 16);
   const go = JSON.parse(readExact(size).toString('utf8'));
   for (const name of go.unset) delete process.env[name];
