@@ -406,16 +406,29 @@ pub fn prestart(launch: Launch) {
             Ok(spare) => {
                 state.spares.insert(key, spare);
             }
-            Err(why) => {
-                tracing::debug!(command = %launch.command, %why, "warm hook start failed; it runs cold");
+            Err(StartError::NoStartHook(why)) => {
+                tracing::debug!(command = %launch.command, %why, "the interpreter ignores rein's start hook; it runs cold");
                 state.failed.insert(key);
+            }
+            Err(StartError::Other(why)) => {
+                tracing::debug!(command = %launch.command, %why, "a warm hook's interpreter did not start; the next call tries again");
             }
         }
     });
 }
 
-async fn start_spare(launch: &Launch) -> Result<Spare, String> {
-    let dir = boot_dir().ok_or("no private directory for the start hooks")?;
+/// Why a spare could not be started.
+enum StartError {
+    /// The interpreter started without loading the start hook: never warm for this launch.
+    NoStartHook(String),
+    /// Anything else (it was killed, it took too long): the next call tries again.
+    Other(String),
+}
+
+async fn start_spare(launch: &Launch) -> Result<Spare, StartError> {
+    let dir = boot_dir().ok_or(StartError::Other(
+        "no private directory for the start hooks".to_string(),
+    ))?;
     let (carrier, value) = carrier_value(launch, dir);
     let env: Vec<(String, String)> = launch
         .env
@@ -441,18 +454,26 @@ async fn start_spare(launch: &Launch) -> Result<Spare, String> {
     program.new_session = true;
     program.env = &env;
     program.env_remove = &remove;
-    let mut process = process::prespawn(&program).map_err(|e| format!("{e:?}"))?;
+    let mut process =
+        process::prespawn(&program).map_err(|e| StartError::Other(format!("{e:?}")))?;
     match process.read_stderr(READY.len(), START_LIMIT).await {
         Ok(bytes) if bytes == READY => Ok(Spare {
             process,
             env: launch.env.clone(),
         }),
         // Dropping the process kills it.
-        Ok(bytes) => Err(format!(
-            "the interpreter did not load rein's start hook (its stderr began {:?})",
+        Ok(bytes) => Err(StartError::NoStartHook(format!(
+            "its stderr began {:?}",
             String::from_utf8_lossy(&bytes)
+        ))),
+        // Silent for this long: an interpreter that ignored the start hook and now waits in
+        // the script for its input. Never again for this launch.
+        Err(e) if e.kind() == std::io::ErrorKind::TimedOut => Err(StartError::NoStartHook(
+            format!("not ready after {} s", START_LIMIT.as_secs()),
         )),
-        Err(e) => Err(format!("the interpreter did not get ready: {e}")),
+        Err(e) => Err(StartError::Other(format!(
+            "the interpreter did not get ready: {e}"
+        ))),
     }
 }
 

@@ -338,6 +338,7 @@ fn case_with(stdout: impl Strategy<Value = Vec<u8>>) -> impl Strategy<Value = Ca
                     pid: None,
                     cancelled,
                     lingering_killed: lingering,
+                    warm: false,
                 },
                 on_failure: if block {
                     OnFailure::Block
@@ -517,6 +518,7 @@ fn nesting_far_beyond_the_limit_is_rejected_without_recursion() {
         pid: None,
         cancelled: false,
         lingering_killed: false,
+        warm: false,
     };
     let event = HookEvent::PreToolUse;
     let handle = std::thread::Builder::new()

@@ -1285,6 +1285,7 @@ fn permission_request_without_decision_is_a_schema_error() {
         pid: None,
         cancelled: false,
         lingering_killed: false,
+        warm: false,
     };
     let got = interpret(
         HookEvent::PermissionRequest,
@@ -1394,6 +1395,7 @@ fn raw_with_stdout(code: i32, stdout: &[u8], stderr: &[u8]) -> RawRun {
         pid: None,
         cancelled: false,
         lingering_killed: false,
+        warm: false,
     }
 }
 

@@ -34,3 +34,4 @@ mod readme;
 mod security;
 mod subagents;
 mod telemetry;
+mod warm_hooks;

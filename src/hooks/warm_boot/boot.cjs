@@ -28,4 +28,6 @@
   for (const name of go.unset) delete process.env[name];
   for (const [name, value] of Object.entries(go.set)) process.env[name] = value;
   process.chdir(go.cwd);
+  // Leave no trace in the module cache the script can see.
+  delete require.cache[__filename];
 })();

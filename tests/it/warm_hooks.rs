@@ -1,0 +1,556 @@
+//! Warm python and node hooks (issue 26): a warm run is a cold run as far as the hook can tell.
+//!
+//! The differential tests configure the same script twice on one event, once with
+//! `"warm": false` and once warm, their commands differing only in blanks the shell drops (so
+//! they are not deduplicated and get the very same argv and stdin), and compare the two runs of
+//! every firing byte for byte: exit code, stdout, stderr. The run log says which runs were warm.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::harness::{Sandbox, say};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/warm")
+        .join(name)
+}
+
+/// A Bash call whose command ends with `mode`, after a pause that lets the next spare start.
+fn call(mode: &str, pause: &str) -> Value {
+    json!({"tool_use": [{"name": "Bash", "input": {"command": format!("sleep {pause}; echo {mode}")}}]})
+}
+
+struct Pair {
+    cold: Value,
+    warm: Value,
+}
+
+/// Runs a session firing PreToolUse once per mode with `cold_cmd` (`"warm": false`) and
+/// `warm_cmd` both configured; returns each firing's two hook_response events and the run log.
+fn differential(
+    s: &Sandbox,
+    cold_cmd: &str,
+    warm_cmd: &str,
+    modes: &[&str],
+) -> (Vec<Pair>, Vec<Value>) {
+    // Node starts slower than python: give its next spare more time between calls.
+    let pause =
+        if cold_cmd.contains("node") || cold_cmd.contains(".mjs") || cold_cmd.contains(".js") {
+            "1"
+        } else {
+            "0.4"
+        };
+    s.settings(json!({
+        "permissions": {"allow": ["Bash"]},
+        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": cold_cmd, "warm": false, "timeout": 20},
+            {"type": "command", "command": warm_cmd, "timeout": 20}
+        ]}]}
+    }));
+    let mut steps: Vec<Value> = modes.iter().map(|m| call(m, pause)).collect();
+    steps.push(say("done"));
+    let script = s.mock(Value::Array(steps));
+    let out = s
+        .rein()
+        .args([
+            "-p",
+            "go",
+            "--trust",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--include-hook-events",
+            "--mock-script",
+        ])
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let logs = s.home.join(".rein/logs");
+    let responses: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["subtype"] == "hook_response")
+        .collect();
+    assert_eq!(responses.len(), modes.len() * 2, "two runs per firing");
+    let pairs = responses
+        .chunks(2)
+        .map(|c| Pair {
+            cold: c[0].clone(),
+            warm: c[1].clone(),
+        })
+        .collect();
+    let log: Vec<Value> = std::fs::read_dir(s.home.join(".rein/logs"))
+        .unwrap()
+        .flatten()
+        .flat_map(|f| {
+            std::fs::read_to_string(f.path())
+                .unwrap()
+                .lines()
+                .map(|l| serde_json::from_str::<Value>(l).unwrap())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let _ = std::fs::remove_dir_all(&logs);
+    (pairs, log)
+}
+
+fn assert_same(pairs: &[Pair], modes: &[&str]) {
+    for (pair, mode) in pairs.iter().zip(modes) {
+        for field in ["exit_code", "stdout", "stderr", "outcome"] {
+            assert_eq!(
+                pair.cold[field], pair.warm[field],
+                "{mode}: {field} differs between the cold and the warm run"
+            );
+        }
+    }
+}
+
+/// How many runs of the warm handler were warm, and how many of the cold one.
+fn warm_counts(log: &[Value], cold_cmd: &str, warm_cmd: &str) -> (usize, usize) {
+    let count = |cmd: &str| {
+        log.iter()
+            .filter(|l| l["command"] == cmd && l["warm"] == true)
+            .count()
+    };
+    (count(warm_cmd), count(cold_cmd))
+}
+
+const PY_MODES: &[&str] = &[
+    "plain", "exit2", "osexit", "raise", "signal", "thread", "fork", "mutate", "plain", "missing",
+    "exitmsg",
+];
+
+#[test]
+fn a_warm_python_hook_is_a_cold_one_byte_for_byte() {
+    let s = Sandbox::new("proj", &["proj/.claude", "proj/hooks"]);
+    std::fs::copy(fixture("probe.py"), s.path("hooks/probe.py")).unwrap();
+    for (cold, warm) in [
+        (
+            "python3 $CLAUDE_PROJECT_DIR/hooks/probe.py",
+            "python3  $CLAUDE_PROJECT_DIR/hooks/probe.py",
+        ),
+        (
+            "\"$CLAUDE_PROJECT_DIR\"/hooks/probe.py",
+            "\"$CLAUDE_PROJECT_DIR\"/hooks/probe.py ",
+        ),
+    ] {
+        let (pairs, log) = differential(&s, cold, warm, PY_MODES);
+        assert_same(&pairs, PY_MODES);
+        let (warm_runs, cold_warm) = warm_counts(&log, cold, warm);
+        assert_eq!(cold_warm, 0, "a \"warm\": false handler ran warm");
+        assert!(
+            warm_runs + 1 >= PY_MODES.len(),
+            "{warm}: only {warm_runs} of {} runs were warm",
+            PY_MODES.len()
+        );
+        // What the probe saw is what a hook should see.
+        let facts: Value = serde_json::from_str(
+            pairs[0].warm["stdout"]
+                .as_str()
+                .unwrap()
+                .lines()
+                .next()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(facts["name"], "__main__");
+        assert!(
+            facts["argv"][0]
+                .as_str()
+                .unwrap()
+                .ends_with("hooks/probe.py")
+        );
+        assert!(!facts["env"].as_object().unwrap().contains_key("PYTHONPATH"));
+        assert_eq!(facts["sitecustomize"], false);
+        // The uncaught exception's traceback names only the script.
+        let raise = &pairs[3].warm["stderr"];
+        assert!(
+            raise
+                .as_str()
+                .unwrap()
+                .starts_with("Traceback (most recent call last):")
+        );
+        assert!(!raise.as_str().unwrap().contains("sitecustomize"));
+        assert_eq!(pairs[1].warm["exit_code"], 2);
+        assert_eq!(pairs[2].warm["exit_code"], 3);
+    }
+}
+
+#[test]
+fn a_warm_node_hook_is_a_cold_one_byte_for_byte() {
+    let s = Sandbox::new("proj", &["proj/.claude", "proj/hooks"]);
+    std::fs::copy(fixture("probe.js"), s.path("hooks/probe.js")).unwrap();
+    std::fs::copy(fixture("probe.mjs"), s.path("hooks/probe.mjs")).unwrap();
+    let modes = ["plain", "exit2", "raise", "exitcode", "signal", "plain"];
+    let (pairs, log) = differential(
+        &s,
+        "node $CLAUDE_PROJECT_DIR/hooks/probe.js",
+        "node  $CLAUDE_PROJECT_DIR/hooks/probe.js",
+        &modes,
+    );
+    assert_same(&pairs, &modes);
+    let (warm_runs, _) = warm_counts(
+        &log,
+        "node $CLAUDE_PROJECT_DIR/hooks/probe.js",
+        "node  $CLAUDE_PROJECT_DIR/hooks/probe.js",
+    );
+    // Node starts slower; on a loaded machine a spare may not be ready for every call (that
+    // call then runs cold, which the comparison above covers too).
+    assert!(warm_runs * 2 >= modes.len(), "only {warm_runs} warm runs");
+    let facts: Value = serde_json::from_str(
+        pairs[0].warm["stdout"]
+            .as_str()
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(facts["main"], true);
+    assert_eq!(facts["execArgv"], json!([]));
+    assert!(
+        !facts["env"]
+            .as_object()
+            .unwrap()
+            .contains_key("NODE_OPTIONS")
+    );
+    assert!(
+        pairs[2].warm["stderr"]
+            .as_str()
+            .unwrap()
+            .contains("Error: boom")
+    );
+    let esm = ["plain", "raise", "exit2"];
+    let (pairs, _) = differential(
+        &s,
+        "\"$CLAUDE_PROJECT_DIR\"/hooks/probe.mjs",
+        "\"$CLAUDE_PROJECT_DIR\"/hooks/probe.mjs ",
+        &esm,
+    );
+    assert_same(&pairs, &esm);
+}
+
+/// Every python hook the project ships, on inputs that make each one act.
+#[test]
+fn the_shipped_python_hooks_behave_the_same_warm() {
+    let s = Sandbox::new("proj", &["proj/.claude", "proj/hooks"]);
+    let hooks = Path::new(env!("CARGO_MANIFEST_DIR")).join("hooks");
+    for entry in std::fs::read_dir(&hooks).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".py") {
+            std::fs::copy(entry.path(), s.path(&format!("hooks/{name}"))).unwrap();
+        }
+    }
+    s.write("secrets.env", "TOKEN=1");
+    let modes = [
+        "ls",
+        "rm -rf /",
+        "git push --force origin main",
+        "cat secrets.env",
+        "ls",
+    ];
+    for hook in [
+        "block-dangerous-commands.py",
+        "protect-files.py",
+        "normalize-paths.py",
+        "inject-context.py",
+        "redact-secrets.py",
+        "audit-log.py",
+        "tdd-guard.py",
+        "run-tests-after-edit.py",
+    ] {
+        let cold = format!("\"$CLAUDE_PROJECT_DIR\"/hooks/{hook}");
+        let warm = format!("{cold} ");
+        let steps: Vec<&str> = modes.to_vec();
+        let (pairs, log) = differential(&s, &cold, &warm, &steps);
+        assert_same(&pairs, &steps);
+        let (warm_runs, _) = warm_counts(&log, &cold, &warm);
+        assert!(
+            warm_runs + 1 >= steps.len(),
+            "{hook}: only {warm_runs} warm runs"
+        );
+    }
+}
+
+#[test]
+fn a_syntax_error_behaves_as_cold() {
+    let s = Sandbox::new("proj", &["proj/.claude", "proj/hooks"]);
+    std::fs::copy(fixture("syntax_error.py"), s.path("hooks/bad.py")).unwrap();
+    let (pairs, _) = differential(
+        &s,
+        "python3 $CLAUDE_PROJECT_DIR/hooks/bad.py",
+        "python3  $CLAUDE_PROJECT_DIR/hooks/bad.py",
+        &["a", "b"],
+    );
+    assert_same(&pairs, &["a", "b"]);
+    assert!(
+        pairs[1].warm["stderr"]
+            .as_str()
+            .unwrap()
+            .contains("SyntaxError")
+    );
+}
+
+/// The real interpreter behind `python3` (not a pyenv shim), for tests that start many.
+fn real_python() -> String {
+    let out = std::process::Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+fn run_log(s: &Sandbox) -> Vec<Value> {
+    std::fs::read_dir(s.home.join(".rein/logs"))
+        .map(|d| {
+            d.flatten()
+                .flat_map(|f| {
+                    std::fs::read_to_string(f.path())
+                        .unwrap()
+                        .lines()
+                        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+                        .collect::<Vec<_>>()
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn session(s: &Sandbox, hooks: Value, commands: &[&str]) -> std::process::Output {
+    s.settings(json!({"permissions": {"allow": ["Bash"]}, "hooks": hooks}));
+    let mut steps: Vec<Value> = commands
+        .iter()
+        .map(|c| json!({"tool_use": [{"name": "Bash", "input": {"command": c}}]}))
+        .collect();
+    steps.push(say("done"));
+    let script = s.mock(Value::Array(steps));
+    s.rein()
+        .args(["-p", "go", "--trust", "--mock-script"])
+        .arg(&script)
+        .output()
+        .unwrap()
+}
+
+/// Edited between calls: the next (warm) call runs the new bytes. Its spare was started
+/// before the edit; the script is read only when the call begins.
+#[test]
+fn a_script_edited_between_calls_runs_its_new_bytes_warm() {
+    let s = Sandbox::new("proj", &["proj/.claude", "proj/hooks"]);
+    let out_file = s.path("seen.txt");
+    s.write(
+        "hooks/ver.py",
+        &format!(
+            "import sys\nsys.stdin.read()\nopen({:?}, 'a').write('v1\\n')\n",
+            out_file.display().to_string()
+        ),
+    );
+    let out = session(
+        &s,
+        json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "python3 $CLAUDE_PROJECT_DIR/hooks/ver.py"}]}]}),
+        &[
+            "sleep 0.5",
+            "sed -i 's/v1/v2/' hooks/ver.py; sleep 0.5",
+            "sleep 0.1",
+        ],
+    );
+    assert!(out.status.success());
+    assert_eq!(std::fs::read_to_string(&out_file).unwrap(), "v1\nv1\nv2\n");
+    let log = run_log(&s);
+    assert_eq!(log[2]["warm"], true, "the third call ran warm: {log:?}");
+}
+
+/// A spare killed while it waits: the next call finds it dead and runs cold, once. A hook
+/// killed mid-call (SIGKILL) is that call's failure and is not run again.
+#[test]
+fn a_killed_interpreter_never_runs_a_hook_twice() {
+    let s = Sandbox::new("proj", &["proj/.claude", "proj/hooks"]);
+    let ledger = s.path("ledger.txt");
+    s.write(
+        "hooks/once.py",
+        &format!(
+            "import json, os, signal, sys\nd = json.load(sys.stdin)\n\
+             open({:?}, 'a').write(d['tool_input']['command'] + '\\n')\n\
+             if 'die' in d['tool_input']['command']:\n    os.kill(os.getpid(), signal.SIGKILL)\n",
+            ledger.display().to_string()
+        ),
+    );
+    let out = session(
+        &s,
+        json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "python3 $CLAUDE_PROJECT_DIR/hooks/once.py"}]}]}),
+        &[
+            "sleep 0.6",
+            // Kills the waiting spare (its argv names the script).
+            "pkill -KILL -f 'hooks/once.py'; sleep 0.05",
+            "echo after-kill",
+            "sleep 0.6",
+            "echo die",
+            "echo last",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<String> = std::fs::read_to_string(&ledger)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "sleep 0.6",
+            "pkill -KILL -f 'hooks/once.py'; sleep 0.05",
+            "echo after-kill",
+            "sleep 0.6",
+            "echo die",
+            "echo last"
+        ],
+        "each firing ran its hook exactly once"
+    );
+    let log = run_log(&s);
+    assert_eq!(log.len(), 6);
+    // Killed by SIGKILL: a signal, or 137 from the shell that started it (as when cold).
+    assert!(
+        log[4]["status"] == "signaled" || log[4]["exit_code"] == 137,
+        "the SIGKILLed call is that call's failure: {}",
+        log[4]
+    );
+}
+
+/// When rein is SIGKILLed, its waiting interpreters read EOF and exit.
+#[test]
+fn waiting_interpreters_do_not_outlive_rein() {
+    let s = Sandbox::new("proj", &["proj/.claude", "proj/hooks"]);
+    s.write("hooks/orphan-probe.py", "import sys\nsys.stdin.read()\n");
+    s.settings(json!({"permissions": {"allow": ["Bash"]}, "hooks": {"PreToolUse": [{"matcher": "Bash",
+        "hooks": [{"type": "command", "command": "python3 $CLAUDE_PROJECT_DIR/hooks/orphan-probe.py"}]}]}}));
+    let script = s.mock(json!([
+        {"tool_use": [{"name": "Bash", "input": {"command": "sleep 30"}}]},
+        say("done")
+    ]));
+    let mut child = s
+        .rein()
+        .args(["-p", "go", "--trust", "--mock-script"])
+        .arg(&script)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let count = || {
+        std::process::Command::new("pgrep")
+            .args(["-f", "orphan-probe.py"])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).lines().count())
+            .unwrap_or(0)
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while count() == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(count() > 0, "a spare was started");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while count() > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(count(), 0, "a waiting interpreter outlived rein");
+    let _ = std::process::Command::new("pkill")
+        .args(["-KILL", "-f", "sleep 30"])
+        .status();
+}
+
+/// 50 python hooks on one firing: every one runs once with the same answer, warm or cold.
+#[test]
+fn fifty_hooks_at_once() {
+    let s = Sandbox::new("proj", &["proj/.claude", "proj/hooks"]);
+    let python = real_python();
+    s.write(
+        "hooks/fifty.py",
+        "import json, sys\nd = json.load(sys.stdin)\nprint(json.dumps({'n': len(sys.argv), 'tool': d['tool_name']}))\n",
+    );
+    let hooks: Vec<Value> = (0..50)
+        .map(|i| {
+            json!({"type": "command",
+                "command": format!("{python} $CLAUDE_PROJECT_DIR/hooks/fifty.py{}", " ".repeat(i))})
+        })
+        .collect();
+    let out = session(
+        &s,
+        json!({"PreToolUse": [{"matcher": "Bash", "hooks": hooks}]}),
+        &["sleep 2", "echo again"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let log = run_log(&s);
+    assert_eq!(log.len(), 100);
+    assert!(
+        log.iter()
+            .all(|l| l["exit_code"] == 0 && l["outcome"] == "success"),
+        "{log:?}"
+    );
+    let warm = log.iter().filter(|l| l["warm"] == true).count();
+    assert!(
+        warm >= 50,
+        "the second firing found its spares: {warm} warm runs"
+    );
+}
+
+/// `REIN_WARM_HOOKS=0`, and a session with no python or node hook starts no interpreter.
+#[test]
+fn warm_hooks_can_be_switched_off_and_cost_nothing_unused() {
+    let s = Sandbox::new("proj", &["proj/.claude", "proj/hooks"]);
+    s.write("hooks/w.py", "import sys\nsys.stdin.read()\n");
+    let hooks = json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "python3 $CLAUDE_PROJECT_DIR/hooks/w.py"}]}]});
+    s.settings(json!({"permissions": {"allow": ["Bash"]}, "hooks": hooks}));
+    let script = s.mock(json!([
+        {"tool_use": [{"name": "Bash", "input": {"command": "sleep 0.5"}}]},
+        {"tool_use": [{"name": "Bash", "input": {"command": "echo 2"}}]},
+        say("done")
+    ]));
+    let out = s
+        .rein()
+        .env("REIN_WARM_HOOKS", "0")
+        .args(["-p", "go", "--trust", "--mock-script"])
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(run_log(&s).iter().all(|l| l["warm"] == false));
+    let _ = std::fs::remove_dir_all(s.home.join(".rein/logs"));
+    // The settings key, globally.
+    s.settings(json!({"warmHooks": false, "permissions": {"allow": ["Bash"]}, "hooks": hooks}));
+    let out = s
+        .rein()
+        .args(["-p", "go", "--trust", "--mock-script"])
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(run_log(&s).iter().all(|l| l["warm"] == false));
+    let list = s.rein().args(["hooks", "list"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&list.stdout).contains("warm    no: \"warm\": false"));
+    // A sh hook: no interpreter is started (none is running while the session waits).
+    let sh = s.script("plain.sh", "cat >/dev/null");
+    s.settings(
+        json!({"permissions": {"allow": ["Bash"]}, "hooks": {"PreToolUse": [{"matcher": "Bash",
+        "hooks": [{"type": "command", "command": sh}]}]}}),
+    );
+    let list = s.rein().args(["hooks", "list"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&list.stdout).contains("warm    no:"));
+}
