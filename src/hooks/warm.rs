@@ -180,14 +180,19 @@ fn locate(program: &str, cwd: &Path, path: &str) -> Option<PathBuf> {
 
 /// A script's `#!` interpreter, when it is python or node named plainly or through
 /// `/usr/bin/env` with no flags.
-fn shebang_interpreter(script: &Path) -> Result<Interpreter, String> {
+fn shebang_interpreter(script: &Path, named: &str) -> Result<Interpreter, String> {
     let mut head = [0u8; 256];
     let n = std::fs::File::open(script)
         .and_then(|mut f| f.read(&mut head))
-        .map_err(|e| format!("cannot read {}: {e}", script.display()))?;
+        .map_err(|e| format!("cannot read {named}: {e}"))?;
+    if head[..n].starts_with(b"\x7fELF") {
+        return Err(format!(
+            "{named} is a compiled program, not a python or node script"
+        ));
+    }
     let line = head[..n].split(|b| *b == b'\n').next().unwrap_or_default();
     let Some(rest) = line.strip_prefix(b"#!") else {
-        return Err(format!("{} has no #! line", script.display()));
+        return Err(format!("{named} has no #! line naming python or node"));
     };
     let rest = String::from_utf8_lossy(rest);
     let words: Vec<&str> = rest.split_whitespace().collect();
@@ -235,7 +240,7 @@ pub fn eligibility(command: &str, project: &str, cwd: &Path, path: &str) -> Warm
     }
     match locate(program, cwd, path) {
         None => Warmth::Cold(format!("{program} is not found")),
-        Some(script) => match shebang_interpreter(&script) {
+        Some(script) => match shebang_interpreter(&script, program) {
             Ok(interp) => Warmth::Warm(interp),
             Err(why) => Warmth::Cold(why),
         },
