@@ -471,23 +471,32 @@ async fn run_inner(
     let watch = probe
         .as_mut()
         .map(|p| p as &mut (dyn process::StdoutWatch + Send));
-    if let Some((pre, go)) = spec.warm_launch().and_then(|l| warm::claim(&l)) {
-        let mut bytes = go;
-        bytes.extend_from_slice(stdin);
-        let run = process::run_prespawned(
-            pre,
-            process::Stdin::Bytes(&bytes),
-            job.output,
-            job.limits,
-            cancel,
-            watch,
-        )
-        .await;
-        let mut raw = raw_run(spec, run);
-        raw.warm = true;
-        return raw;
+    let launch = spec.warm_launch();
+    let claimed = launch.as_ref().and_then(warm::claim);
+    let raw = match claimed {
+        Some((pre, go)) => {
+            let mut bytes = go;
+            bytes.extend_from_slice(stdin);
+            let run = process::run_prespawned(
+                pre,
+                process::Stdin::Bytes(&bytes),
+                job.output,
+                job.limits,
+                cancel,
+                watch,
+            )
+            .await;
+            let mut raw = raw_run(spec, run);
+            raw.warm = true;
+            raw
+        }
+        None => raw_run(spec, process::run(job, cancel, watch).await),
+    };
+    // The next call's interpreter starts now that this one is over.
+    if let Some(launch) = launch {
+        warm::prestart(launch);
     }
-    raw_run(spec, process::run(job, cancel, watch).await)
+    raw
 }
 
 /// The process runner's result as the hook engine sees it.

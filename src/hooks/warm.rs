@@ -1,19 +1,21 @@
 //! Warm python and node hooks: the interpreter is started before the hook fires, so a call
 //! pays for running the script, not for starting python or node.
 //!
-//! rein's design, chosen for exactness over raw speed: **one fresh interpreter per call, started
-//! ahead of time exactly as the cold run starts it** — the same `/bin/sh -c "<command>"` in its
-//! own session, the same argv, cwd, environment and pipes — with one addition: an interpreter
-//! start hook (`sitecustomize` on `PYTHONPATH` for python, `--require` in `NODE_OPTIONS` for node)
-//! that stops right after the interpreter has started and waits on stdin. When the hook fires,
-//! rein writes a short "go" message (the call's environment changes and cwd) and then the hook's
-//! input to that process's stdin; the start hook applies the changes, removes every trace of
-//! itself from the environment and `sys.path`, and returns, and the interpreter goes on to load
-//! and run the script as a cold start would: the script's bytes are read at that moment (an edit
-//! between two calls is seen), `sys.argv`, `__main__`, `sys.path[0]`, `process.argv`,
-//! `require.main`, tracebacks, exit codes, signals, children, the timeout and the group kill are
-//! the cold run's because it *is* a cold start, only earlier. Each process serves one call;
-//! another is started in the background for the next.
+//! rein's design: **one fresh interpreter per call, started ahead of time exactly as the cold
+//! run starts it** — the same `/bin/sh -c "<command>"` in its own session, the same argv, cwd,
+//! environment and pipes — with one addition: an interpreter start hook (`sitecustomize` on
+//! `PYTHONPATH` for python, `--require` in `NODE_OPTIONS` for node) that stops right after the
+//! interpreter has started, says it is ready on stderr (rein reads that off), and waits on stdin.
+//! When the hook fires, rein writes a short "go" message (the call's environment changes and
+//! cwd) and then the hook's input to that process's stdin; the start hook applies the changes and
+//! removes every trace of itself from the environment, `sys.path` and the module cache. Node then
+//! loads and runs the script itself, as a cold start does. Python's start hook runs the script
+//! as the interpreter's main would (`sys.path[0]`, `__main__`, `__file__`, the traceback of an
+//! uncaught exception from the script's frame, `SystemExit`'s status) and ends the process as the
+//! interpreter's exit does (threads joined, atexit handlers, streams flushed) without its module
+//! teardown, which costs ~5 ms and nothing a hook does can see (see `warm_boot/sitecustomize.py`).
+//! The script's bytes are read when the call begins (an edit between two calls is seen). Each
+//! process serves one call; the next is started in the background once the call is over.
 //!
 //! Why not a fork server: a process forked from one pre-imported interpreter is not rein's
 //! child (its exit status would travel over a socket, and the runner's timeout, group kill and
@@ -522,7 +524,8 @@ fn go_message(spare_env: &[(OsString, OsString)], call: &Launch, dir: &Path) -> 
 }
 
 /// A spare for `call`, with its go message to write before the hook's input; `None` when
-/// there is none ready (the call then runs cold). A replacement is started either way.
+/// there is none ready (the call then runs cold). The caller starts the next one with
+/// [`prestart`] once the call is over, so the two do not compete for the CPU.
 pub fn claim(call: &Launch) -> Option<(Prespawned, Vec<u8>)> {
     let key = call.key();
     let taken = pool()
@@ -531,7 +534,6 @@ pub fn claim(call: &Launch) -> Option<(Prespawned, Vec<u8>)> {
         .unwrap_or_else(PoisonError::into_inner)
         .spares
         .remove(&key);
-    prestart(call.clone());
     let mut spare = taken?;
     if spare.process.has_ended() {
         return None;

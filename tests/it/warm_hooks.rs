@@ -140,10 +140,18 @@ fn differential_with_env(
 fn assert_same(pairs: &[Pair], modes: &[&str]) {
     for (pair, mode) in pairs.iter().zip(modes) {
         for field in ["exit_code", "stdout", "stderr", "outcome"] {
-            assert_eq!(
-                pair.cold[field], pair.warm[field],
-                "{mode}: {field} differs between the cold and the warm run"
-            );
+            if pair.cold[field] != pair.warm[field] {
+                let (c, w) = (pair.cold[field].to_string(), pair.warm[field].to_string());
+                let at = c.chars().zip(w.chars()).take_while(|(a, b)| a == b).count();
+                let around = |t: &str| -> String {
+                    t.chars().skip(at.saturating_sub(60)).take(160).collect()
+                };
+                panic!(
+                    "{mode}: {field} differs between the cold and the warm run at char {at}:\ncold: …{}…\nwarm: …{}…",
+                    around(&c),
+                    around(&w)
+                );
+            }
         }
     }
 }
@@ -159,8 +167,20 @@ fn warm_counts(log: &[Value], cold_cmd: &str, warm_cmd: &str) -> (usize, usize) 
 }
 
 const PY_MODES: &[&str] = &[
-    "plain", "exit2", "osexit", "raise", "signal", "thread", "fork", "mutate", "plain", "missing",
+    "plain",
+    "exit2",
+    "osexit",
+    "raise",
+    "signal",
+    "thread",
+    "fork",
+    "mutate",
+    "plain",
+    "missing",
     "exitmsg",
+    "atexit",
+    "interrupt",
+    "daemonthread",
 ];
 
 #[test]
@@ -668,6 +688,9 @@ fn published_hooks_from_the_registries_behave_the_same_warm() {
         let (pairs, _) = differential_with_env(&s, &cold, &warm, &["a", "b"], &json!({}));
         assert_same(&pairs, &["a", "b"]);
         let expected = if file == "pretty.js" { 0 } else { 1 };
-        assert_eq!(pairs[1].warm["exit_code"], expected, "prettier --check {file}");
+        assert_eq!(
+            pairs[1].warm["exit_code"], expected,
+            "prettier --check {file}"
+        );
     }
 }
