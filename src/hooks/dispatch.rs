@@ -44,9 +44,8 @@ use crate::hooks::preflight;
 use crate::hooks::prompt_hook::{self, ModelHooks};
 use crate::hooks::registry::Registry;
 use crate::hooks::run::{HandlerRun, OutcomeKind, RunStatus};
-use crate::hooks::run_log::log_run;
 use crate::hooks::select::{command_display, each_tool_name, matcher_accepts};
-use crate::hooks::shadow::{ShadowLog, ShadowedDecision};
+use crate::hooks::shadow::ShadowLog;
 use crate::hooks::spec::{EnvFile, HookEvent};
 use crate::hooks::spill::spill;
 use crate::hooks::timeout;
@@ -96,53 +95,6 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// The interpreter `command` runs warm under, when warm hooks are on for it and it is
-/// eligible ([`crate::hooks::warm::eligibility`]).
-pub(crate) fn warm_interpreter(
-    handler: &ConfiguredHandler,
-    command: &CommandHandler,
-    spec: &CommandSpec,
-    project: &str,
-) -> Option<crate::hooks::warm::Interpreter> {
-    if !handler.warm || command.args.is_some() || crate::hooks::warm::disabled_by_env() {
-        return None;
-    }
-    let path = spec.variable("PATH").unwrap_or_default();
-    match crate::hooks::warm::eligibility(&command.command, project, &spec.cwd, &path) {
-        crate::hooks::warm::Warmth::Warm(interp) => Some(interp),
-        crate::hooks::warm::Warmth::Cold(_) => None,
-    }
-}
-
-/// Logs a finished run. In shadow mode it first records what the answer would have done
-/// (the log line carries it), then withholds it and keeps the withheld decision for
-/// [`Dispatcher::shadowed`].
-fn settle(
-    shared: &Shared,
-    event: HookEvent,
-    stdin_len: usize,
-    mut answer: Answer,
-    shadow: bool,
-) -> Answer {
-    if shadow {
-        answer.run.shadow = true;
-        answer.run.withheld = crate::hooks::shadow::would_have(event, &answer);
-    }
-    log_run(&shared.env(), event, stdin_len, &answer);
-    if shadow {
-        crate::hooks::shadow::withhold(&mut answer);
-        if let Some(text) = &answer.run.withheld {
-            shared.shadowed.record(ShadowedDecision {
-                event,
-                origin: answer.run.origin.location.to_string(),
-                command: answer.run.command.clone(),
-                withheld: text.clone(),
-            });
-        }
-    }
-    answer
-}
-
 /// Selects, runs and merges hooks.
 #[derive(Debug)]
 pub struct Dispatcher {
@@ -168,8 +120,8 @@ impl std::fmt::Debug for StatusSink {
 }
 
 /// Where a handler runs and with what (spec §5.3–5.4).
-struct Plan {
-    spec: CommandSpec,
+pub(crate) struct Plan {
+    pub(crate) spec: CommandSpec,
     on_failure: OnFailure,
     /// Why it cannot be started as configured although the hook itself is fine
     /// ([`preflight::environment_fault`], a project dir that is not UTF-8): it is not started
@@ -266,44 +218,9 @@ impl Dispatcher {
     }
 
     /// Starts, in the background, one pre-started interpreter for each command handler that
-    /// runs warm ([`crate::hooks::warm`]); a session with no such handler starts nothing.
+    /// runs warm ([`crate::hooks::warm::warm_up`]).
     pub fn warm_up(&self) {
-        if crate::hooks::warm::disabled_by_env() {
-            return;
-        }
-        let env = self.shared.env();
-        let Some(cwd) = env.project_dir.to_str().map(str::to_string) else {
-            return;
-        };
-        let mut launches = Vec::new();
-        for handler in &self.handlers {
-            let (Some(event), HandlerKind::Command(command), None) =
-                (handler.event, &handler.kind, &handler.inactive)
-            else {
-                continue;
-            };
-            if command.is_async || command.async_rewake {
-                continue;
-            }
-            let target = Target {
-                event,
-                match_value: None,
-                tool: None,
-                cwd: &cwd,
-                effort: None,
-                tool_use_id: None,
-            };
-            let plan = self.plan(handler, command, &target, None, Duration::ZERO);
-            if let Some(launch) = plan.spec.warm_launch() {
-                launches.push(launch);
-            }
-        }
-        if launches.is_empty() {
-            return;
-        }
-        for launch in launches {
-            crate::hooks::warm::prestart(launch);
-        }
+        crate::hooks::warm::warm_up(self);
     }
 
     /// The in-process handlers; register with `dispatcher.registry().hook(…)`.
@@ -562,7 +479,7 @@ impl Dispatcher {
     }
 
     /// Builds the process spec of a command handler (spec §5.4).
-    fn plan(
+    pub(crate) fn plan(
         &self,
         handler: &ConfiguredHandler,
         command: &CommandHandler,
@@ -597,7 +514,7 @@ impl Dispatcher {
         let mut spec = CommandSpec::new(form, cwd, timeout);
         spec.env = hook_env(&env, env_file, target.effort);
         spec.env_remove = removed_env();
-        spec.warm = warm_interpreter(handler, command, &spec, &project);
+        spec.warm = crate::hooks::warm::for_handler(handler, command, &spec, &project);
         // onFailure is ignored for async hooks (spec §1.6); `output::interpret` itself ignores
         // it on Stop and the other events where it has no meaning.
         let on_failure = if command.is_async || command.async_rewake {
@@ -726,7 +643,14 @@ impl Dispatcher {
         let mut answer = answer;
         answer.run.matcher = sel.handler().and_then(|h| h.matcher_text.clone());
         let shadow = sel.handler().is_some_and(|h| h.shadow);
-        settle(&self.shared, target.event, stdin.len(), answer, shadow)
+        crate::hooks::shadow::settle(
+            &self.shared.env(),
+            &self.shared.shadowed,
+            target.event,
+            stdin.len(),
+            answer,
+            shadow,
+        )
     }
 
     /// The decisions shadow mode withholds, shared: keep it to read them after the dispatcher
@@ -829,7 +753,14 @@ impl Dispatcher {
         let handle = tokio::spawn(async move {
             let raw = finished.await;
             let answer = interpret(event, origin, &text, &raw, OnFailure::Continue);
-            let answer = settle(&shared, event, stdin_len, answer, shadow);
+            let answer = crate::hooks::shadow::settle(
+                &shared.env(),
+                &shared.shadowed,
+                event,
+                stdin_len,
+                answer,
+                shadow,
+            );
             // Claude Code 2.1.328 hands a finished background hook's output to the model as one
             // bare text: `systemMessage`, then `additionalContext`, a newline between (fixture
             // `tests/fixtures/cc-2.1.328/async_end`).

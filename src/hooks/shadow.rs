@@ -13,8 +13,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 
+use crate::hooks::environment::HookEnvironment;
 use crate::hooks::events::Answer;
 use crate::hooks::run::OutcomeKind;
+use crate::hooks::run_log::log_run;
 use crate::hooks::spec::HookEvent;
 
 /// How much of a withheld text (context, a rewrite) the sentence quotes.
@@ -30,6 +32,36 @@ pub(crate) fn withhold(answer: &mut Answer) {
     answer.additional_context = None;
     answer.system_message = None;
     answer.success_text = None;
+}
+
+/// Logs a finished run. In shadow mode it first records what the answer would have done
+/// (the log line carries it), then withholds it and keeps the withheld decision for
+/// [`crate::hooks::dispatch::Dispatcher::shadow_log`].
+pub(crate) fn settle(
+    env: &HookEnvironment,
+    shadowed: &ShadowLog,
+    event: HookEvent,
+    stdin_len: usize,
+    mut answer: Answer,
+    shadow: bool,
+) -> Answer {
+    if shadow {
+        answer.run.shadow = true;
+        answer.run.withheld = would_have(event, &answer);
+    }
+    log_run(env, event, stdin_len, &answer);
+    if shadow {
+        withhold(&mut answer);
+        if let Some(text) = &answer.run.withheld {
+            shadowed.record(ShadowedDecision {
+                event,
+                origin: answer.run.origin.location.to_string(),
+                command: answer.run.command.clone(),
+                withheld: text.clone(),
+            });
+        }
+    }
+    answer
 }
 
 /// What the answer would have done, as one sentence; `None` when it changes nothing.

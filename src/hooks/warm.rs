@@ -42,6 +42,11 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
+use std::time::Duration;
+
+use crate::hooks::command::CommandSpec;
+use crate::hooks::config::{CommandHandler, ConfiguredHandler, HandlerKind};
+use crate::hooks::dispatch::{Dispatcher, Target};
 use crate::process::{self, Prespawned, Program};
 
 /// The interpreter a warm hook runs under.
@@ -541,4 +546,63 @@ pub fn claim(call: &Launch) -> Option<(Prespawned, Vec<u8>)> {
     let dir = boot_dir()?;
     let go = go_message(&spare.env, call, dir);
     Some((spare.process, go))
+}
+
+/// The interpreter `command` runs warm under, when warm hooks are on for it and it is
+/// eligible ([`eligibility`]).
+pub(crate) fn for_handler(
+    handler: &ConfiguredHandler,
+    command: &CommandHandler,
+    spec: &CommandSpec,
+    project: &str,
+) -> Option<Interpreter> {
+    if !handler.warm || command.args.is_some() || disabled_by_env() {
+        return None;
+    }
+    let path = spec.variable("PATH").unwrap_or_default();
+    match eligibility(&command.command, project, &spec.cwd, &path) {
+        Warmth::Warm(interp) => Some(interp),
+        Warmth::Cold(_) => None,
+    }
+}
+
+/// Starts, in the background, one pre-started interpreter for each command handler that
+/// runs warm ([`crate::hooks::warm`]); a session with no such handler starts nothing.
+pub(crate) fn warm_up(dispatcher: &Dispatcher) {
+    if disabled_by_env() {
+        return;
+    }
+    let env = dispatcher.environment();
+    let Some(cwd) = env.project_dir.to_str().map(str::to_string) else {
+        return;
+    };
+    let mut launches = Vec::new();
+    for handler in dispatcher.handlers() {
+        let (Some(event), HandlerKind::Command(command), None) =
+            (handler.event, &handler.kind, &handler.inactive)
+        else {
+            continue;
+        };
+        if command.is_async || command.async_rewake {
+            continue;
+        }
+        let target = Target {
+            event,
+            match_value: None,
+            tool: None,
+            cwd: &cwd,
+            effort: None,
+            tool_use_id: None,
+        };
+        let plan = dispatcher.plan(handler, command, &target, None, Duration::ZERO);
+        if let Some(launch) = plan.spec.warm_launch() {
+            launches.push(launch);
+        }
+    }
+    if launches.is_empty() {
+        return;
+    }
+    for launch in launches {
+        prestart(launch);
+    }
 }
