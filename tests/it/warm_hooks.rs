@@ -604,12 +604,36 @@ fn warm_hooks_can_be_switched_off_and_cost_nothing_unused() {
     assert!(run_log(&s).iter().all(|l| l["warm"] == false));
     let list = s.rein().args(["hooks", "list"]).output().unwrap();
     assert!(String::from_utf8_lossy(&list.stdout).contains("warm    no: \"warm\": false"));
-    // A sh hook: no interpreter is started (none is running while the session waits).
-    let sh = s.script("plain.sh", "cat >/dev/null");
-    s.settings(
-        json!({"permissions": {"allow": ["Bash"]}, "hooks": {"PreToolUse": [{"matcher": "Bash",
-        "hooks": [{"type": "command", "command": sh}]}]}}),
+    // What a session starts, seen from inside it: a Bash call lists the processes whose
+    // command line names the hook's script. With a python hook a spare waits; with only a sh
+    // hook nothing is started.
+    let probe = |hooks: Value| -> String {
+        s.settings(json!({"permissions": {"allow": ["Bash"]}, "hooks": hooks}));
+        let script = s.mock(json!([
+            {"tool_use": [{"name": "Bash", "input": {"command":
+                "sleep 1; pgrep -f 'hooks/w[.]py' > seen.txt; true"}}]},
+            say("done")
+        ]));
+        let out = s
+            .rein()
+            .args(["-p", "go", "--trust", "--mock-script"])
+            .arg(&script)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        std::fs::read_to_string(s.path("seen.txt")).unwrap_or_default()
+    };
+    let python = json!({"PostToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "python3 $CLAUDE_PROJECT_DIR/hooks/w.py"}]}]});
+    assert!(
+        !probe(python).trim().is_empty(),
+        "a python hook's spare waits during the session"
     );
+    let sh = s.script("plain.sh", "cat >/dev/null");
+    let only_sh = json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": sh}]}]});
+    assert_eq!(probe(only_sh.clone()), "", "a session without python or node hooks started one");
+    s.settings(json!({"permissions": {"allow": ["Bash"]}, "hooks": only_sh}));
     let list = s.rein().args(["hooks", "list"]).output().unwrap();
     assert!(String::from_utf8_lossy(&list.stdout).contains("warm    no:"));
 }

@@ -532,9 +532,16 @@ impl Replayer {
             let runs: Vec<_> = common.runs.iter().collect();
             judged.hook_runs = runs.len();
             for run in runs {
-                if let Some(did) =
-                    did_of_run(&run.outcome, run.json.as_ref(), run.withheld.as_deref())
-                {
+                if let Some(did) = did_of_run(
+                    match &run.outcome {
+                        crate::hooks::run::OutcomeKind::Blocking(reason) => Some(reason.as_str()),
+                        crate::hooks::run::OutcomeKind::Success
+                        | crate::hooks::run::OutcomeKind::NonBlocking(_)
+                        | crate::hooks::run::OutcomeKind::Cancelled => None,
+                    },
+                    run.json.as_ref(),
+                    run.withheld.as_deref(),
+                ) {
                     judged.actors.push(Actor {
                         origin: run.origin.location.to_string(),
                         command: run.command.clone(),
@@ -560,17 +567,13 @@ impl Replayer {
         for report in reports {
             for run in &report.runs {
                 judged.hook_runs += 1;
-                let outcome = match &run.outcome {
-                    crate::progress::HookRunOutcome::Blocking(r) => {
-                        crate::hooks::run::OutcomeKind::Blocking(r.clone())
-                    }
+                let blocking = match &run.outcome {
+                    crate::progress::HookRunOutcome::Blocking(reason) => Some(reason.as_str()),
                     crate::progress::HookRunOutcome::Success
                     | crate::progress::HookRunOutcome::NonBlocking(_)
-                    | crate::progress::HookRunOutcome::Cancelled => {
-                        crate::hooks::run::OutcomeKind::Success
-                    }
+                    | crate::progress::HookRunOutcome::Cancelled => None,
                 };
-                if let Some(did) = did_of_run(&outcome, run.json.as_ref(), run.withheld.as_deref())
+                if let Some(did) = did_of_run(blocking, run.json.as_ref(), run.withheld.as_deref())
                 {
                     judged.actors.push(Actor {
                         origin: run.origin.clone(),
@@ -626,15 +629,15 @@ fn build_firing(event: HookEvent, base: BaseInput, fields: Value) -> Option<Box<
 
 /// What one run did, in a few words; `None` when it neither objected nor changed anything.
 fn did_of_run(
-    outcome: &crate::hooks::run::OutcomeKind,
+    blocking: Option<&str>,
     json: Option<&Value>,
     withheld: Option<&str>,
 ) -> Option<String> {
     if let Some(text) = withheld {
         return Some(format!("(shadow) {text}"));
     }
-    if let crate::hooks::run::OutcomeKind::Blocking(reason) = outcome {
-        return Some(format!("blocked: {}", first_line(reason)));
+    if let Some(reason) = blocking {
+        return Some(format!("blocked: {}", super::one_line(reason)));
     }
     let hso = json?.get("hookSpecificOutput")?;
     let mut parts = Vec::new();
@@ -644,7 +647,7 @@ fn did_of_run(
             .and_then(Value::as_str)
             .filter(|r| !r.is_empty())
         {
-            Some(reason) => parts.push(format!("{decision}: {}", first_line(reason))),
+            Some(reason) => parts.push(format!("{decision}: {}", super::one_line(reason))),
             None => parts.push(decision.to_string()),
         }
     }
@@ -662,14 +665,4 @@ fn did_of_run(
         parts.push("added context".to_string());
     }
     (!parts.is_empty()).then(|| parts.join(", "))
-}
-
-fn first_line(text: &str) -> String {
-    let line = text.lines().next().unwrap_or_default();
-    if line.chars().count() > 200 {
-        let head: String = line.chars().take(200).collect();
-        format!("{head}…")
-    } else {
-        line.to_string()
-    }
 }

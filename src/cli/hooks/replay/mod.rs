@@ -333,7 +333,8 @@ fn compact(value: &Value) -> String {
     }
 }
 
-fn one_line(text: &str) -> String {
+/// The first non-blank line of `text`, cut at 200 characters.
+pub(crate) fn one_line(text: &str) -> String {
     let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     if line.chars().count() > 200 {
         let head: String = line.chars().take(200).collect();
