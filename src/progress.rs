@@ -198,6 +198,9 @@ pub struct HookRunReport {
     pub matcher: Option<String>,
     /// It ran in a pre-started interpreter.
     pub warm: bool,
+    /// The decision it gave in one word (`block`, `allow`, `deny`, `ask`, `defer`); for a
+    /// shadowed run, the one that was withheld.
+    pub decision: Option<&'static str>,
     /// Whether it ran in shadow mode (its answer recorded, never applied).
     pub shadow: bool,
     /// In shadow mode, what it would have done (`would have denied: <reason>`).

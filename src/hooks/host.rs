@@ -135,6 +135,7 @@ fn run_report(run: &HandlerRun) -> HookRunReport {
         json: run.json.clone(),
         matcher: run.matcher.clone(),
         warm: run.warm,
+        decision: run.decision,
         shadow: run.shadow,
         withheld: run.withheld.clone(),
     }

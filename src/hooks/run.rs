@@ -68,6 +68,9 @@ pub struct HandlerRun {
     pub stderr_capped: bool,
     /// The parsed JSON output, if stdout was hook JSON.
     pub json: Option<Value>,
+    /// The decision it gave, in one word (`block`, `allow`, `deny`, `ask`, `defer`): the run
+    /// log's `decision`, set when the run is settled — before shadow mode withholds it.
+    pub decision: Option<&'static str>,
     /// It ran in a pre-started interpreter ([`crate::hooks::warm`]).
     pub warm: bool,
     /// The handler's `matcher` as configured (`None`: none, or not a settings handler).
@@ -101,6 +104,7 @@ impl HandlerRun {
             stdout_capped: false,
             stderr_capped: false,
             json: None,
+            decision: None,
             warm: false,
             matcher: None,
             shadow: false,

@@ -46,6 +46,17 @@ fn decision_word(event: HookEvent, output: &output::HookJsonOutput) -> Option<&'
         })
 }
 
+/// The decision of a run in one word: `block` for a blocking outcome, else the permission
+/// answer of its output ([`decision_word`]).
+pub(crate) fn decision_of(event: HookEvent, answer: &Answer) -> Option<&'static str> {
+    match &answer.run.outcome {
+        OutcomeKind::Blocking(_) => Some("block"),
+        OutcomeKind::Success | OutcomeKind::NonBlocking(_) | OutcomeKind::Cancelled => {
+            answer.output.as_ref().and_then(|o| decision_word(event, o))
+        }
+    }
+}
+
 /// The run-log record of one handler run.
 fn run_record(event: HookEvent, stdin_bytes: usize, answer: &Answer) -> Value {
     let run = &answer.run;
@@ -67,12 +78,7 @@ fn run_record(event: HookEvent, stdin_bytes: usize, answer: &Answer) -> Value {
         | RunStatus::TimedOut
         | RunStatus::Backgrounded => None,
     };
-    let decision = match &run.outcome {
-        OutcomeKind::Blocking(_) => Some("block"),
-        OutcomeKind::Success | OutcomeKind::NonBlocking(_) | OutcomeKind::Cancelled => {
-            answer.output.as_ref().and_then(|o| decision_word(event, o))
-        }
-    };
+    let decision = run.decision;
     json!({
         "event": event.as_str(),
         "origin": run.origin.location.to_string(),

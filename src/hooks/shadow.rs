@@ -45,6 +45,7 @@ pub(crate) fn settle(
     mut answer: Answer,
     shadow: bool,
 ) -> Answer {
+    answer.run.decision = crate::hooks::run_log::decision_of(event, &answer);
     if shadow {
         answer.run.shadow = true;
         answer.run.withheld = would_have(event, &answer);

@@ -275,7 +275,7 @@ fn hook_attributes(report: &HookReport, run: &HookRunReport) -> Vec<KeyValue> {
     if let HookRunEnd::Exited(code) = run.end {
         attrs.push(KeyValue::new("rein.hook.exit_code", i64::from(code)));
     }
-    if let Some(decision) = decision_of(run) {
+    if let Some(decision) = run.decision {
         attrs.push(KeyValue::new("rein.hook.decision", decision));
     }
     if let Some(text) = &run.withheld {
@@ -294,29 +294,6 @@ fn outcome_word(outcome: &HookRunOutcome) -> &'static str {
         HookRunOutcome::NonBlocking(_) => "non_blocking_error",
         HookRunOutcome::Cancelled => "cancelled",
     }
-}
-
-/// The decision a run gave: `block` (exit 2, `decision: block`), a permission decision, or
-/// PermissionRequest's behavior.
-fn decision_of(run: &HookRunReport) -> Option<String> {
-    if run.shadow {
-        // A shadowed run's blocking outcome was withheld; `would_have` says what it was.
-        if let Some(text) = &run.withheld {
-            let word = text.trim_start_matches("would have ");
-            return Some(format!(
-                "shadow:{}",
-                word.split([':', ';']).next().unwrap_or(word)
-            ));
-        }
-    }
-    if run.outcome.is_blocking() {
-        return Some("block".to_string());
-    }
-    let hso = run.json.as_ref()?.get("hookSpecificOutput")?;
-    hso.get("permissionDecision")
-        .or_else(|| hso.get("decision").and_then(|d| d.get("behavior")))
-        .and_then(|v| v.as_str())
-        .map(str::to_string)
 }
 
 fn status_word(status: CallStatus) -> &'static str {

@@ -38,6 +38,7 @@ fn answer(n: usize, outcome: OutcomeKind) -> Answer {
             stderr_bytes: 0,
             stdout_capped: false,
             stderr_capped: false,
+            decision: None,
             warm: false,
             matcher: None,
             shadow: false,

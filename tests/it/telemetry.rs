@@ -284,6 +284,10 @@ fn a_sessions_spans_reach_a_real_receiver_as_a_tree_with_their_attributes() {
             h["attributes"]["rein.hook.would_have"],
             "would have denied: trial policy"
         );
+        assert_eq!(
+            h["attributes"]["rein.hook.decision"], "deny",
+            "the withheld decision"
+        );
     }
     assert_eq!(
         hooks.len(),

@@ -632,7 +632,11 @@ fn warm_hooks_can_be_switched_off_and_cost_nothing_unused() {
     let sh = s.script("plain.sh", "cat >/dev/null");
     let only_sh = json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
         {"type": "command", "command": sh}]}]});
-    assert_eq!(probe(only_sh.clone()), "", "a session without python or node hooks started one");
+    assert_eq!(
+        probe(only_sh.clone()),
+        "",
+        "a session without python or node hooks started one"
+    );
     s.settings(json!({"permissions": {"allow": ["Bash"]}, "hooks": only_sh}));
     let list = s.rein().args(["hooks", "list"]).output().unwrap();
     assert!(String::from_utf8_lossy(&list.stdout).contains("warm    no:"));

@@ -170,6 +170,7 @@ impl Interpreted {
             stdout_capped: raw.stdout_capped,
             stderr_capped: raw.stderr_capped,
             json: self.json.clone(),
+            decision: None,
             warm: raw.warm,
             matcher: None,
             shadow: false,
