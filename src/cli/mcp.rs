@@ -19,6 +19,8 @@ use crate::settings::schema::Settings;
 pub struct McpFlags {
     pub configs: Vec<String>,
     pub strict: bool,
+    /// The Agent SDK serving `type: "sdk"` servers, when it drives rein.
+    pub sdk: crate::mcp::client::SdkLink,
 }
 
 fn home_dir() -> PathBuf {
@@ -81,7 +83,8 @@ pub async fn start_for_session(
     if plans.is_empty() {
         return Arc::new(McpSession::default());
     }
-    let limits = Limits::from_env(&lookup);
+    let mut limits = Limits::from_env(&lookup);
+    limits.sdk = flags.sdk.clone();
     let session = McpSession::start(
         plans,
         &limits,
@@ -345,6 +348,9 @@ pub fn run(args: McpArgs, runtime: &tokio::runtime::Runtime) -> i32 {
                     for (k, _) in headers {
                         println!("  Header: {k}: …");
                     }
+                }
+                config::Transport::Sdk => {
+                    println!("  Served by: the Agent SDK that starts rein (in-process)");
                 }
             }
             if let Some(s) = session.servers().get(&name) {

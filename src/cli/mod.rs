@@ -5,6 +5,7 @@ pub mod hooks;
 pub mod mcp;
 pub mod render;
 pub mod run;
+pub mod sdk;
 pub mod stream_input;
 pub mod terminal;
 
@@ -23,7 +24,7 @@ pub const EXIT_USAGE: i32 = 2;
 
 /// rein: run an agent with your Claude Code hooks, unchanged.
 #[derive(Debug, Parser)]
-#[command(name = "rein", version, about, args_conflicts_with_subcommands = true)]
+#[command(name = "rein", about, args_conflicts_with_subcommands = true)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -187,6 +188,20 @@ pub struct RunArgs {
     /// before its turn.
     #[arg(long = "replay-user-messages")]
     pub replay_user_messages: bool,
+    /// Print the version (the Claude Code version whose protocol rein speaks, then rein's own)
+    /// and exit.
+    #[arg(short = 'v', short_alias = 'V', long = "version")]
+    pub version: bool,
+    /// The built-in tools the model gets: `default` (all), `""` (none) or a comma-separated
+    /// list (`Bash,Read`).
+    #[arg(long = "tools", value_name = "TOOLS", allow_hyphen_values = true)]
+    pub tools: Option<String>,
+    /// `stdio`: permission prompts go to the Agent SDK driving rein (its `can_use_tool`)
+    /// instead of being refused. Only `stdio` is supported.
+    #[arg(long = "permission-prompt-tool", value_name = "TOOL")]
+    pub permission_prompt_tool: Option<String>,
+    #[command(flatten)]
+    pub inert: crate::cli::sdk::flags::InertFlags,
 }
 
 /// `--input-format`.
@@ -222,12 +237,21 @@ pub fn main() -> i32 {
             return EXIT_ERROR;
         }
     };
+    if cli.run.version {
+        println!("{}", crate::cli::sdk::flags::version_line());
+        return EXIT_OK;
+    }
     let code = match cli.command {
         Some(Command::Hooks(args)) => hooks::run(args, &runtime),
         Some(Command::Mcp(args)) => mcp::run(args, &runtime),
         Some(Command::Run { prompt, run }) => runtime.block_on(run::main(prompt, *run, true)),
         None => {
-            let headless = cli.run.print || cli.prompt.is_some();
+            // As Claude Code: stream-json input with stdout not on a terminal is print mode
+            // (the Agent SDK starts it so, without `-p`).
+            let headless = cli.run.print
+                || cli.prompt.is_some()
+                || (cli.run.input_format == InputFormat::StreamJson
+                    && !std::io::IsTerminal::is_terminal(&std::io::stdout()));
             runtime.block_on(run::main(cli.prompt, cli.run, headless))
         }
     };

@@ -232,6 +232,7 @@ impl StreamJson {
             "model": model,
             "permissionMode": self.permission_mode,
             "slash_commands": [],
+            "claude_code_version": crate::cli::sdk::SPEAKS_CLAUDE_CODE,
             "rein_version": env!("CARGO_PKG_VERSION"),
             "uuid": uuid_v4(),
         })
@@ -600,6 +601,7 @@ pub fn result_json(
     obj.insert("subtype".into(), json!(subtype));
     obj.insert("is_error".into(), json!(is_error));
     obj.insert("duration_ms".into(), json!(duration_ms));
+    obj.insert("duration_api_ms".into(), json!(outcome.api_ms));
     obj.insert("num_turns".into(), json!(num_turns));
     obj.insert("result".into(), result);
     obj.insert("stop_reason".into(), stop_reason);
@@ -615,7 +617,9 @@ pub fn result_json(
         .model_usage
         .iter()
         .filter_map(|(model, usage)| crate::agent::cost::cost_usd(model, usage))
-        .sum();
+        .sum::<f64>()
+        // An empty sum is -0.0, which prints as `-0.0`.
+        + 0.0;
     obj.insert("total_cost_usd".into(), json!(cost));
     obj.insert("usage".into(), usage_json(&outcome.usage));
     obj.insert("modelUsage".into(), model_usage_json(&outcome.model_usage));

@@ -53,12 +53,24 @@ pub enum Input {
         /// Its `request_id`, answered in the response.
         request_id: Value,
     },
-    /// Another `control_request`, which rein does not support.
+    /// Another `control_request` (answered by [`crate::cli::sdk::requests`]).
     Control {
-        /// Its `request_id`.
-        request_id: Value,
+        /// The stdin line it came from (1-based).
+        line: usize,
+        /// Its `request_id` (`None`: it has none, so it cannot be answered).
+        request_id: Option<Value>,
         /// Its `request.subtype`.
         subtype: String,
+        /// Its `request` object.
+        request: Value,
+    },
+    /// A `control_response`: the SDK's answer to a request rein sent. The reader hands it to
+    /// [`crate::cli::sdk::Control::deliver`] itself; it reaches the loop only without one.
+    Response {
+        /// The stdin line (1-based).
+        line: usize,
+        /// Its `response` object.
+        response: Value,
     },
     /// A line that ends the session with an error: what is wrong with it.
     Invalid {
@@ -102,22 +114,27 @@ pub fn parse_line(line: usize, text: &str) -> Option<Input> {
     match object.get("type").and_then(Value::as_str) {
         Some("user") => Some(user_message(line, object.get("message"))),
         Some("control_request") => {
-            let request_id = object.get("request_id").cloned().unwrap_or(Value::Null);
-            let subtype = object
-                .get("request")
-                .and_then(|r| r.get("subtype"))
+            let request_id = object.get("request_id").filter(|v| !v.is_null()).cloned();
+            let request = object.get("request").cloned().unwrap_or(Value::Null);
+            let subtype = request
+                .get("subtype")
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .to_string();
-            Some(if subtype == "interrupt" {
-                Input::Interrupt { request_id }
-            } else {
-                Input::Control {
+            Some(match request_id {
+                Some(request_id) if subtype == "interrupt" => Input::Interrupt { request_id },
+                request_id => Input::Control {
+                    line,
                     request_id,
                     subtype,
-                }
+                    request,
+                },
             })
         }
+        Some("control_response") => Some(Input::Response {
+            line,
+            response: object.get("response").cloned().unwrap_or(Value::Null),
+        }),
         other => {
             tracing::debug!(
                 "stdin line {line}: message type {other:?} ignored (rein reads `user` messages and `control_request` interrupts)"
@@ -193,12 +210,17 @@ fn user_message(line: usize, message: Option<&Value>) -> Input {
 }
 
 /// Reads stdin line by line on a thread of its own and sends what each line says; the
-/// channel closes at end of stdin (or a read error, which is sent as the last item).
-pub fn spawn_reader() -> mpsc::UnboundedReceiver<Input> {
+/// channel closes at end of stdin (or a read error, which is sent as the last item). The SDK's
+/// answers to rein's requests go straight to `control` (whatever the session is doing), which
+/// is closed when stdin ends.
+pub fn spawn_reader(control: Arc<crate::cli::sdk::Control>) -> mpsc::UnboundedReceiver<Input> {
     let (tx, rx) = mpsc::unbounded_channel();
+    let closing = Arc::clone(&control);
+    let _closes = CloseAtEnd(closing);
     let spawned = std::thread::Builder::new()
         .name("rein-stdin".into())
         .spawn(move || {
+            let _closes = _closes;
             let stdin = std::io::stdin();
             let mut stdin = stdin.lock();
             let mut buf = Vec::new();
@@ -224,6 +246,15 @@ pub fn spawn_reader() -> mpsc::UnboundedReceiver<Input> {
                         message: format!("not UTF-8 ({e})"),
                     }),
                 };
+                let item = match item {
+                    Some(Input::Response { line, response }) => {
+                        if let Err(why) = control.deliver(&response) {
+                            eprintln!("rein: warning: stdin line {line}: {why}; ignored");
+                        }
+                        continue;
+                    }
+                    other => other,
+                };
                 if let Some(item) = item
                     && tx.send(item).is_err()
                 {
@@ -237,18 +268,19 @@ pub fn spawn_reader() -> mpsc::UnboundedReceiver<Input> {
     rx
 }
 
+/// Closes the SDK's [`crate::cli::sdk::Control`] when the reader ends (or cannot start).
+struct CloseAtEnd(Arc<crate::cli::sdk::Control>);
+
+impl Drop for CloseAtEnd {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
 /// The `control_response` to a request rein handled.
 pub fn control_success(request_id: &Value) -> Value {
     json!({"type": "control_response", "response": {"subtype": "success",
         "request_id": request_id, "response": {"still_queued": []}}})
-}
-
-/// The `control_response` to a request rein does not support (Claude Code's words).
-pub fn control_unsupported(request_id: &Value, subtype: &str) -> Value {
-    json!({"type": "control_response", "response": {"subtype": "error",
-        "request_id": request_id,
-        "error": format!("Unsupported control request subtype: {subtype}"),
-        "error_code": "unsupported_request"}})
 }
 
 /// How the loop ended.
@@ -266,23 +298,40 @@ enum Cut {
     Signal(i32, &'static str),
 }
 
+/// What the loop reads: stdin's items (from [`spawn_reader`]) and those read before it
+/// started (the session's setup looks at the first line for the SDK's `initialize`).
+pub struct Inputs {
+    pub rx: mpsc::UnboundedReceiver<Input>,
+    pub queue: VecDeque<Input>,
+}
+
+/// A control request answered between turns: its id, subtype and request.
+type Deferred = (Value, String, Value);
+
 /// The turns of the messages on stdin, until it ends. Each turn's `result` line is written
 /// by `report` (the same as a `-p` run's); an interrupted turn gets an error result of its
-/// own.
+/// own. Control requests are answered by `sdk` (see [`crate::cli::sdk::requests`]).
+#[allow(clippy::too_many_arguments)]
 pub async fn run(
     session: &mut Session,
     stream: &Arc<StreamJson>,
+    inputs: Inputs,
+    sdk: &crate::cli::sdk::requests::Sdk,
     replay: bool,
     sigint: &mut Signal,
     sigterm: &mut Signal,
     report: &dyn Fn(&crate::agent::session::TurnOutcome, u64) -> i32,
 ) -> Ended {
-    let mut rx = spawn_reader();
-    let mut queue: VecDeque<Input> = VecDeque::new();
+    let Inputs { mut rx, mut queue } = inputs;
     let mut open = true;
     let mut code = crate::cli::EXIT_OK;
     let mut last = None;
+    let mut deferred: VecDeque<Deferred> = VecDeque::new();
     loop {
+        while let Some((id, subtype, request)) = deferred.pop_front() {
+            let answer = sdk.answer_with_session(session, &subtype, &request).await;
+            emit_answer(stream, &id, answer);
+        }
         let item = match queue.pop_front() {
             Some(item) => item,
             None if open => {
@@ -312,10 +361,27 @@ pub async fn run(
                 continue;
             }
             Input::Control {
+                line,
                 request_id,
                 subtype,
+                request,
             } => {
-                stream.emit(&control_unsupported(&request_id, &subtype));
+                let Some(id) = answerable(line, request_id, &subtype) else {
+                    continue;
+                };
+                match sdk.answer_now(&subtype, &request).await {
+                    crate::cli::sdk::requests::Answer::Later => {
+                        let answer = sdk.answer_with_session(session, &subtype, &request).await;
+                        emit_answer(stream, &id, answer);
+                    }
+                    answer => emit_answer(stream, &id, answer),
+                }
+                continue;
+            }
+            Input::Response { line, .. } => {
+                eprintln!(
+                    "rein: warning: stdin line {line}: a control_response rein cannot route; ignored"
+                );
                 continue;
             }
             Input::User { text, message, .. } => (text, message),
@@ -336,8 +402,16 @@ pub async fn run(
                             stream.emit(&control_success(&request_id));
                             break Err(Cut::Interrupt);
                         }
-                        Some(Input::Control { request_id, subtype }) => {
-                            stream.emit(&control_unsupported(&request_id, &subtype));
+                        Some(Input::Control { line, request_id, subtype, request }) => {
+                            let Some(id) = answerable(line, request_id, &subtype) else {
+                                continue;
+                            };
+                            match sdk.answer_now(&subtype, &request).await {
+                                crate::cli::sdk::requests::Answer::Later => {
+                                    deferred.push_back((id, subtype, request));
+                                }
+                                answer => emit_answer(stream, &id, answer),
+                            }
                         }
                         Some(other) => queue.push_back(other),
                         None => open = false,
@@ -384,7 +458,37 @@ pub async fn run(
             }
         }
     }
+    while let Some((id, subtype, request)) = deferred.pop_front() {
+        let answer = sdk.answer_with_session(session, &subtype, &request).await;
+        emit_answer(stream, &id, answer);
+    }
     Ended::Finished(code, last)
+}
+
+/// The request's id, or `None` (with a warning) when it has none to answer to.
+fn answerable(line: usize, request_id: Option<Value>, subtype: &str) -> Option<Value> {
+    if request_id.is_none() {
+        eprintln!(
+            "rein: warning: stdin line {line}: a control_request ({}) without a request_id cannot be answered; ignored",
+            if subtype.is_empty() {
+                "no subtype"
+            } else {
+                subtype
+            }
+        );
+    }
+    request_id
+}
+
+fn emit_answer(stream: &StreamJson, id: &Value, answer: crate::cli::sdk::requests::Answer) {
+    use crate::cli::sdk::requests::{Answer, response_line};
+    let line = match answer {
+        Answer::Done(v) => response_line(id, Ok(v)),
+        Answer::Failed(text, code) => response_line(id, Err((text, code))),
+        // Unreachable: answered with the session by the caller.
+        Answer::Later => response_line(id, Err(("not answered".to_string(), None))),
+    };
+    stream.emit(&line);
 }
 
 /// The `result` line of a turn an `interrupt` stopped (Claude Code's subtype, `is_error` and

@@ -628,13 +628,14 @@ impl Dispatcher {
                 mcp_tool::run(caller, request, &stdin).await
             }
             SelectedHandler::InProcess(hook) => {
-                let timeout = timeout::effective(target.event, None, session_end);
+                let timeout = timeout::effective(target.event, hook.timeout, session_end);
                 run_in_process(
                     hook,
                     sel.origin(),
                     sel.command_text(),
                     target.event,
                     input,
+                    &stdin,
                     timeout,
                 )
                 .await

@@ -18,6 +18,7 @@ pub(crate) async fn run_in_process(
     text: String,
     event: HookEvent,
     input: &(dyn Any + Send + Sync),
+    stdin: &[u8],
     timeout: Duration,
 ) -> Answer {
     let started = Instant::now();
@@ -31,7 +32,7 @@ pub(crate) async fn run_in_process(
             duration,
         ))
     };
-    let Some(call) = (hook.handler)(input) else {
+    let Some(call) = (hook.handler)(input, stdin) else {
         // Why this cannot be the caller's fault: the registry files a handler under the event
         // its input type belongs to, and the dispatcher only hands it that event's inputs.
         return crashed(

@@ -24,10 +24,15 @@ use crate::hooks::events::Event;
 use crate::hooks::matcher::Matcher;
 use crate::hooks::spec::{HookEvent, MatcherClass};
 
-/// A handler with its event's types erased: `None` when handed an input of another event.
-type ErasedHandler = dyn Fn(&(dyn Any + Send + Sync)) -> Option<BoxFuture<'static, Result<Value, String>>>
+/// A handler with its event's types erased: `None` when handed an input of another event. It
+/// gets the typed input and the hook input as a command hook reads it on stdin.
+type ErasedHandler = dyn Fn(&(dyn Any + Send + Sync), &[u8]) -> Option<BoxFuture<'static, Result<Value, String>>>
     + Send
     + Sync;
+
+/// A handler of [`Registry::on_json`]: the hook input as JSON, the answer as JSON.
+pub type JsonHandler =
+    dyn Fn(Value) -> BoxFuture<'static, Result<Value, String>> + Send + Sync + 'static;
 
 /// One registered handler.
 #[derive(Clone)]
@@ -40,6 +45,11 @@ pub struct InProcessHook {
     pub matcher_text: String,
     /// Compiled once at registration, with the same rules as settings matchers.
     pub matcher: Matcher,
+    /// Its own timeout in seconds (`None`: the event's default, as for a command hook without
+    /// one).
+    pub timeout: Option<f64>,
+    /// What run logs and `/hooks` call it (`None`: `in-process #<id>`).
+    pub label: Option<String>,
     pub(crate) handler: Arc<ErasedHandler>,
 }
 
@@ -126,13 +136,14 @@ impl Registry {
     {
         let compiled = compile::<E>(matcher)?;
         let handler = Arc::new(handler);
-        let erased: Arc<ErasedHandler> = Arc::new(move |input: &(dyn Any + Send + Sync)| {
-            let input = input.downcast_ref::<E::Input>()?.clone();
-            let handler = Arc::clone(&handler);
-            let call: BoxFuture<'static, Result<Value, String>> =
-                Box::pin(async move { handler(input).await.into_json::<E>() });
-            Some(call)
-        });
+        let erased: Arc<ErasedHandler> =
+            Arc::new(move |input: &(dyn Any + Send + Sync), _: &[u8]| {
+                let input = input.downcast_ref::<E::Input>()?.clone();
+                let handler = Arc::clone(&handler);
+                let call: BoxFuture<'static, Result<Value, String>> =
+                    Box::pin(async move { handler(input).await.into_json::<E>() });
+                Some(call)
+            });
         let mut entries = lock(&self.inner);
         let id = entries.next_id;
         entries.next_id += 1;
@@ -141,6 +152,44 @@ impl Registry {
             event: E::EVENT,
             matcher_text: matcher.to_string(),
             matcher: compiled,
+            timeout: None,
+            label: None,
+            handler: erased,
+        });
+        Ok(Unregister {
+            registry: Arc::downgrade(&self.inner),
+            id: Some(id),
+        })
+    }
+
+    /// Registers `handler` for `event`, untyped: it gets the hook input exactly as a command
+    /// hook reads it on stdin (as JSON) and answers with what such a hook would print. For
+    /// hosts that speak JSON themselves (the Agent SDK's hook callbacks). `timeout` replaces the
+    /// event's default (seconds); `label` names it in run logs.
+    pub fn on_json(
+        &self,
+        event: HookEvent,
+        matcher: &str,
+        timeout: Option<f64>,
+        label: &str,
+        handler: Arc<JsonHandler>,
+    ) -> Result<Unregister, MatcherError> {
+        let compiled = compile_for(event, matcher)?;
+        let erased: Arc<ErasedHandler> =
+            Arc::new(move |_: &(dyn Any + Send + Sync), stdin: &[u8]| {
+                let input = serde_json::from_slice::<Value>(stdin).unwrap_or(Value::Null);
+                Some(handler(input))
+            });
+        let mut entries = lock(&self.inner);
+        let id = entries.next_id;
+        entries.next_id += 1;
+        entries.hooks.push(InProcessHook {
+            id,
+            event,
+            matcher_text: matcher.to_string(),
+            matcher: compiled,
+            timeout,
+            label: Some(label.to_string()),
             handler: erased,
         });
         Ok(Unregister {
@@ -180,16 +229,20 @@ impl Registry {
 }
 
 fn compile<E: Event>(text: &str) -> Result<Matcher, MatcherError> {
-    let class = E::EVENT.spec().matcher;
+    compile_for(E::EVENT, text)
+}
+
+fn compile_for(event: HookEvent, text: &str) -> Result<Matcher, MatcherError> {
+    let class = event.spec().matcher;
     if class == MatcherClass::NoTarget && !text.is_empty() && text != "*" {
         return Err(MatcherError::NoTarget {
-            event: E::EVENT,
+            event,
             matcher: text.to_string(),
         });
     }
     match Matcher::compile_class(class, Some(text)) {
         Matcher::Invalid(reason) => Err(MatcherError::Invalid {
-            event: E::EVENT,
+            event,
             matcher: text.to_string(),
             reason,
         }),

@@ -73,7 +73,10 @@ impl<'a> SelectedHandler<'a> {
             SelectedHandler::Command { command, .. } => command_display(command),
             SelectedHandler::Http { http, .. } => http.url.clone(),
             SelectedHandler::McpTool { mcp, .. } => crate::hooks::mcp_tool::display(mcp),
-            SelectedHandler::InProcess(hook) => format!("in-process:{}", hook.id),
+            SelectedHandler::InProcess(hook) => match &hook.label {
+                Some(label) => label.clone(),
+                None => format!("in-process:{}", hook.id),
+            },
             SelectedHandler::Model { prompt, .. } => prompt.prompt.clone(),
         }
     }

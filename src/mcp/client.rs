@@ -30,11 +30,38 @@ const KILL_GRACE: Duration = Duration::from_millis(500);
 /// Bytes of a server's stderr kept to explain a failure.
 const STDERR_TAIL: usize = 4096;
 
-/// Timeouts and limits of a session's servers.
+/// Timeouts and limits of a session's servers, and the link to the program serving
+/// `type: "sdk"` servers.
 #[derive(Debug, Clone)]
 pub struct Limits {
     pub startup: Duration,
     pub tool_call: Duration,
+    pub sdk: SdkLink,
+}
+
+/// The program driving rein that serves `type: "sdk"` servers in-process (the Agent SDK): one
+/// JSON-RPC message to server `server`, and what it answered (for a notification, an
+/// acknowledgement to ignore).
+pub trait SdkBridge: Send + Sync {
+    fn send(
+        &self,
+        server: &str,
+        message: Value,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Value, String>> + Send>>;
+}
+
+/// [`SdkBridge`], when there is one.
+#[derive(Clone, Default)]
+pub struct SdkLink(pub Option<Arc<dyn SdkBridge>>);
+
+impl std::fmt::Debug for SdkLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "SdkLink(connected)"
+        } else {
+            "SdkLink(none)"
+        })
+    }
 }
 
 impl Limits {
@@ -49,6 +76,7 @@ impl Limits {
         Limits {
             startup: ms("MCP_TIMEOUT").unwrap_or(DEFAULT_STARTUP_TIMEOUT),
             tool_call: ms("MCP_TOOL_TIMEOUT").unwrap_or(DEFAULT_TOOL_TIMEOUT),
+            sdk: SdkLink::default(),
         }
     }
 }
@@ -425,6 +453,21 @@ async fn connect(
                 }
             }
         }
+        Transport::Sdk => match &limits.sdk.0 {
+            None => Err(
+                "an \"sdk\" server is served by the Agent SDK that starts rein; no SDK is connected (rein was not started with --input-format stream-json)"
+                    .to_string(),
+            ),
+            Some(bridge) => {
+                let (ours, theirs) = tokio::io::duplex(1 << 16);
+                tokio::spawn(carry_sdk_messages(
+                    Arc::clone(bridge),
+                    server.config.name.clone(),
+                    theirs,
+                ));
+                handshake(().serve(tokio::io::split(ours)), limits.startup).await
+            }
+        },
         Transport::Http { url, headers, sse } => {
             let _already = rustls::crypto::ring::default_provider().install_default();
             let mut map = HashMap::new();
@@ -575,5 +618,65 @@ pub fn describe(config: &ServerConfig) -> String {
             s
         }
         Transport::Http { url, .. } => url.clone(),
+        Transport::Sdk => "(served by the Agent SDK)".to_string(),
+    }
+}
+
+/// Carries the JSON-RPC lines rmcp writes for an `sdk` server to the SDK, one control request
+/// each (concurrently: a slow tool call does not hold up the next message), and writes each
+/// request's answer back. Ends when rmcp closes its side.
+async fn carry_sdk_messages(
+    bridge: Arc<dyn SdkBridge>,
+    server: String,
+    pipe: tokio::io::DuplexStream,
+) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let (read, write) = tokio::io::split(pipe);
+    let write = Arc::new(tokio::sync::Mutex::new(write));
+    let mut lines = BufReader::new(read).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        let Ok(message) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        let id = message.get("id").cloned();
+        let is_request = id.is_some() && message.get("method").is_some();
+        let (bridge, server, write) = (Arc::clone(&bridge), server.clone(), Arc::clone(&write));
+        tokio::spawn(async move {
+            let answer = bridge.send(&server, message).await;
+            // A notification's acknowledgement (and an answer to a response) goes nowhere.
+            let Some(id) = id.filter(|_| is_request) else {
+                return;
+            };
+            let reply = match answer {
+                Ok(reply) if reply.get("result").is_some() || reply.get("error").is_some() => {
+                    let mut reply = reply;
+                    if let Some(obj) = reply.as_object_mut() {
+                        obj.insert("jsonrpc".into(), Value::from("2.0"));
+                        obj.insert("id".into(), id);
+                    }
+                    reply
+                }
+                Ok(other) => serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {
+                    "code": -32603,
+                    "message": format!("the SDK answered without a result or an error: {}",
+                        crate::mcp::client::shorten(&other.to_string())),
+                }}),
+                Err(why) => serde_json::json!({"jsonrpc": "2.0", "id": id,
+                    "error": {"code": -32603, "message": why}}),
+            };
+            let mut text = reply.to_string();
+            text.push('\n');
+            let mut w = write.lock().await;
+            let _ = w.write_all(text.as_bytes()).await;
+            let _ = w.flush().await;
+        });
+    }
+}
+
+/// The first 200 characters of `text`, for messages.
+fn shorten(text: &str) -> String {
+    match text.char_indices().nth(200) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_string(),
     }
 }

@@ -65,6 +65,10 @@ pub enum Transport {
         /// Configured as `type: "sse"`.
         sse: bool,
     },
+    /// Served in-process by the program that drives rein (the Agent SDK's
+    /// `create_sdk_mcp_server`), each JSON-RPC message carried by an `mcp_message` control
+    /// request (`type: "sdk"`).
+    Sdk,
 }
 
 impl Transport {
@@ -74,6 +78,7 @@ impl Transport {
             Transport::Stdio { .. } => "stdio",
             Transport::Http { sse: false, .. } => "http",
             Transport::Http { sse: true, .. } => "sse",
+            Transport::Sdk => "sdk",
         }
     }
 }
@@ -489,9 +494,10 @@ fn server(
                 sse: t == "sse",
             }
         }
+        Some("sdk") => Transport::Sdk,
         Some(other) => {
             return Err(format!(
-                "unknown transport \"{other}\" (rein speaks \"stdio\", \"http\" and \"sse\")"
+                "unknown transport \"{other}\" (rein speaks \"stdio\", \"http\", \"sse\" and, under the Agent SDK, \"sdk\")"
             ));
         }
     };

@@ -19,6 +19,35 @@ pub enum GateVerdict {
     },
 }
 
+/// What the program driving rein is asked where a person would be prompted (the Agent SDK's
+/// `can_use_tool` request).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostQuestion {
+    pub tool_name: String,
+    pub input: Value,
+    /// `PermissionUpdate` objects the host may apply with its answer.
+    pub suggestions: Vec<Value>,
+    /// The file the call edits, when it edits one.
+    pub blocked_path: Option<String>,
+    pub tool_use_id: String,
+    /// The subagent whose call it is (`None`: the main agent's).
+    pub agent_id: Option<String>,
+    /// Why approval is needed.
+    pub reason: String,
+    /// The MCP server of an MCP tool.
+    pub mcp_server: Option<crate::hooks::events::McpServerRef>,
+}
+
+/// The program driving rein, asked where a person would be prompted. Its answer is a
+/// PermissionRequest decision and is applied as one; `Err` (no answer, a lost connection, an
+/// unreadable answer) refuses the call with that reason.
+pub trait PermissionHost: Send + Sync {
+    fn can_use_tool(
+        &self,
+        question: HostQuestion,
+    ) -> BoxFuture<'static, Result<PermissionRequestDecision, String>>;
+}
+
 /// The answer of an interactive approval prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PromptAnswer {
@@ -65,6 +94,18 @@ pub trait PermissionGate: Send + Sync {
     fn can_prompt(&self) -> bool {
         false
     }
+    /// The program driving rein that answers permission prompts, if there is one.
+    fn host(&self) -> Option<Arc<dyn PermissionHost>> {
+        None
+    }
+    /// The file a prompt about this call is about ([`HostQuestion::blocked_path`]).
+    fn blocked_path(&self, _tool: &str, _input: &Value) -> Option<String> {
+        None
+    }
+    /// Switches the permission mode (`set_permission_mode`); `Err` says why not.
+    fn set_mode(&self, _mode: &str) -> Result<(), String> {
+        Err("this permission step has no modes".to_string())
+    }
 }
 
 /// The gate used until rules are configured: every call is allowed unless a PreToolUse hook
@@ -109,6 +150,7 @@ impl PermissionGate for AllowAllGate {
 pub struct PolicyGate {
     pub(super) policy: Mutex<PermissionPolicy>,
     pub(super) prompter: Option<Arc<dyn Prompter>>,
+    pub(super) host: Option<Arc<dyn PermissionHost>>,
 }
 
 impl PolicyGate {
@@ -116,7 +158,14 @@ impl PolicyGate {
         PolicyGate {
             policy: Mutex::new(policy),
             prompter,
+            host: None,
         }
+    }
+
+    /// Prompts go to `host` (the Agent SDK's `can_use_tool`) instead of a person.
+    pub fn with_host(mut self, host: Arc<dyn PermissionHost>) -> PolicyGate {
+        self.host = Some(host);
+        self
     }
 
     fn with_policy<T>(&self, f: impl FnOnce(&mut PermissionPolicy) -> T) -> T {
@@ -187,5 +236,26 @@ impl PermissionGate for PolicyGate {
 
     fn can_prompt(&self) -> bool {
         self.prompter.is_some()
+    }
+
+    fn host(&self) -> Option<Arc<dyn PermissionHost>> {
+        self.host.clone()
+    }
+
+    fn blocked_path(&self, tool: &str, input: &Value) -> Option<String> {
+        self.with_policy(|p| p.blocked_path(tool, input))
+    }
+
+    fn set_mode(&self, mode: &str) -> Result<(), String> {
+        use crate::permissions::mode::{PermissionMode, check_bypass_allowed};
+        let (parsed, _) = PermissionMode::parse(mode).map_err(|e| e.to_string())?;
+        if parsed == PermissionMode::BypassPermissions {
+            // SAFETY: geteuid(2) reads the process's credentials; it cannot fail.
+            let euid = unsafe { libc::geteuid() };
+            let sandbox = std::env::var("IS_SANDBOX").is_ok_and(|v| v == "1");
+            check_bypass_allowed(euid, sandbox).map_err(|e| e.to_string())?;
+        }
+        self.with_policy(|p| p.set_mode(parsed));
+        Ok(())
     }
 }

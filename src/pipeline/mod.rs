@@ -349,10 +349,78 @@ impl<'a> ToolPipeline<'a> {
             )
             .await;
         match outcome.decision {
-            Some(PermissionRequestDecision::Allow {
+            Some(decision) => self.apply_decision(tool, call, input, decision).await,
+            None if self.gate.host().is_some() => {
+                self.ask_host(tool, call, base, input, reason).await
+            }
+            None if self.gate.can_prompt() => {
+                self.fire::<Notification>(
+                    NotificationInput {
+                        base: notification_base(base),
+                        hook_event_name: HookEvent::Notification,
+                        message: format!("rein needs your permission to use {}", call.name),
+                        title: None,
+                        notification_type: "permission_prompt".to_string(),
+                    },
+                    None,
+                )
+                .await;
+                self.ask_person(call, input, reason, denial).await
+            }
+            None => self.ask_person(call, input, reason, denial).await,
+        }
+    }
+
+    /// The program driving rein (the Agent SDK's `can_use_tool`) answers where a person would
+    /// be prompted; its answer is applied as a PermissionRequest hook's is (a rewrite meets
+    /// the deny and ask rules again). No answer, an unreadable one or a lost connection
+    /// refuses the call.
+    async fn ask_host(
+        &self,
+        tool: &Arc<dyn Tool>,
+        call: &ToolCall,
+        base: &BaseInput,
+        input: &mut Value,
+        reason: &str,
+    ) -> Approval {
+        let Some(host) = self.gate.host() else {
+            return Approval::Refused {
+                text: crate::permissions::headless_denial_text(&call.name),
+                interrupt: false,
+            };
+        };
+        let question = HostQuestion {
+            tool_name: call.name.clone(),
+            input: input.clone(),
+            suggestions: self.gate.suggestions(&call.name, input),
+            blocked_path: self.gate.blocked_path(&call.name, input),
+            tool_use_id: call.id.clone(),
+            agent_id: base.agent_id.clone(),
+            reason: reason.to_string(),
+            mcp_server: self.mcp_server_of(&call.name),
+        };
+        match host.can_use_tool(question).await {
+            Ok(decision) => self.apply_decision(tool, call, input, decision).await,
+            Err(why) => Approval::Refused {
+                text: format!("Permission to use {} was not granted: {why}", call.name),
+                interrupt: false,
+            },
+        }
+    }
+
+    /// A PermissionRequest hook's (or the host's) decision applied to the call.
+    async fn apply_decision(
+        &self,
+        tool: &Arc<dyn Tool>,
+        call: &ToolCall,
+        input: &mut Value,
+        decision: PermissionRequestDecision,
+    ) -> Approval {
+        match decision {
+            PermissionRequestDecision::Allow {
                 updated_input,
                 updated_permissions,
-            }) => {
+            } => {
                 let original = input.clone();
                 if let Some(updated) = updated_input {
                     match self.prepare(tool, updated).await {
@@ -396,25 +464,10 @@ impl<'a> ToolPipeline<'a> {
                 }
                 Approval::Approved
             }
-            Some(PermissionRequestDecision::Deny { message, interrupt }) => Approval::Refused {
+            PermissionRequestDecision::Deny { message, interrupt } => Approval::Refused {
                 text: message,
                 interrupt,
             },
-            None if self.gate.can_prompt() => {
-                self.fire::<Notification>(
-                    NotificationInput {
-                        base: notification_base(base),
-                        hook_event_name: HookEvent::Notification,
-                        message: format!("rein needs your permission to use {}", call.name),
-                        title: None,
-                        notification_type: "permission_prompt".to_string(),
-                    },
-                    None,
-                )
-                .await;
-                self.ask_person(call, input, reason, denial).await
-            }
-            None => self.ask_person(call, input, reason, denial).await,
         }
     }
 

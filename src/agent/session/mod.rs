@@ -154,6 +154,8 @@ pub struct TurnOutcome {
     pub usage: Usage,
     /// The same, per model that answered, in the order they first answered.
     pub model_usage: Vec<(String, Usage)>,
+    /// Time spent waiting for the model's replies, milliseconds (`duration_api_ms`).
+    pub api_ms: u64,
 }
 
 impl TurnOutcome {
@@ -169,6 +171,7 @@ impl TurnOutcome {
             denials: Vec::new(),
             usage: Usage::default(),
             model_usage: Vec::new(),
+            api_ms: 0,
         }
     }
 }

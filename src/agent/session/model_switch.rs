@@ -1,4 +1,5 @@
-//! `/model`: PreModelSwitch, the switch (the system prompt rebuilt for the new model), PostModelSwitch.
+//! `/model`: PreModelSwitch, the switch (the system prompt rebuilt for the new model),
+//! PostModelSwitch; and the permission mode switch of the Agent SDK.
 
 use super::*;
 
@@ -37,6 +38,18 @@ impl Session {
             })
             .await;
         self.pending.extend(post.common.context);
+        Ok(())
+    }
+
+    /// Switches the permission mode for the following calls (the Agent SDK's
+    /// `set_permission_mode`): the permission step's and the one hook inputs carry. `Err` says
+    /// why the mode stays.
+    pub(crate) fn set_permission_mode(&mut self, mode: &str) -> Result<(), String> {
+        self.gate.set_mode(mode)?;
+        self.config.permission_mode = match mode {
+            "manual" | "auto" => "default".to_string(),
+            other => other.to_string(),
+        };
         Ok(())
     }
 

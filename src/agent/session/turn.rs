@@ -152,7 +152,10 @@ impl Session {
                 },
             };
             self.sink.observe(Progress::RequestStarted);
-            let response = match self.model.respond(request).await {
+            let asked = std::time::Instant::now();
+            let answer = self.model.respond(request).await;
+            outcome.api_ms += asked.elapsed().as_millis() as u64;
+            let response = match answer {
                 Ok(r) => {
                     // A model that does not stream (the mock, an embedder's own): its reply's
                     // events, built whole, before the reply.

@@ -72,6 +72,15 @@ impl PermissionGate for SharedGate {
     fn can_prompt(&self) -> bool {
         self.gate.can_prompt()
     }
+    fn host(&self) -> Option<Arc<dyn crate::pipeline::PermissionHost>> {
+        self.gate.host()
+    }
+    fn blocked_path(&self, tool: &str, input: &Value) -> Option<String> {
+        self.at_cwd(|g| g.blocked_path(tool, input))
+    }
+    fn set_mode(&self, mode: &str) -> Result<(), String> {
+        self.gate.set_mode(mode)
+    }
 }
 
 /// Shares one hook host between a session and its subagents. Only the session's own handle

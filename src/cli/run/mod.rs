@@ -86,7 +86,7 @@ pub async fn main(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 
     code
 }
 
-async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i32 {
+async fn main_inner(prompt: Option<String>, mut args: RunArgs, headless: bool) -> i32 {
     if let Err(text) = crate::cli::stream_input::check_flags(&args, headless) {
         eprintln!("{text}");
         return EXIT_ERROR;
@@ -119,8 +119,23 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
         return EXIT_USAGE;
     }
     init_logging(args.debug.as_deref());
+    crate::cli::sdk::flags::report_inert(&args);
 
-    let setup = match build(&args, interactive) {
+    // `--input-format stream-json`: stdin is read from here on, and an Agent SDK's
+    // `initialize` (its first line) shapes the session built below.
+    let mut opening = None;
+    if stream_input {
+        let o = crate::cli::sdk::startup::open().await;
+        if let Some((_, request)) = &o.initialize {
+            for line in crate::cli::sdk::startup::apply(request, &mut args) {
+                eprintln!("rein: {line}");
+            }
+        }
+        opening = Some(o);
+    }
+    let control = opening.as_ref().map(|o| Arc::clone(&o.control));
+    let host = crate::cli::sdk::flags::permission_host(&args, control.as_ref());
+    let setup = match build(&args, interactive, host) {
         Ok(s) => s,
         Err(err) => {
             eprintln!("rein: {err}");
@@ -181,11 +196,20 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
         &crate::cli::mcp::McpFlags {
             configs: args.mcp_config.clone(),
             strict: args.strict_mcp_config,
+            sdk: crate::mcp::client::SdkLink(control.as_ref().map(|c| {
+                Arc::new(crate::cli::sdk::SdkMcp(Arc::clone(c)))
+                    as Arc<dyn crate::mcp::client::SdkBridge>
+            })),
         },
         interactive,
     )
     .await;
     let mut setup = setup;
+    if let Err(why) = crate::cli::sdk::flags::select_tools(args.tools.as_deref(), &mut setup.tools)
+    {
+        eprintln!("rein: {why}");
+        return EXIT_USAGE;
+    }
     setup.tools.extend(mcp.tools());
     let mut ctx = ToolContext::new(setup.project_dir.clone());
     ctx.env = bash_env(
@@ -248,6 +272,23 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
     let observers: Arc<dyn Observer> = Arc::new(observers);
     let permissions_text = permissions_summary(&setup.permission_mode, &setup.settings);
     let mut dispatcher = Dispatcher::new(setup.settings.handlers, env);
+    // The SDK's hooks stay registered until the session ends (dropping unregisters).
+    let mut _sdk_hooks = Vec::new();
+    if let (Some(control), Some((_, request))) = (
+        &control,
+        opening.as_ref().and_then(|o| o.initialize.as_ref()),
+    ) {
+        let hooks = request
+            .get("hooks")
+            .cloned()
+            .unwrap_or(serde_json::Value::Null);
+        let (kept, problems) =
+            crate::cli::sdk::register_hooks(control, dispatcher.registry(), &hooks);
+        for p in problems {
+            eprintln!("rein: warning: {p}");
+        }
+        _sdk_hooks = kept;
+    }
     let shadow_log = dispatcher.shadow_log();
     dispatcher.warm_up();
     dispatcher.set_mcp_caller(Arc::clone(&mcp) as Arc<dyn crate::hooks::mcp_tool::McpCaller>);
@@ -273,6 +314,17 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
         subagent::discover(&user_home, &setup.project_dir, args.agents.as_deref());
     for error in &definition_errors {
         eprintln!("rein: warning: {error}");
+    }
+    if let (Some(control), Some((id, _))) = (
+        &control,
+        opening.as_ref().and_then(|o| o.initialize.as_ref()),
+    ) {
+        let agents: Vec<_> = definitions
+            .iter()
+            .map(|d| (d.name.clone(), d.description.clone(), d.model.clone()))
+            .collect();
+        let answer = crate::cli::sdk::startup::answer(&agents, &setup.permission_mode);
+        control.emit(&crate::cli::sdk::requests::response_line(id, Ok(answer)));
     }
     let wired = subagent::wire(
         Box::new(dispatcher),
@@ -374,16 +426,27 @@ async fn main_inner(prompt: Option<String>, args: RunArgs, headless: bool) -> i3
                 name: "SIGTERM",
             })
         }
-    } else if let (true, Some(stream)) = (stream_input, &shared_stream) {
+    } else if let (Some(stream), Some(opening), Some(control)) =
+        (&shared_stream, opening.take(), &control)
+    {
         session.open(start_source, false, plan.facts).await;
         let session_ref = &session_id;
         let max_turns = args.max_turns;
         let report_turn = |outcome: &TurnOutcome, duration_ms: u64| {
             report(outcome, format, session_ref, duration_ms, max_turns)
         };
+        let sdk = crate::cli::sdk::requests::Sdk {
+            control: Arc::clone(control),
+            mcp: Arc::clone(&mcp),
+            background: Arc::clone(&background),
+            models: setup.models.clone(),
+            first_model: session.model_name().to_string(),
+        };
         let ended = crate::cli::stream_input::run(
             &mut session,
             stream,
+            opening.inputs,
+            &sdk,
             args.replay_user_messages,
             &mut sigint,
             &mut sigterm,
@@ -633,5 +696,6 @@ async fn compact_outcome(session: &mut Session, instructions: Option<&str>) -> T
         model_usage: Vec::new(),
         model_stop_reason: None,
         stop_capped: false,
+        api_ms: 0,
     }
 }

@@ -3,7 +3,11 @@
 
 use super::*;
 
-pub(super) fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupError> {
+pub(super) fn build(
+    args: &RunArgs,
+    interactive: bool,
+    host: Option<Arc<dyn crate::pipeline::PermissionHost>>,
+) -> Result<Setup, SetupError> {
     let project_dir = resolve_project_dir(args.cwd.as_deref())?;
     let add_dirs = resolve_add_dirs(&args.add_dir, &project_dir)?;
     let settings = load_settings(args, &project_dir, interactive)?;
@@ -78,7 +82,11 @@ pub(super) fn build(args: &RunArgs, interactive: bool) -> Result<Setup, SetupErr
         let policy = policy.clone();
         ReadFilter(Arc::new(move |p: &Path| policy.read_denied(p)))
     };
-    let gate: Box<dyn PermissionGate> = Box::new(PolicyGate::new(policy, prompter));
+    let gate = PolicyGate::new(policy, prompter);
+    let gate: Box<dyn PermissionGate> = Box::new(match host {
+        Some(host) => gate.with_host(host),
+        None => gate,
+    });
     let permission_mode = mode.as_str().to_string();
     Ok(Setup {
         project_dir,

@@ -238,7 +238,6 @@ impl PermissionPolicy {
     }
 
     /// Switches the mode (e.g. after the user leaves plan mode).
-    #[expect(dead_code, reason = "nothing switches the mode during a session yet")]
     pub fn set_mode(&mut self, mode: PermissionMode) {
         self.mode = mode;
     }

@@ -104,6 +104,18 @@ impl PermissionPolicy {
         }
     }
 
+    /// The path a permission prompt is about, when the call edits one file (`blocked_path` of
+    /// the Agent SDK's `can_use_tool`): the file's absolute path.
+    pub fn blocked_path(&self, tool_name: &str, input: &Value) -> Option<String> {
+        let tool = canonical_tool_name(tool_name);
+        match ToolTier::of(tool) {
+            ToolTier::Edit => {
+                input_path(tool, input, &self.paths.cwd).map(|p| p.to_string_lossy().into_owned())
+            }
+            ToolTier::ReadOnly | ToolTier::Command => None,
+        }
+    }
+
     /// Applies one `PermissionUpdate` (from a PermissionRequest hook's `updatedPermissions` or a
     /// chosen suggestion) to this session: `addRules`, `replaceRules`, `removeRules`, `setMode`,
     /// `addDirectories`, `removeDirectories`. rein never writes settings files here: every

@@ -1,0 +1,170 @@
+//! The command-line flags the Agent SDKs pass that rein accepts: `--tools`,
+//! `--permission-prompt-tool stdio`, the version line, and the flags that have no effect in
+//! rein ([`InertFlags`]), each reported once on stderr when given (the README lists them).
+
+use std::sync::Arc;
+
+use clap::Args;
+
+use crate::cli::RunArgs;
+use crate::cli::sdk::{Control, SdkPermissions};
+use crate::pipeline::PermissionHost;
+use crate::tools::Tool;
+
+/// Flags of Claude Code's command line that the SDKs may pass and rein accepts without acting
+/// on them. Each is reported once when given.
+#[derive(Debug, Clone, Default, Args)]
+pub struct InertFlags {
+    /// Accepted for the Agent SDK; no effect in rein (no spending limit).
+    #[arg(long = "max-budget-usd", value_name = "USD", hide = true)]
+    pub max_budget_usd: Option<String>,
+    /// Accepted for the Agent SDK; no effect in rein (no fallback model).
+    #[arg(long = "fallback-model", value_name = "MODEL", hide = true)]
+    pub fallback_model: Option<String>,
+    /// Accepted for the Agent SDK; no effect in rein.
+    #[arg(long = "resume-session-at", value_name = "UUID", hide = true)]
+    pub resume_session_at: Option<String>,
+    /// Accepted for the Agent SDK; no effect in rein.
+    #[arg(long = "resume-drops-turn", value_name = "UUID", hide = true)]
+    pub resume_drops_turn: Option<String>,
+    /// Accepted for the Agent SDK; no effect in rein (no session mirror).
+    #[arg(long = "session-mirror", hide = true)]
+    pub session_mirror: bool,
+    /// Accepted for the Agent SDK; no effect in rein (no plugins).
+    #[arg(long = "plugin-dir", value_name = "DIR", hide = true)]
+    pub plugin_dir: Vec<String>,
+    /// Accepted for the Agent SDK; no effect in rein (no plugins).
+    #[arg(long = "plugin-dir-no-mcp", value_name = "DIR", hide = true)]
+    pub plugin_dir_no_mcp: Vec<String>,
+    /// Accepted for the Agent SDK; no effect in rein (no extended thinking).
+    #[arg(long = "thinking", value_name = "MODE", hide = true)]
+    pub thinking: Option<String>,
+    /// Accepted for the Agent SDK; no effect in rein.
+    #[arg(long = "thinking-display", value_name = "MODE", hide = true)]
+    pub thinking_display: Option<String>,
+    /// Accepted for the Agent SDK; no effect in rein (no extended thinking).
+    #[arg(long = "max-thinking-tokens", value_name = "N", hide = true)]
+    pub max_thinking_tokens: Option<String>,
+    /// Accepted for the Agent SDK; no effect in rein (no beta headers are sent).
+    #[arg(long = "betas", value_name = "BETAS", hide = true)]
+    pub betas: Option<String>,
+    /// Accepted for the Agent SDK; no effect in rein (no structured output).
+    #[arg(long = "json-schema", value_name = "SCHEMA", hide = true)]
+    pub json_schema: Option<String>,
+    /// Accepted for the Agent SDK; no effect in rein.
+    #[arg(long = "task-budget", value_name = "TOKENS", hide = true)]
+    pub task_budget: Option<String>,
+    /// Accepted for the Agent SDK: rein allows switching to bypassPermissions with
+    /// `set_permission_mode` under the same rule as `--permission-mode`.
+    #[arg(long = "allow-dangerously-skip-permissions", hide = true)]
+    pub allow_dangerously_skip_permissions: bool,
+    /// Accepted for the Agent SDK: rein always reads `initialize` before it builds the session.
+    #[arg(long = "await-initialize", hide = true)]
+    pub await_initialize: bool,
+    /// Accepted for the Agent SDK; no effect in rein (`--debug` writes to stderr).
+    #[arg(long = "debug-file", value_name = "FILE", hide = true)]
+    pub debug_file: Option<String>,
+    /// Accepted for the Agent SDK; no effect in rein (the main agent is rein's own).
+    #[arg(long = "agent", value_name = "NAME", hide = true)]
+    pub agent: Option<String>,
+    /// Accepted for the Agent SDK; no effect in rein.
+    #[arg(long = "permission-prompts", value_name = "WHAT", hide = true)]
+    pub permission_prompts: Option<String>,
+    /// Accepted for the Agent SDK; no effect in rein.
+    #[arg(long = "channels", value_name = "CHANNEL", hide = true)]
+    pub channels: Vec<String>,
+    /// Accepted for the Agent SDK; no effect in rein.
+    #[arg(long = "project-config-root", value_name = "DIR", hide = true)]
+    pub project_config_root: Option<String>,
+}
+
+/// `-v`: the Claude Code version whose protocol rein speaks first (the SDKs read a version
+/// from the start of the line), then rein's own name and version.
+pub fn version_line() -> String {
+    format!(
+        "{} (rein {}, a Claude Code-compatible agent harness)",
+        crate::cli::sdk::SPEAKS_CLAUDE_CODE,
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// One stderr line per inert flag given.
+pub fn report_inert(args: &RunArgs) {
+    let f = &args.inert;
+    let given: [(&str, bool); 20] = [
+        ("--max-budget-usd", f.max_budget_usd.is_some()),
+        ("--fallback-model", f.fallback_model.is_some()),
+        ("--resume-session-at", f.resume_session_at.is_some()),
+        ("--resume-drops-turn", f.resume_drops_turn.is_some()),
+        ("--session-mirror", f.session_mirror),
+        ("--plugin-dir", !f.plugin_dir.is_empty()),
+        ("--plugin-dir-no-mcp", !f.plugin_dir_no_mcp.is_empty()),
+        ("--thinking", f.thinking.is_some()),
+        ("--thinking-display", f.thinking_display.is_some()),
+        ("--max-thinking-tokens", f.max_thinking_tokens.is_some()),
+        ("--betas", f.betas.is_some()),
+        ("--json-schema", f.json_schema.is_some()),
+        ("--task-budget", f.task_budget.is_some()),
+        ("--debug-file", f.debug_file.is_some()),
+        ("--agent", f.agent.is_some()),
+        ("--permission-prompts", f.permission_prompts.is_some()),
+        ("--channels", !f.channels.is_empty()),
+        ("--project-config-root", f.project_config_root.is_some()),
+        (
+            "--permission-prompt-tool (other than stdio)",
+            args.permission_prompt_tool
+                .as_deref()
+                .is_some_and(|t| t != "stdio"),
+        ),
+        (
+            "--permission-prompt-tool stdio (without --input-format stream-json)",
+            args.permission_prompt_tool.as_deref() == Some("stdio")
+                && args.input_format != crate::cli::InputFormat::StreamJson,
+        ),
+    ];
+    for (flag, on) in given {
+        if on {
+            eprintln!("rein: {flag} has no effect in rein (see the README's Agent SDK section)");
+        }
+    }
+}
+
+/// `--permission-prompt-tool stdio` with the SDK on stdin: the SDK answers the prompts.
+pub fn permission_host(
+    args: &RunArgs,
+    control: Option<&Arc<Control>>,
+) -> Option<Arc<dyn PermissionHost>> {
+    match (args.permission_prompt_tool.as_deref(), control) {
+        (Some("stdio"), Some(control)) => {
+            Some(Arc::new(SdkPermissions(Arc::clone(control))) as Arc<dyn PermissionHost>)
+        }
+        _ => None,
+    }
+}
+
+/// `--tools`: keeps the built-in tools it names (`default`: all; empty: none). An unknown name
+/// is an error naming it and the tools there are.
+pub fn select_tools(list: Option<&str>, tools: &mut Vec<Arc<dyn Tool>>) -> Result<(), String> {
+    let Some(list) = list.map(str::trim) else {
+        return Ok(());
+    };
+    if list == "default" {
+        return Ok(());
+    }
+    let wanted: Vec<&str> = list
+        .split([',', ' '])
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .collect();
+    for name in &wanted {
+        if !tools.iter().any(|t| t.name() == *name) && !matches!(*name, "Agent" | "Task") {
+            let known: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+            return Err(format!(
+                "--tools: rein has no built-in tool {name:?} (it has {}, and Agent)",
+                known.join(", ")
+            ));
+        }
+    }
+    tools.retain(|t| wanted.contains(&t.name()));
+    Ok(())
+}

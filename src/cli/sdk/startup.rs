@@ -1,0 +1,143 @@
+//! The start of a session the SDK drives: its `initialize` request, read before the session is
+//! built (it carries subagents, a system prompt and in-process MCP servers the session is
+//! built with), and the answer to it.
+//!
+//! Both SDKs send `initialize` as their first line and wait for its answer before they send
+//! anything else. rein therefore reads the first stdin line before it builds the session; a
+//! first line that is not `initialize` (a plain stream-json user) is kept for the loop.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+
+use crate::cli::RunArgs;
+use crate::cli::sdk::Control;
+use crate::cli::stream_input::{Input, Inputs, spawn_reader};
+
+/// What the SDK said before the session was built.
+pub struct Opening {
+    pub control: Arc<Control>,
+    pub inputs: Inputs,
+    /// The `initialize` request's id and request.
+    pub initialize: Option<(Value, Value)>,
+}
+
+/// Starts reading stdin and waits for its first line.
+pub async fn open() -> Opening {
+    let control = Control::new();
+    let mut rx = spawn_reader(Arc::clone(&control));
+    let mut queue = VecDeque::new();
+    let initialize = match rx.recv().await {
+        Some(Input::Control {
+            request_id: Some(id),
+            subtype,
+            request,
+            ..
+        }) if subtype == "initialize" => Some((id, request)),
+        Some(other) => {
+            queue.push_back(other);
+            None
+        }
+        None => None,
+    };
+    Opening {
+        control,
+        inputs: Inputs { rx, queue },
+        initialize,
+    }
+}
+
+/// Applies what `initialize` carries for the session's build to `args`: its `agents` (added to
+/// `--agents`, the request's winning on a name both define), `systemPrompt` and
+/// `appendSystemPrompt` (the TypeScript SDK sends them here; a flag given too wins) and
+/// `sdkMcpServers` (served in-process, as `type: "sdk"` servers). Returns one line per key rein
+/// reads but does not act on.
+pub fn apply(request: &Value, args: &mut RunArgs) -> Vec<String> {
+    let mut ignored = Vec::new();
+    if let Some(agents) = request.get("agents").and_then(Value::as_object) {
+        let mut all: Map<String, Value> = args
+            .agents
+            .as_deref()
+            .and_then(|a| serde_json::from_str::<Value>(a).ok())
+            .and_then(|v| v.as_object().cloned())
+            .unwrap_or_default();
+        for (name, def) in agents {
+            all.insert(name.clone(), def.clone());
+        }
+        args.agents = Some(Value::Object(all).to_string());
+    }
+    if args.system_prompt.is_none() && args.system_prompt_file.is_none() {
+        match request.get("systemPrompt") {
+            Some(Value::String(s)) => args.system_prompt = Some(s.clone()),
+            Some(Value::Array(parts)) => {
+                let texts: Vec<&str> = parts.iter().filter_map(Value::as_str).collect();
+                args.system_prompt = Some(texts.join("\n\n"));
+            }
+            _ => {}
+        }
+    }
+    if args.append_system_prompt.is_none()
+        && let Some(Value::String(s)) = request.get("appendSystemPrompt")
+    {
+        args.append_system_prompt = Some(s.clone());
+    }
+    let sdk_servers: Map<String, Value> = request
+        .get("sdkMcpServers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(|name| (name.to_string(), json!({"type": "sdk", "name": name})))
+        .collect();
+    if !sdk_servers.is_empty() {
+        args.mcp_config
+            .push(json!({"mcpServers": sdk_servers}).to_string());
+    }
+    for key in [
+        "jsonSchema",
+        "planModeInstructions",
+        "appendSubagentSystemPrompt",
+        "toolAliases",
+        "codeRunningMcpTools",
+        "excludeDynamicSections",
+        "skills",
+        "title",
+        "forwardSubagentText",
+        "systemPromptSnapshot",
+    ] {
+        if request.get(key).is_some_and(|v| !v.is_null()) {
+            ignored.push(format!(
+                "initialize: {key} has no effect in rein (see the README's Agent SDK section)"
+            ));
+        }
+    }
+    ignored
+}
+
+/// What rein answers to `initialize` (Claude Code 2.1.328's keys the SDKs read: commands,
+/// agents, output styles, models, account, pid, versions, the permission mode, whether the
+/// hooks were registered and what they support).
+pub fn answer(agents: &[(String, String, Option<String>)], permission_mode: &str) -> Value {
+    json!({
+        "commands": [],
+        "agents": agents.iter().map(|(name, description, model)| {
+            let mut a = json!({"name": name, "description": description});
+            if let (Some(m), Some(obj)) = (model, a.as_object_mut()) {
+                obj.insert("model".into(), json!(m));
+            }
+            a
+        }).collect::<Vec<_>>(),
+        "output_style": "default",
+        "available_output_styles": ["default"],
+        "models": [],
+        "account": {},
+        "pid": std::process::id(),
+        "claude_code_version": crate::cli::sdk::SPEAKS_CLAUDE_CODE,
+        "rein_version": env!("CARGO_PKG_VERSION"),
+        "current_permission_mode": permission_mode,
+        "hooks_applied": true,
+        "hook_on_failure_supported": false,
+        "session_state": "idle",
+    })
+}
