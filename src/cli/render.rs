@@ -178,7 +178,9 @@ impl Observer for NoticesToStderr {
 pub struct StreamJson {
     pub session_id: String,
     pub cwd: String,
-    pub permission_mode: String,
+    /// The permission mode `init` lines name (the Agent SDK's `set_permission_mode` changes
+    /// it).
+    pub permission_mode: Mutex<String>,
     pub tools: Vec<String>,
     pub mcp_servers: Vec<Value>,
     /// `--include-hook-events`: a `hook_started` and a `hook_response` line per hook run
@@ -207,7 +209,7 @@ impl StreamJson {
         StreamJson {
             session_id: session_id.to_string(),
             cwd: cwd.to_string(),
-            permission_mode: permission_mode.to_string(),
+            permission_mode: Mutex::new(permission_mode.to_string()),
             tools,
             mcp_servers: Vec::new(),
             include_hook_events: false,
@@ -230,7 +232,7 @@ impl StreamJson {
             "tools": self.tools,
             "mcp_servers": self.mcp_servers,
             "model": model,
-            "permissionMode": self.permission_mode,
+            "permissionMode": self.permission_mode.lock().map(|m| m.clone()).unwrap_or_default(),
             "slash_commands": [],
             "claude_code_version": crate::cli::sdk::SPEAKS_CLAUDE_CODE,
             "rein_version": env!("CARGO_PKG_VERSION"),

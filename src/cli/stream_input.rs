@@ -12,12 +12,18 @@
 //! - `{"type": "control_request", "request_id": …, "request": {"subtype": "interrupt"}}`: stops
 //!   the running turn as Ctrl+C does (its tools' process groups are killed, each unanswered
 //!   call gets an interrupted result); answered with a `control_response` of subtype `success`
-//!   at once. Every other subtype is answered with Claude Code's `unsupported_request` error
-//!   and changes nothing.
+//!   at once. Every other subtype is answered by [`crate::cli::sdk::requests`] (the Agent
+//!   SDK's requests; an unknown one gets Claude Code's `unsupported_request` error). A request
+//!   without a `request_id` cannot be answered: reported on stderr and ignored.
+//! - `{"type": "control_response", …}`: the SDK's answer to a request rein sent; the reader
+//!   thread hands it to [`crate::cli::sdk::Control`] at once, whatever the session is doing.
 //! - a blank line, or any other `type`: ignored, as in Claude Code.
 //! - anything that is not a JSON object: an error. The turns of the lines before it finish and
-//!   keep their output; then rein says which stdin line is wrong and why, and exits 1 (Claude
-//!   Code also exits 1, but drops what it had not written yet).
+//!   keep their output — except when it comes while rein waits for an answer of the SDK's (a
+//!   `can_use_tool`, a hook callback): it is then taken for that answer, unreadable, and stops
+//!   the running turn as an interrupt does, so the call asked about never runs. Then rein says
+//!   which stdin line is wrong and why, and exits 1 (Claude Code also exits 1, but drops what
+//!   it had not written yet).
 //!
 //! Messages that arrive while a turn runs wait their turn, in order. End of stdin ends the
 //! session once the running turn and the waiting messages are done (a turn in progress is not
@@ -295,6 +301,10 @@ pub enum Ended {
 /// What stopped a running turn early.
 enum Cut {
     Interrupt,
+    /// A stdin line that ends the session (not JSON, say) while rein waits for an SDK answer:
+    /// the turn stops as at an interrupt — what waited for the answer never gets one, so
+    /// nothing it asked about runs — then rein reports the line and exits 1.
+    Invalid(usize, String),
     Signal(i32, &'static str),
 }
 
@@ -391,6 +401,7 @@ pub async fn run(
             stream.emit(&stream.replay_line(&message));
         }
         let started = Instant::now();
+        let before = session.usage().clone();
         let outcome = {
             let turn = session.run_prompt(&text);
             tokio::pin!(turn);
@@ -401,6 +412,9 @@ pub async fn run(
                         Some(Input::Interrupt { request_id }) => {
                             stream.emit(&control_success(&request_id));
                             break Err(Cut::Interrupt);
+                        }
+                        Some(Input::Invalid { line, message }) if sdk.control.waiting() > 0 => {
+                            break Err(Cut::Invalid(line, message));
                         }
                         Some(Input::Control { line, request_id, subtype, request }) => {
                             let Some(id) = answerable(line, request_id, &subtype) else {
@@ -446,15 +460,23 @@ pub async fn run(
                 };
                 session.note_for_model(note);
                 stream.emit(&stream.user_text_line(note));
+                let spent = spent(&before, session.usage());
                 stream.emit(&interrupted_result(
                     &stream.session_id,
                     elapsed,
                     terminal_reason,
+                    &spent,
                 ));
             }
             Err(Cut::Signal(c, name)) => {
                 session.interrupted();
                 return Ended::Signal(c, name);
+            }
+            Err(Cut::Invalid(line, message)) => {
+                stream.turn_done();
+                session.interrupted();
+                eprintln!("Error: stdin line {line}: {message}");
+                return Ended::Finished(crate::cli::EXIT_ERROR, None);
             }
         }
     }
@@ -491,17 +513,76 @@ fn emit_answer(stream: &StreamJson, id: &Value, answer: crate::cli::sdk::request
     stream.emit(&line);
 }
 
+/// What a turn that was cut short spent: the session's usage after it less before it.
+struct Spent {
+    requests: u64,
+    usage: crate::model::Usage,
+    by_model: Vec<(String, crate::model::Usage)>,
+}
+
+fn spent(
+    before: &crate::agent::session::SessionUsage,
+    after: &crate::agent::session::SessionUsage,
+) -> Spent {
+    use crate::model::Usage;
+    let minus = |a: &Usage, b: &Usage| Usage {
+        input_tokens: a.input_tokens.saturating_sub(b.input_tokens),
+        cache_creation_input_tokens: a
+            .cache_creation_input_tokens
+            .saturating_sub(b.cache_creation_input_tokens),
+        cache_read_input_tokens: a
+            .cache_read_input_tokens
+            .saturating_sub(b.cache_read_input_tokens),
+        output_tokens: a.output_tokens.saturating_sub(b.output_tokens),
+    };
+    let by_model = after
+        .by_model
+        .iter()
+        .map(|(model, usage)| {
+            let earlier = before
+                .by_model
+                .iter()
+                .find(|(m, _)| m == model)
+                .map(|(_, u)| *u)
+                .unwrap_or_default();
+            (model.clone(), minus(usage, &earlier))
+        })
+        .filter(|(_, u)| *u != Usage::default())
+        .collect();
+    Spent {
+        requests: after.requests.saturating_sub(before.requests),
+        usage: minus(&after.total, &before.total),
+        by_model,
+    }
+}
+
 /// The `result` line of a turn an `interrupt` stopped (Claude Code's subtype, `is_error` and
-/// `terminal_reason`; no `result` text).
-fn interrupted_result(session_id: &str, duration_ms: u64, terminal_reason: &str) -> Value {
+/// `terminal_reason`; no `result` text). `num_turns` counts the turn's model replies.
+fn interrupted_result(
+    session_id: &str,
+    duration_ms: u64,
+    terminal_reason: &str,
+    spent: &Spent,
+) -> Value {
+    let cost: f64 = spent
+        .by_model
+        .iter()
+        .filter_map(|(model, usage)| crate::agent::cost::cost_usd(model, usage))
+        .sum::<f64>()
+        + 0.0;
     let mut line = json!({
         "type": "result",
         "subtype": "error_during_execution",
         "is_error": true,
         "duration_ms": duration_ms,
+        "duration_api_ms": 0,
+        "num_turns": spent.requests,
         "stop_reason": null,
         "terminal_reason": terminal_reason,
         "session_id": session_id,
+        "total_cost_usd": cost,
+        "usage": crate::cli::render::usage_json(&spent.usage),
+        "modelUsage": crate::cli::render::model_usage_json(&spent.by_model),
         "permission_denials": [],
         "errors": ["Request interrupted by user"],
     });

@@ -281,7 +281,7 @@ impl Dispatcher {
         }
         for hook in self.registry.for_event(event) {
             if matcher_accepts(&hook.matcher, target) {
-                selected.push(SelectedHandler::InProcess(hook));
+                selected.push(SelectedHandler::InProcess(Box::new(hook)));
             }
         }
         dedup(selected)

@@ -36,7 +36,7 @@ pub enum SelectedHandler<'a> {
         mcp: &'a McpToolHandler,
     },
     /// A closure from the [`Registry`].
-    InProcess(InProcessHook),
+    InProcess(Box<InProcessHook>),
     /// A `type: "prompt"` or `type: "agent"` handler (`agent: true`): a model judges.
     Model {
         handler: &'a ConfiguredHandler,

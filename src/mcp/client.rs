@@ -465,7 +465,10 @@ async fn connect(
                     server.config.name.clone(),
                     theirs,
                 ));
-                handshake(().serve(tokio::io::split(ours)), limits.startup).await
+                let (read, write) = tokio::io::split(ours);
+                let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(read, write)
+                    .with_max_line_length(SDK_MAX_MESSAGE);
+                handshake(().serve(transport), limits.startup).await
             }
         },
         Transport::Http { url, headers, sse } => {
@@ -622,6 +625,11 @@ pub fn describe(config: &ServerConfig) -> String {
     }
 }
 
+/// The largest answer rein takes from an `sdk` server (bytes of JSON); a larger one is turned
+/// into a JSON-RPC error saying so (rmcp would otherwise drop it without a word and the call
+/// would wait for its timeout).
+const SDK_MAX_MESSAGE: usize = 64 * 1024 * 1024;
+
 /// Carries the JSON-RPC lines rmcp writes for an `sdk` server to the SDK, one control request
 /// each (concurrently: a slow tool call does not hold up the next message), and writes each
 /// request's answer back. Ends when rmcp closes its side.
@@ -665,6 +673,13 @@ async fn carry_sdk_messages(
                     "error": {"code": -32603, "message": why}}),
             };
             let mut text = reply.to_string();
+            if text.len() > SDK_MAX_MESSAGE {
+                text = serde_json::json!({"jsonrpc": "2.0", "id": reply.get("id"), "error": {
+                    "code": -32603,
+                    "message": format!("the SDK's answer is {} bytes, more than rein takes from an MCP server ({SDK_MAX_MESSAGE} bytes)", text.len()),
+                }})
+                .to_string();
+            }
             text.push('\n');
             let mut w = write.lock().await;
             let _ = w.write_all(text.as_bytes()).await;

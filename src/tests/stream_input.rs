@@ -83,8 +83,33 @@ fn control_requests_and_ignored_lines() {
             r#"{"type":"control_request","request_id":7,"request":{"subtype":"set_model"}}"#
         ),
         Some(Input::Control {
-            request_id: json!(7),
-            subtype: "set_model".into()
+            line: 1,
+            request_id: Some(json!(7)),
+            subtype: "set_model".into(),
+            request: json!({"subtype": "set_model"}),
+        })
+    );
+    // No request_id: kept, so the loop can say it cannot be answered.
+    assert_eq!(
+        parse_line(
+            3,
+            r#"{"type":"control_request","request":{"subtype":"mcp_status"}}"#
+        ),
+        Some(Input::Control {
+            line: 3,
+            request_id: None,
+            subtype: "mcp_status".into(),
+            request: json!({"subtype": "mcp_status"}),
+        })
+    );
+    assert_eq!(
+        parse_line(
+            4,
+            r#"{"type":"control_response","response":{"subtype":"success","request_id":"x"}}"#
+        ),
+        Some(Input::Response {
+            line: 4,
+            response: json!({"subtype": "success", "request_id": "x"}),
         })
     );
     assert_eq!(parse_line(1, "   \n"), None);

@@ -29,6 +29,7 @@ pub const LEAKY_VARS: &[&str] = &[
     "ANTHROPIC_API_KEY",
     "OPENAI_API_KEY",
     "REIN_PROVIDER",
+    "REIN_MOCK_SCRIPT",
     "REIN_LOG",
     "CLAUDE_CONFIG_DIR",
     "CLAUDE_PROJECT_DIR",

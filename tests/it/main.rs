@@ -18,6 +18,7 @@
 
 mod agent;
 mod agent_e2e;
+mod agent_sdk;
 mod cc_fidelity;
 mod engine;
 mod faults;

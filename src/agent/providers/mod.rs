@@ -160,7 +160,8 @@ impl ProviderConfig {
     /// Environment: `REIN_PROVIDER`, `OPENAI_API_KEY`, `OPENAI_BASE_URL`, `OPENAI_MODEL`,
     /// `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`, `ANTHROPIC_MODEL`,
     /// `REIN_REQUEST_TIMEOUT_MS`, `REIN_MAX_RETRIES`, `REIN_RETRY_BASE_MS`,
-    /// `REIN_RETRY_MAX_DELAY_MS`, `REIN_MAX_TOKENS`. `--model` beats `*_MODEL`.
+    /// `REIN_RETRY_MAX_DELAY_MS`, `REIN_MAX_TOKENS`, `REIN_MOCK_SCRIPT` (when `mock_script` is
+    /// `None`). `--model` beats `*_MODEL`.
     pub fn from_env(
         provider_flag: Option<&str>,
         model_flag: Option<&str>,
@@ -179,6 +180,8 @@ impl ProviderConfig {
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<ProviderConfig, ModelConfigError> {
         let var = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+        // A program that cannot pass flags (an Agent SDK example) names its script here.
+        let mock_script = mock_script.or_else(|| var("REIN_MOCK_SCRIPT").map(PathBuf::from));
         let provider = if let Some(flag) = provider_flag {
             ProviderKind::parse(flag).ok_or_else(|| ModelConfigError::UnknownProvider {
                 name: flag.to_string(),

@@ -437,6 +437,7 @@ async fn main_inner(prompt: Option<String>, mut args: RunArgs, headless: bool) -
         };
         let sdk = crate::cli::sdk::requests::Sdk {
             control: Arc::clone(control),
+            stream: Arc::clone(stream),
             mcp: Arc::clone(&mcp),
             background: Arc::clone(&background),
             models: setup.models.clone(),

@@ -23,6 +23,8 @@ use crate::tools::background::BackgroundTasks;
 /// What the request loop needs to answer the SDK.
 pub struct Sdk {
     pub control: Arc<Control>,
+    /// The stdout stream (its `init` lines name the permission mode).
+    pub stream: Arc<crate::cli::render::StreamJson>,
     pub mcp: Arc<McpSession>,
     pub background: Arc<BackgroundTasks>,
     /// Builds another model of the provider (`None`: the mock, which has one).
@@ -120,6 +122,9 @@ impl Sdk {
                 };
                 match session.set_permission_mode(mode) {
                     Ok(()) => {
+                        if let Ok(mut m) = self.stream.permission_mode.lock() {
+                            *m = mode.to_string();
+                        }
                         self.control
                             .emit(&json!({"type": "system", "subtype": "status",
                             "status": null, "permissionMode": mode,

@@ -1,0 +1,228 @@
+//! rein as the binary behind the real Claude Agent SDKs (issue 25): the Python SDK from PyPI
+//! (`suite.py`) and the TypeScript SDK from npm (`suite.mjs`) drive the built rein through
+//! their public API; the raw control protocol's faults are in `faults.rs`.
+//!
+//! The SDKs are installed once per target directory at the pinned versions below (`pip
+//! --target`, `npm install --prefix`), under a lock, retried on a flaky registry. The Python
+//! SDK's wheel bundles Claude Code's own binary; it is deleted after the install, so that an
+//! SDK example that names no binary finds rein as `claude` on PATH (`readme_examples`), and
+//! nothing here can run Claude Code by mistake. The npm SDK's platform package (the bundled
+//! binary) is not installed at all (`--omit=optional`).
+
+mod faults;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use crate::harness::rein_bin;
+
+/// The Python SDK and every package it needs, pinned (the versions `pip` resolved for
+/// `claude-agent-sdk==0.2.189` on 2026-12-05; installed with `--no-deps`).
+pub const PY_SDK: &[&str] = &[
+    "claude-agent-sdk==0.2.189",
+    "annotated-types==0.8.0",
+    "anyio==4.16.0",
+    "attrs==26.1.0",
+    "cffi==2.1.1",
+    "click==8.5.1",
+    "cryptography==50.0.2",
+    "h11==0.16.0",
+    "httpcore2==2.17.0",
+    "httpx2==2.17.0",
+    "idna==3.20",
+    "jsonschema==4.26.0",
+    "jsonschema-specifications==2025.9.1",
+    "mcp==2.3.0",
+    "mcp-types==2.3.0",
+    "opentelemetry-api==1.45.3",
+    "pycparser==3.12",
+    "pydantic==2.14.4",
+    "pydantic-core==2.50.5",
+    "pyjwt==2.15.1",
+    "python-multipart==0.0.34",
+    "referencing==0.37.0",
+    "rpds-py==2026.9.1",
+    "sniffio==1.3.1",
+    "sse-starlette==3.7.1",
+    "starlette==1.10.0",
+    "truststore==0.10.5",
+    "typing-extensions==4.16.0",
+    "typing-inspection==0.4.5",
+    "uvicorn==0.55.0",
+];
+
+/// The TypeScript SDK, pinned.
+pub const JS_SDK: &str = "@anthropic-ai/claude-agent-sdk@0.3.336";
+
+fn locked_install(dir: &Path, what: &str, install: impl Fn(&Path) -> Result<(), String>) {
+    std::fs::create_dir_all(dir).unwrap();
+    let lock = std::fs::File::create(dir.with_extension("lock")).unwrap();
+    // SAFETY: flock(2) on a file descriptor this function owns for its whole run.
+    unsafe {
+        libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), libc::LOCK_EX);
+    }
+    if dir.join(".installed").exists() {
+        return;
+    }
+    let mut last = String::new();
+    for _ in 0..3 {
+        match install(dir) {
+            Ok(()) => {
+                std::fs::write(dir.join(".installed"), what).unwrap();
+                return;
+            }
+            Err(e) => last = e,
+        }
+    }
+    panic!("installing {what} failed three times:\n{last}");
+}
+
+/// Where the Python SDK is installed (`PYTHONPATH`).
+pub fn py_site() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("agent-sdk-py-0.2.189");
+        locked_install(&dir, &PY_SDK.join("\n"), |dir| {
+            let site = dir.join("site");
+            let _ = std::fs::remove_dir_all(&site);
+            let out = Command::new("python3")
+                .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
+                .args(["--no-deps", "--only-binary=:all:", "--target"])
+                .arg(&site)
+                .args(PY_SDK)
+                .env("PIP_BREAK_SYSTEM_PACKAGES", "1")
+                .output()
+                .expect("python3 -m pip (the Agent SDK tests need python3 with pip; .ci/run installs it)");
+            if !out.status.success() {
+                return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+            }
+            // Claude Code's own binary, bundled in the wheel: never run here.
+            let bundled = site.join("claude_agent_sdk/_bundled/claude");
+            let _ = std::fs::remove_file(bundled);
+            Ok(())
+        });
+        dir.join("site")
+    })
+}
+
+/// Where the TypeScript SDK is installed (`node_modules` is under it).
+pub fn js_prefix() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("agent-sdk-js-0.3.336");
+        locked_install(&dir, JS_SDK, |dir| {
+            let out = Command::new("npm")
+                .args([
+                    "install",
+                    "--silent",
+                    "--no-audit",
+                    "--no-fund",
+                    "--omit=optional",
+                ])
+                .arg("--prefix")
+                .arg(dir)
+                .arg(JS_SDK)
+                .output()
+                .expect("npm (the Agent SDK tests need node and npm; .ci/run installs them)");
+            if out.status.success() {
+                Ok(())
+            } else {
+                Err(String::from_utf8_lossy(&out.stderr).into_owned())
+            }
+        });
+        dir
+    })
+}
+
+/// Runs one case of `suite.py` in a fresh sandbox; panics with its output if it fails.
+fn python_case(case: &str) {
+    let site = py_site();
+    let sandbox = tempfile::tempdir().unwrap();
+    let out = Command::new("python3")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/agent_sdk/suite.py"))
+        .arg(case)
+        .env("PYTHONPATH", site)
+        .env("REIN_BIN", rein_bin())
+        .env("SANDBOX", sandbox.path())
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .envs(crate::harness::LEAKY_VARS.iter().map(|v| (*v, "")))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "python SDK case {case} failed:\n--- stdout\n{}\n--- stderr\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs one case of `suite.mjs` in a fresh sandbox; panics with its output if it fails.
+fn node_case(case: &str) {
+    let prefix = js_prefix();
+    let sandbox = tempfile::tempdir().unwrap();
+    // Node resolves packages from the script's own directory upwards: the suite is copied
+    // next to the installed node_modules.
+    let suite = prefix.join("suite.mjs");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/agent_sdk/suite.mjs"),
+        &suite,
+    )
+    .unwrap();
+    let out = Command::new("node")
+        .arg(&suite)
+        .arg(case)
+        .env("REIN_BIN", rein_bin())
+        .env("SANDBOX", sandbox.path())
+        .envs(crate::harness::LEAKY_VARS.iter().map(|v| (*v, "")))
+        .output()
+        .unwrap();
+    // The SDK is one minified file: a stack through it is a screenful per frame.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let tail: String = stderr
+        .lines()
+        .map(|l| l.chars().take(300).collect::<String>())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        out.status.success(),
+        "TypeScript SDK case {case} failed:\n--- stdout\n{}\n--- stderr\n{tail}",
+        String::from_utf8_lossy(&out.stdout),
+    );
+}
+
+/// One `#[test]` per case, in a module named after the SDK (`agent_sdk::py::resume`).
+macro_rules! cases {
+    ($module:ident, $runner:ident: $($name:ident),* $(,)?) => {
+        mod $module {
+            $(
+                #[test]
+                fn $name() {
+                    super::$runner(stringify!($name));
+                }
+            )*
+        }
+    };
+}
+
+cases!(py, python_case:
+    query_oneshot,
+    query_streaming_input,
+    client_interrupt_multiturn,
+    permission_mode_switch,
+    set_model,
+    hooks_deny_rewrite_context,
+    hooks_stop_and_subagent,
+    can_use_tool,
+    sdk_mcp_tool,
+    settings_hooks_and_callbacks,
+    resume,
+    readme_examples,
+);
+
+cases!(ts, node_case:
+    query_oneshot,
+    hooks_and_can_use_tool,
+    sdk_mcp_tool,
+    interrupt_and_set_permission_mode,
+);
