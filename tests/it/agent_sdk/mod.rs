@@ -226,3 +226,98 @@ cases!(ts, node_case:
     sdk_mcp_tool,
     interrupt_and_set_permission_mode,
 );
+
+mod docs {
+    use std::path::Path;
+    use std::process::Command;
+
+    use crate::harness::{Sandbox, home_vars, rein_bin};
+
+    #[test]
+    fn the_worked_example_of_the_agent_sdk_doc_runs() {
+        let doc = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/agent-sdk.md"),
+        )
+        .unwrap();
+        let block = doc
+            .split("## A worked example")
+            .nth(1)
+            .and_then(|s| s.split("```python\n").nth(1))
+            .and_then(|b| b.split("\n```").next())
+            .expect("the worked example's python block");
+        let s = Sandbox::new("proj", &[]);
+        let mut cmd = Command::new("python3");
+        cmd.args(["-c", block])
+            .current_dir(&s.project)
+            .envs(home_vars(&s.home))
+            .env("PYTHONPATH", super::py_site())
+            .env("REIN", rein_bin())
+            .env("PYTHONDONTWRITEBYTECODE", "1");
+        for var in crate::harness::LEAKY_VARS {
+            cmd.env_remove(var);
+        }
+        let out = cmd.output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "the worked example failed:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            stdout.contains("denied: ['rm -rf victim.txt', 'curl http://example.com']"),
+            "{stdout}"
+        );
+        assert!(stdout.trim_end().ends_with("ok"), "{stdout}");
+        assert_eq!(
+            std::fs::read_to_string(s.project.join("victim.txt")).unwrap(),
+            "keep me"
+        );
+    }
+}
+
+mod flags {
+    use std::path::Path;
+
+    use crate::harness::Sandbox;
+
+    /// The flags the README lists as having no effect: each is accepted (exit 0) and reported
+    /// exactly once, by name, on stderr.
+    #[test]
+    fn every_flag_the_readme_lists_as_inert_is_accepted_and_reported_once() {
+        let readme =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+                .unwrap();
+        let section = readme
+            .split("## Under the Claude Agent SDK")
+            .nth(1)
+            .and_then(|s| s.split("\n## ").next())
+            .unwrap();
+        let listed = section
+            .split("have no\neffect in rein are accepted and reported once on stderr:")
+            .nth(1)
+            .unwrap()
+            .split("and a `--permission-prompt-tool`")
+            .next()
+            .unwrap();
+        let flags: Vec<&str> = listed.split('`').filter(|w| w.starts_with("--")).collect();
+        assert!(flags.len() >= 18, "{flags:?}");
+        let s = Sandbox::new("proj", &[]);
+        for flag in flags {
+            let boolean = flag == "--session-mirror";
+            let mut cmd = s.rein();
+            cmd.args(["-p", "hi", flag]);
+            if !boolean {
+                cmd.arg("x");
+            }
+            let out = cmd.output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(0), "{flag}: {err}");
+            assert_eq!(
+                err.matches(&format!("rein: {flag} has no effect in rein"))
+                    .count(),
+                1,
+                "{flag}: {err}"
+            );
+        }
+    }
+}
