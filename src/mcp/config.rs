@@ -35,6 +35,9 @@ pub enum Scope {
     Local,
     /// `--mcp-config`.
     Dynamic,
+    /// A `type: "sdk"` server, served by the Agent SDK that drives rein (Claude Code 2.1.328
+    /// says `sdk` whatever file or flag named it: fixture `agent_sdk/measure`).
+    Sdk,
 }
 
 impl Scope {
@@ -45,6 +48,7 @@ impl Scope {
             Scope::Project => "project",
             Scope::Local => "local",
             Scope::Dynamic => "dynamic",
+            Scope::Sdk => "sdk",
         }
     }
 }
@@ -514,6 +518,11 @@ fn server(
             error: false,
         });
     }
+    let scope = if transport == Transport::Sdk {
+        Scope::Sdk
+    } else {
+        scope
+    };
     Ok(ServerConfig {
         name,
         scope,

@@ -37,7 +37,8 @@ pub fn plan(loaded: &Loaded, approval: &Approval) -> Vec<Plan> {
                     ApprovalState::Rejected => Some(Status::Disabled),
                     ApprovalState::Pending => Some(Status::Pending),
                 },
-                Scope::User | Scope::Local | Scope::Dynamic => None,
+                // Served by the program that started rein, not by anything the repository runs.
+                Scope::User | Scope::Local | Scope::Dynamic | Scope::Sdk => None,
             };
             Plan {
                 config: config.clone(),

@@ -104,13 +104,24 @@ impl PermissionPolicy {
         }
     }
 
-    /// The path a permission prompt is about, when the call edits one file (`blocked_path` of
-    /// the Agent SDK's `can_use_tool`): the file's absolute path.
+    /// The path a permission prompt is about (`blocked_path` of the Agent SDK's
+    /// `can_use_tool`): the file an edit tool writes, or the first file a Bash line redirects
+    /// its output to (as Claude Code 2.1.328 names it for `echo hi > f.txt`), absolute.
     pub fn blocked_path(&self, tool_name: &str, input: &Value) -> Option<String> {
         let tool = canonical_tool_name(tool_name);
         match ToolTier::of(tool) {
             ToolTier::Edit => {
                 input_path(tool, input, &self.paths.cwd).map(|p| p.to_string_lossy().into_owned())
+            }
+            ToolTier::Command if tool == "Bash" => {
+                let command = input.get("command").and_then(Value::as_str)?;
+                let parsed = bash::parse(command);
+                let target = parsed
+                    .parts
+                    .iter()
+                    .flat_map(|p| p.writes.iter())
+                    .find(|w| !w.contains('$') && !w.starts_with('~'))?;
+                Some(self.paths.cwd.join(target).to_string_lossy().into_owned())
             }
             ToolTier::ReadOnly | ToolTier::Command => None,
         }

@@ -15,14 +15,14 @@ use serde_json::{Value, json};
 use crate::harness::{Sandbox, bash, say};
 
 /// rein under a raw driver: its stdin, its stdout lines as they come.
-struct Driven {
+pub(super) struct Driven {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<Value>,
 }
 
 impl Driven {
-    fn start(s: &Sandbox, extra: &[&str]) -> Driven {
+    pub(super) fn start(s: &Sandbox, extra: &[&str]) -> Driven {
         let mut child = s
             .rein()
             .args([
@@ -62,32 +62,32 @@ impl Driven {
         }
     }
 
-    fn send_raw(&mut self, text: &str) {
+    pub(super) fn send_raw(&mut self, text: &str) {
         let stdin = self.stdin.as_mut().expect("stdin still open");
         stdin.write_all(text.as_bytes()).unwrap();
         stdin.write_all(b"\n").unwrap();
         stdin.flush().unwrap();
     }
 
-    fn send(&mut self, v: &Value) {
+    pub(super) fn send(&mut self, v: &Value) {
         self.send_raw(&v.to_string());
     }
 
-    fn initialize(&mut self, request: Value) -> Value {
+    pub(super) fn initialize(&mut self, request: Value) -> Value {
         let mut request = request;
         request["subtype"] = json!("initialize");
         self.send(&json!({"type": "control_request", "request_id": "init", "request": request}));
         self.until(|v| v["type"] == "control_response" && v["response"]["request_id"] == "init")
     }
 
-    fn user(&mut self, text: &str) {
+    pub(super) fn user(&mut self, text: &str) {
         self.send(
             &json!({"type": "user", "message": {"role": "user", "content": text},
             "parent_tool_use_id": null}),
         );
     }
 
-    fn answer(&mut self, request_id: &Value, response: Value) {
+    pub(super) fn answer(&mut self, request_id: &Value, response: Value) {
         self.send(
             &json!({"type": "control_response", "response": {"subtype": "success",
             "request_id": request_id, "response": response}}),
@@ -95,7 +95,7 @@ impl Driven {
     }
 
     /// The next stdout line `pred` accepts (earlier ones are skipped); panics after 30 s.
-    fn until(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
+    pub(super) fn until(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -107,12 +107,12 @@ impl Driven {
         }
     }
 
-    fn close_stdin(&mut self) {
+    pub(super) fn close_stdin(&mut self) {
         self.stdin = None;
     }
 
     /// Waits for rein to exit; its code and stderr.
-    fn finish(mut self) -> (i32, String) {
+    pub(super) fn finish(mut self) -> (i32, String) {
         self.stdin = None;
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
@@ -128,7 +128,7 @@ impl Driven {
     }
 }
 
-fn is_request(v: &Value, subtype: &str) -> bool {
+pub(super) fn is_request(v: &Value, subtype: &str) -> bool {
     v["type"] == "control_request" && v["request"]["subtype"] == subtype
 }
 

@@ -10,6 +10,7 @@
 //! binary) is not installed at all (`--omit=optional`).
 
 mod faults;
+mod fidelity;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
