@@ -10,8 +10,9 @@ Both binaries answer the same prompt from the same loopback Anthropic Messages s
 (streamed, stdlib only; nothing leaves 127.0.0.1: the proxy variables point at it too), so the
 model costs the same nothing for both: what is measured is the binary's start, the SDK
 handshake, one model round trip and the exit. Each trial is a fresh python process that runs
-one `query()` and reports the wall time of that call and `ru_maxrss` of its children (the binary
-the SDK spawned and waited for). The floor is the same python process doing everything but
+one `query()` and reports the wall time of that call; the binary's peak RSS comes from separate
+trials in which a posix_spawn wrapper starts the binary and reads its `ru_maxrss` (the SDK
+forks python to start a child, and a forked python's pages would count as the child's). The floor is the same python process doing everything but
 the query (interpreter start, SDK import). Prints a markdown table (docs/performance.md keeps a
 copy).
 """
@@ -104,6 +105,34 @@ print(wall, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 '''
 
 
+# The binary's own peak RSS: this wrapper starts it with posix_spawn (no forked copy of a
+# python whose pages would count) on the same stdin/stdout, waits for it and writes its
+# ru_maxrss to RSS_FILE. Used for the RSS trials only; the wall trials run the binary directly.
+WRAPPER = r'''#!PYTHON
+import os, sys
+pid = os.posix_spawn(sys.argv[1], sys.argv[1:], os.environ)
+_, status, usage = os.wait4(pid, 0)
+with open(os.environ["RSS_FILE"], "w") as f:
+    f.write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+'''
+
+
+def peak_rss(cli, extra, env, cwd, tmp):
+    wrapper = os.path.join(tmp, "measure-rss")
+    with open(wrapper, "w") as f:
+        f.write(WRAPPER.replace("PYTHON", sys.executable, 1))
+    os.chmod(wrapper, 0o755)
+    rss_file = os.path.join(tmp, "rss")
+    # The wrapper takes the binary as its first argument: a one-line shim per binary.
+    shim = os.path.join(tmp, "shim-" + os.path.basename(cli))
+    with open(shim, "w") as f:
+        f.write(f"#!/bin/sh\nexec {wrapper} {cli} \"$@\"\n")
+    os.chmod(shim, 0o755)
+    trial(shim, extra, dict(env, RSS_FILE=rss_file), cwd)
+    return int(open(rss_file).read())
+
+
 def trial(cli, extra, env, cwd):
     proc_start = __import__("time").perf_counter()
     out = subprocess.run([sys.executable, "-c", TRIAL, cli, *extra], env=env, cwd=cwd,
@@ -143,12 +172,15 @@ def main():
         (f"claude {claude_version} (bundled in the SDK)", claude, []),
     ]
     rows = {}
+    rss = {}
     # Interleaved, one trial of each per round, so drift hits all alike; one warm-up round.
     for round_ in range(TRIALS + 1):
         for name, cli, extra in contenders:
             t = trial(cli, extra, env, project)
             if round_ > 0:
                 rows.setdefault(name, []).append(t)
+                if cli != "-":
+                    rss.setdefault(name, []).append(peak_rss(cli, extra, env, project, tmp))
     python = subprocess.run([sys.executable, "-c", "import sys; print(sys.version.split()[0])"],
                             capture_output=True, text=True).stdout.strip()
     print(f"SDK claude-agent-sdk {claude_agent_sdk.__version__}, python {python} ({sys.executable}), "
@@ -160,9 +192,8 @@ def main():
         ts = rows[name]
         wall = statistics.median(w for w, _, _ in ts)
         total = statistics.median(t for _, _, t in ts)
-        rss = statistics.median(r for _, r, _ in ts)
         ratio = "—" if name.startswith("floor") else f"{wall / rein_wall:.1f}×"
-        rss_text = "—" if name.startswith("floor") else f"{rss / 1024:.1f} MiB"
+        rss_text = "—" if name.startswith("floor") else f"{statistics.median(rss[name]) / 1024:.1f} MiB"
         print(f"| {name} | {wall * 1000:.0f} ms | {ratio} | {total * 1000:.0f} ms | {rss_text} |")
 
 
