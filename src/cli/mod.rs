@@ -200,6 +200,11 @@ pub struct RunArgs {
     /// instead of being refused. Only `stdio` is supported.
     #[arg(long = "permission-prompt-tool", value_name = "TOOL")]
     pub permission_prompt_tool: Option<String>,
+    /// A JSON Schema (inline JSON) the final answer must match: the model gets a
+    /// `StructuredOutput` tool taking it, and the `result` carries the answer as
+    /// `structured_output`.
+    #[arg(long = "json-schema", value_name = "SCHEMA")]
+    pub json_schema: Option<String>,
     #[command(flatten)]
     pub inert: crate::cli::sdk::flags::InertFlags,
 }

@@ -88,6 +88,8 @@ impl ToolTier {
     pub fn of(tool_name: &str) -> ToolTier {
         match tool_name {
             "Read" | "Glob" | "Grep" | "NotebookRead" | "LS" => ToolTier::ReadOnly,
+            // The model's structured answer (`--json-schema`): it changes nothing.
+            "StructuredOutput" => ToolTier::ReadOnly,
             // Starting a subagent needs no approval, as in Claude Code: every call the subagent
             // makes is checked on its own, under the same rules and mode.
             "Agent" | "Task" => ToolTier::ReadOnly,

@@ -12,6 +12,7 @@ pub mod input;
 mod newest;
 pub mod patch;
 pub mod read;
+pub mod structured_output;
 pub mod task_stop;
 pub mod write;
 

@@ -142,6 +142,14 @@ async fn main_inner(prompt: Option<String>, mut args: RunArgs, headless: bool) -
             return err.code;
         }
     };
+    let structured = match crate::cli::sdk::flags::structured_output(&mut args) {
+        Ok(s) => s,
+        Err(why) => {
+            eprintln!("rein: {why}");
+            return EXIT_USAGE;
+        }
+    };
+    let structured_answer = structured.as_ref().map(|(_, answer)| Arc::clone(answer));
     let prompt_parts = match instructions(&args, &setup, setup.model.name()) {
         Ok(i) => i,
         Err(err) => {
@@ -209,6 +217,9 @@ async fn main_inner(prompt: Option<String>, mut args: RunArgs, headless: bool) -
     {
         eprintln!("rein: {why}");
         return EXIT_USAGE;
+    }
+    if let Some((tool, _)) = &structured {
+        setup.tools.push(Arc::clone(tool));
     }
     setup.tools.extend(mcp.tools());
     let mut ctx = ToolContext::new(setup.project_dir.clone());
@@ -433,7 +444,14 @@ async fn main_inner(prompt: Option<String>, mut args: RunArgs, headless: bool) -
         let session_ref = &session_id;
         let max_turns = args.max_turns;
         let report_turn = |outcome: &TurnOutcome, duration_ms: u64| {
-            report(outcome, format, session_ref, duration_ms, max_turns)
+            report(
+                outcome,
+                format,
+                session_ref,
+                duration_ms,
+                max_turns,
+                structured_answer.as_ref(),
+            )
         };
         let sdk = crate::cli::sdk::requests::Sdk {
             control: Arc::clone(control),
@@ -567,7 +585,14 @@ async fn main_inner(prompt: Option<String>, mut args: RunArgs, headless: bool) -
         Ok(None) => late.map_or(stream_code, |c| c.code),
         Ok(Some(outcome)) => {
             let duration_ms = started.elapsed().as_millis() as u64;
-            let code = report(&outcome, format, &session_id, duration_ms, args.max_turns);
+            let code = report(
+                &outcome,
+                format,
+                &session_id,
+                duration_ms,
+                args.max_turns,
+                structured_answer.as_ref(),
+            );
             late.map_or(code, |c| c.code)
         }
     };
@@ -589,6 +614,7 @@ fn report(
     session_id: &str,
     duration_ms: u64,
     max_turns: Option<u32>,
+    structured: Option<&crate::tools::structured_output::StructuredAnswer>,
 ) -> i32 {
     let error = match &outcome.end {
         TurnEnd::ModelFailed(e) => Some(format!("model request failed: {e}")),
@@ -617,7 +643,14 @@ fn report(
             if let Some(e) = &error {
                 eprintln!("Error: {e}");
             }
-            let value = result_json(outcome, session_id, duration_ms, error.as_deref());
+            let mut value = result_json(outcome, session_id, duration_ms, error.as_deref());
+            // `--json-schema`: the turn's last structured answer, taken so the next turn
+            // starts without one.
+            if let (Some(answer), Some(obj)) = (structured, value.as_object_mut())
+                && let Some(v) = answer.lock().ok().and_then(|mut a| a.take())
+            {
+                obj.insert("structured_output".into(), v);
+            }
             write_stdout(&format!("{value}\n"))
         }
     };

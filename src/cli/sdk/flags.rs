@@ -48,9 +48,6 @@ pub struct InertFlags {
     /// Accepted for the Agent SDK; no effect in rein (no beta headers are sent).
     #[arg(long = "betas", value_name = "BETAS", hide = true)]
     pub betas: Option<String>,
-    /// Accepted for the Agent SDK; no effect in rein (no structured output).
-    #[arg(long = "json-schema", value_name = "SCHEMA", hide = true)]
-    pub json_schema: Option<String>,
     /// Accepted for the Agent SDK; no effect in rein.
     #[arg(long = "task-budget", value_name = "TOKENS", hide = true)]
     pub task_budget: Option<String>,
@@ -91,7 +88,7 @@ pub fn version_line() -> String {
 /// One stderr line per inert flag given.
 pub fn report_inert(args: &RunArgs) {
     let f = &args.inert;
-    let given: [(&str, bool); 20] = [
+    let given: [(&str, bool); 19] = [
         ("--max-budget-usd", f.max_budget_usd.is_some()),
         ("--fallback-model", f.fallback_model.is_some()),
         ("--resume-session-at", f.resume_session_at.is_some()),
@@ -103,7 +100,6 @@ pub fn report_inert(args: &RunArgs) {
         ("--thinking-display", f.thinking_display.is_some()),
         ("--max-thinking-tokens", f.max_thinking_tokens.is_some()),
         ("--betas", f.betas.is_some()),
-        ("--json-schema", f.json_schema.is_some()),
         ("--task-budget", f.task_budget.is_some()),
         ("--debug-file", f.debug_file.is_some()),
         ("--agent", f.agent.is_some()),
@@ -127,6 +123,30 @@ pub fn report_inert(args: &RunArgs) {
             eprintln!("rein: {flag} has no effect in rein (see the README's Agent SDK section)");
         }
     }
+}
+
+/// The `StructuredOutput` tool and where its answer lands.
+pub type Structured = (
+    Arc<dyn Tool>,
+    crate::tools::structured_output::StructuredAnswer,
+);
+
+/// `--json-schema`: the `StructuredOutput` tool and where its answer lands; the system prompt
+/// gets a line asking for it. `Err` says what is wrong with the schema.
+pub fn structured_output(args: &mut RunArgs) -> Result<Option<Structured>, String> {
+    use crate::tools::structured_output::{INSTRUCTION, StructuredOutput};
+    let Some(text) = args.json_schema.as_deref() else {
+        return Ok(None);
+    };
+    let schema: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("--json-schema: not JSON ({e})"))?;
+    let (tool, answer) =
+        StructuredOutput::new(schema).map_err(|e| format!("--json-schema: {e}"))?;
+    args.append_system_prompt = Some(match args.append_system_prompt.take() {
+        Some(text) => format!("{text}\n\n{INSTRUCTION}"),
+        None => INSTRUCTION.to_string(),
+    });
+    Ok(Some((Arc::new(tool) as Arc<dyn Tool>, answer)))
 }
 
 /// `--permission-prompt-tool stdio` with the SDK on stdin: the SDK answers the prompts.

@@ -50,7 +50,8 @@ pub async fn open() -> Opening {
 
 /// Applies what `initialize` carries for the session's build to `args`: its `agents` (added to
 /// `--agents`, the request's winning on a name both define), `systemPrompt` and
-/// `appendSystemPrompt` (the TypeScript SDK sends them here; a flag given too wins) and
+/// `appendSystemPrompt` (the TypeScript SDK sends them here; a flag given too wins),
+/// `jsonSchema` (its structured output) and
 /// `sdkMcpServers` (served in-process, as `type: "sdk"` servers). Returns one line per key rein
 /// reads but does not act on.
 pub fn apply(request: &Value, args: &mut RunArgs) -> Vec<String> {
@@ -94,8 +95,12 @@ pub fn apply(request: &Value, args: &mut RunArgs) -> Vec<String> {
         args.mcp_config
             .push(json!({"mcpServers": sdk_servers}).to_string());
     }
+    if args.json_schema.is_none()
+        && let Some(schema) = request.get("jsonSchema").filter(|v| v.is_object())
+    {
+        args.json_schema = Some(schema.to_string());
+    }
     for key in [
-        "jsonSchema",
         "planModeInstructions",
         "appendSubagentSystemPrompt",
         "toolAliases",

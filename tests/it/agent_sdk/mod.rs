@@ -218,6 +218,7 @@ cases!(py, python_case:
     sdk_mcp_tool,
     settings_hooks_and_callbacks,
     resume,
+    structured_output,
     readme_examples,
 );
 
@@ -225,6 +226,7 @@ cases!(ts, node_case:
     query_oneshot,
     hooks_and_can_use_tool,
     sdk_mcp_tool,
+    structured_output,
     interrupt_and_set_permission_mode,
 );
 
@@ -301,7 +303,7 @@ mod flags {
             .next()
             .unwrap();
         let flags: Vec<&str> = listed.split('`').filter(|w| w.starts_with("--")).collect();
-        assert!(flags.len() >= 18, "{flags:?}");
+        assert!(flags.len() >= 17, "{flags:?}");
         let s = Sandbox::new("proj", &[]);
         for flag in flags {
             let boolean = flag == "--session-mirror";

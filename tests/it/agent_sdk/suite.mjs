@@ -139,6 +139,20 @@ const cases = {
     assert.match(textOf(toolResults(msgs)[0]), /sum=9/);
   },
 
+  async structured_output() {
+    const schema = { type: 'object', required: ['ok'], properties: { ok: { type: 'boolean' } } };
+    const msgs = await collect(
+      query({
+        prompt: 'check',
+        options: options([{ tool_use: [{ name: 'StructuredOutput', input: { ok: true } }] }, say('checked')], {
+          outputFormat: { type: 'json_schema', schema },
+        }),
+      }),
+    );
+    const [r] = results(msgs);
+    assert.deepEqual(r.structured_output, { ok: true });
+  },
+
   async interrupt_and_set_permission_mode() {
     // Streaming input: the prompt iterable stays open while the first turn runs.
     let release;

@@ -434,6 +434,23 @@ async def case_resume():
                                                              "执行命令 echo second >> r.txt"], users
 
 
+async def case_structured_output():
+    schema = {"type": "object", "required": ["count"], "additionalProperties": False,
+              "properties": {"count": {"type": "integer", "minimum": 0}}}
+    turns = [{"tool_use": [{"name": "StructuredOutput", "input": {"count": "three"}}]},
+             {"tool_use": [{"name": "StructuredOutput", "input": {"count": 3}}]},
+             say("counted")]
+    msgs = await collect("count the files", options(turns, permission_mode="default",
+                                                    output_format={"type": "json_schema", "schema": schema}))
+    [r] = results(msgs)
+    assert r.structured_output == {"count": 3}, r
+    first, second = [text_of(b) for b in tool_results(msgs)]
+    assert "input.count should be integer, not string" in first, first
+    assert "Structured output provided successfully" in second, second
+    init = next(m for m in msgs if isinstance(m, SystemMessage) and m.subtype == "init")
+    assert "StructuredOutput" in init.data["tools"]
+
+
 def readme_blocks():
     """The python code blocks of the installed SDK's own README (its package METADATA)."""
     import importlib.metadata
