@@ -124,10 +124,13 @@ async fn main_inner(prompt: Option<String>, mut args: RunArgs, headless: bool) -
     // `--input-format stream-json`: stdin is read from here on, and an Agent SDK's
     // `initialize` (its first line) shapes the session built below.
     let mut opening = None;
+    let mut applied = crate::cli::sdk::startup::Applied::default();
     if stream_input {
         let o = crate::cli::sdk::startup::open().await;
         if let Some((_, request)) = &o.initialize {
-            for line in crate::cli::sdk::startup::apply(request, &mut args) {
+            let (done, ignored) = crate::cli::sdk::startup::apply(request, &mut args);
+            applied = done;
+            for line in ignored {
                 eprintln!("rein: {line}");
             }
         }
@@ -334,7 +337,7 @@ async fn main_inner(prompt: Option<String>, mut args: RunArgs, headless: bool) -
             .iter()
             .map(|d| (d.name.clone(), d.description.clone(), d.model.clone()))
             .collect();
-        let answer = crate::cli::sdk::startup::answer(&agents, &setup.permission_mode);
+        let answer = crate::cli::sdk::startup::answer(&agents, &setup.permission_mode, &applied);
         control.emit(&crate::cli::sdk::requests::response_line(id, Ok(answer)));
     }
     let wired = subagent::wire(

@@ -208,6 +208,18 @@ pub fn register_hooks(
                 .and_then(Value::as_str)
                 .unwrap_or("*");
             let text = if text.is_empty() { "*" } else { text };
+            // An event with nothing to match (Stop, UserPromptSubmit, …): Claude Code ignores
+            // the matcher and always calls; so does rein, saying so.
+            let text = if event.spec().matcher == crate::hooks::spec::MatcherClass::NoTarget
+                && text != "*"
+            {
+                problems.push(format!(
+                    "initialize: {event_name} has nothing to match, so matcher {text:?} is ignored (the callback always runs)"
+                ));
+                "*"
+            } else {
+                text
+            };
             let timeout = matcher.get("timeout").and_then(Value::as_f64);
             if matcher.get("onFailure").is_some() {
                 problems.push(format!(

@@ -48,14 +48,74 @@ pub async fn open() -> Opening {
     }
 }
 
+/// What of `initialize` was applied, for the answer's `*_applied` keys (the TypeScript SDK
+/// ends the session when a delivery it sent is not confirmed).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Applied {
+    pub mcp_servers: Option<bool>,
+    pub settings: Option<bool>,
+    pub disallowed_tools: Option<bool>,
+    pub additional_directories: Option<bool>,
+    pub managed_settings: Option<bool>,
+}
+
 /// Applies what `initialize` carries for the session's build to `args`: its `agents` (added to
 /// `--agents`, the request's winning on a name both define), `systemPrompt` and
 /// `appendSystemPrompt` (the TypeScript SDK sends them here; a flag given too wins),
-/// `jsonSchema` (its structured output) and
-/// `sdkMcpServers` (served in-process, as `type: "sdk"` servers). Returns one line per key rein
-/// reads but does not act on.
-pub fn apply(request: &Value, args: &mut RunArgs) -> Vec<String> {
+/// `jsonSchema` (its structured output), `sdkMcpServers` (served in-process, as `type: "sdk"`
+/// servers), and what the TypeScript SDK delivers here instead of on the command line:
+/// `mcpServers` (its default for external servers), `settings`, `disallowedTools`,
+/// `additionalDirectories`. `managedSettings` is not applied (rein reads managed settings
+/// from the machine only), and the answer says so, so the SDK refuses to go on. Returns what
+/// was applied and one line per key rein reads but does not act on.
+pub fn apply(request: &Value, args: &mut RunArgs) -> (Applied, Vec<String>) {
     let mut ignored = Vec::new();
+    let mut applied = Applied::default();
+    if let Some(servers) = request.get("mcpServers").filter(|v| !v.is_null()) {
+        let ok = servers.is_object();
+        if ok {
+            args.mcp_config
+                .push(json!({"mcpServers": servers}).to_string());
+        } else {
+            ignored.push("initialize: mcpServers is not an object; not applied".to_string());
+        }
+        applied.mcp_servers = Some(ok);
+    }
+    match request.get("settings") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(s)) => {
+            args.settings.push(s.clone());
+            applied.settings = Some(true);
+        }
+        Some(v @ Value::Object(_)) => {
+            args.settings.push(v.to_string());
+            applied.settings = Some(true);
+        }
+        Some(_) => applied.settings = Some(false),
+    }
+    if let Some(tools) = request.get("disallowedTools").and_then(Value::as_array) {
+        args.disallowed_tools
+            .extend(tools.iter().filter_map(Value::as_str).map(str::to_string));
+        applied.disallowed_tools = Some(true);
+    }
+    if let Some(dirs) = request
+        .get("additionalDirectories")
+        .and_then(Value::as_array)
+    {
+        args.add_dir.extend(
+            dirs.iter()
+                .filter_map(Value::as_str)
+                .map(std::path::PathBuf::from),
+        );
+        applied.additional_directories = Some(true);
+    }
+    if request.get("managedSettings").is_some_and(|v| !v.is_null()) {
+        ignored.push(
+            "initialize: managedSettings is not applied (rein reads managed settings from the machine only); the SDK is told so"
+                .to_string(),
+        );
+        applied.managed_settings = Some(false);
+    }
     if let Some(agents) = request.get("agents").and_then(Value::as_object) {
         let mut all: Map<String, Value> = args
             .agents
@@ -110,6 +170,10 @@ pub fn apply(request: &Value, args: &mut RunArgs) -> Vec<String> {
         "title",
         "forwardSubagentText",
         "systemPromptSnapshot",
+        "plugins",
+        "promptSuggestions",
+        "agentProgressSummaries",
+        "webSearchIsolationExemptMcpServers",
     ] {
         if request.get(key).is_some_and(|v| !v.is_null()) {
             ignored.push(format!(
@@ -117,14 +181,18 @@ pub fn apply(request: &Value, args: &mut RunArgs) -> Vec<String> {
             ));
         }
     }
-    ignored
+    (applied, ignored)
 }
 
 /// What rein answers to `initialize` (Claude Code 2.1.328's keys the SDKs read: commands,
 /// agents, output styles, models, account, pid, versions, the permission mode, whether the
 /// hooks were registered and what they support).
-pub fn answer(agents: &[(String, String, Option<String>)], permission_mode: &str) -> Value {
-    json!({
+pub fn answer(
+    agents: &[(String, String, Option<String>)],
+    permission_mode: &str,
+    applied: &Applied,
+) -> Value {
+    let mut answer = json!({
         "commands": [],
         "agents": agents.iter().map(|(name, description, model)| {
             let mut a = json!({"name": name, "description": description});
@@ -144,5 +212,22 @@ pub fn answer(agents: &[(String, String, Option<String>)], permission_mode: &str
         "hooks_applied": true,
         "hook_on_failure_supported": false,
         "session_state": "idle",
-    })
+    });
+    if let Some(obj) = answer.as_object_mut() {
+        for (key, value) in [
+            ("mcp_servers_applied", applied.mcp_servers),
+            ("settings_applied", applied.settings),
+            ("disallowed_tools_applied", applied.disallowed_tools),
+            (
+                "additional_directories_applied",
+                applied.additional_directories,
+            ),
+            ("managed_settings_applied", applied.managed_settings),
+        ] {
+            if let Some(v) = value {
+                obj.insert(key.into(), json!(v));
+            }
+        }
+    }
+    answer
 }

@@ -450,3 +450,28 @@ fn a_20_mb_answer_to_an_mcp_message_reaches_the_tool_result() {
     let (code, err) = d.finish();
     assert_eq!(code, 0, "{err}");
 }
+
+#[test]
+fn a_matcher_on_an_event_with_nothing_to_match_is_ignored_with_a_word_and_the_callback_runs() {
+    let s = project();
+    let mut d = Driven::start(&s, &[]);
+    d.initialize(json!({"hooks": {
+        "Stop": [{"matcher": "Bash", "hookCallbackIds": ["stop_cb"]}],
+        "NoSuchEvent": [{"hookCallbackIds": ["x"]}]}}));
+    d.user("hello");
+    let stop = d.until(|v| is_request(v, "hook_callback"));
+    assert_eq!(stop["request"]["callback_id"], "stop_cb");
+    assert_eq!(stop["request"]["input"]["hook_event_name"], "Stop");
+    d.answer(&stop["request_id"], json!({}));
+    d.until(|v| v["type"] == "result");
+    let (code, err) = d.finish();
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("initialize: Stop has nothing to match, so matcher \"Bash\" is ignored (the callback always runs)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("initialize: hooks for unknown event \"NoSuchEvent\" are not registered"),
+        "{err}"
+    );
+}

@@ -160,18 +160,28 @@ fn python_case(case: &str) {
 
 /// Runs one case of `suite.mjs` in a fresh sandbox; panics with its output if it fails.
 fn node_case(case: &str) {
-    let prefix = js_prefix();
-    let sandbox = tempfile::tempdir().unwrap();
     // Node resolves packages from the script's own directory upwards: the suite is copied
-    // next to the installed node_modules.
-    let suite = prefix.join("suite.mjs");
-    std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/agent_sdk/suite.mjs"),
-        &suite,
-    )
-    .unwrap();
+    // next to the installed node_modules, once per test run (cases run side by side).
+    static SUITE: OnceLock<PathBuf> = OnceLock::new();
+    let suite = SUITE.get_or_init(|| {
+        let prefix = js_prefix();
+        for file in ["suite.mjs", "echo_server.mjs"] {
+            let staged = prefix.join(format!("{file}.{}", std::process::id()));
+            std::fs::copy(
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("tests/it/agent_sdk")
+                    .join(file),
+                &staged,
+            )
+            .unwrap();
+            // A rename is atomic: a node still reading an older copy keeps it whole.
+            std::fs::rename(&staged, prefix.join(file)).unwrap();
+        }
+        prefix.join("suite.mjs")
+    });
+    let sandbox = tempfile::tempdir().unwrap();
     let out = Command::new("node")
-        .arg(&suite)
+        .arg(suite)
         .arg(case)
         .env("REIN_BIN", rein_bin())
         .env("SANDBOX", sandbox.path())
@@ -215,6 +225,7 @@ cases!(py, python_case:
     hooks_deny_rewrite_context,
     hooks_stop_and_subagent,
     can_use_tool,
+    can_use_tool_for_a_subagent,
     sdk_mcp_tool,
     settings_hooks_and_callbacks,
     resume,
@@ -226,6 +237,7 @@ cases!(ts, node_case:
     query_oneshot,
     hooks_and_can_use_tool,
     sdk_mcp_tool,
+    external_mcp_server,
     structured_output,
     interrupt_and_set_permission_mode,
 );

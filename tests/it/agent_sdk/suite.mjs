@@ -139,6 +139,24 @@ const cases = {
     assert.match(textOf(toolResults(msgs)[0]), /sum=9/);
   },
 
+  async external_mcp_server() {
+    // The SDK sends external servers in initialize (mcpServersDelivery's default), and ends
+    // the session unless the answer confirms them.
+    const server = join(import.meta.dirname, 'echo_server.mjs');
+    const msgs = await collect(
+      query({
+        prompt: 'echo',
+        options: options([{ tool_use: [{ name: 'mcp__echo__echo', input: { text: 'hi there' } }] }, say('echoed')], {
+          mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [server] } },
+          allowedTools: ['mcp__echo__echo'],
+        }),
+      }),
+    );
+    const init = msgs.find((m) => m.type === 'system' && m.subtype === 'init');
+    assert.deepEqual(init.mcp_servers, [{ name: 'echo', status: 'connected', source: 'dynamic' }]);
+    assert.match(textOf(toolResults(msgs)[0]), /echo:hi there/);
+  },
+
   async structured_output() {
     const schema = { type: 'object', required: ['ok'], properties: { ok: { type: 'boolean' } } };
     const msgs = await collect(

@@ -354,6 +354,29 @@ async def case_can_use_tool():
     assert len(r.permission_denials) == 2, r.permission_denials
 
 
+async def case_can_use_tool_for_a_subagent():
+    asked = []
+
+    async def decide(name, inp, ctx):
+        asked.append((name, inp.get("command"), ctx.agent_id, ctx.tool_use_id))
+        return PermissionResultAllow()
+
+    turns = {
+        "turns": [
+            {"tool_use": [{"name": "Agent", "input": {"description": "make", "prompt": "SUB-TASK",
+                                                       "subagent_type": "general-purpose"}}]},
+            say("parent done"),
+        ],
+        "agents": [{"match": "SUB-TASK", "turns": [bash("touch from-subagent.txt"), say("made")]}],
+    }
+    await collect("go", options(turns, can_use_tool=decide, permission_mode="default"))
+    assert (PROJECT / "from-subagent.txt").exists()
+    [(name, command, agent_id, tool_use_id)] = asked
+    assert (name, command) == ("Bash", "touch from-subagent.txt"), asked
+    assert agent_id, "a subagent's call must name its agent_id"
+    assert tool_use_id, asked
+
+
 async def case_sdk_mcp_tool():
     calls = []
 
