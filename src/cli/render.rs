@@ -283,6 +283,43 @@ impl StreamJson {
         self.turn_init.store(false, Ordering::Relaxed);
     }
 
+    /// The `task_started` / `task_notification` line of a background command (Claude Code
+    /// 2.1.328's shapes, fixture `stream_io/input_eof_background`, without its internal
+    /// `run_id`); the Agent SDKs track running tasks by them.
+    pub fn task_line(&self, event: crate::tools::background::TaskEvent<'_>) -> Value {
+        use crate::tools::background::TaskEvent;
+        match event {
+            TaskEvent::Started(task) => json!({
+                "type": "system",
+                "subtype": "task_started",
+                "task_id": task.id,
+                "tool_use_id": task.tool_use_id,
+                "description": task.label(),
+                "is_backgrounded": true,
+                "task_type": "local_bash",
+                "uuid": uuid_v4(),
+                "session_id": self.session_id,
+            }),
+            TaskEvent::Ended(task) => {
+                let (status, summary) = task.outcome().unwrap_or((
+                    "failed",
+                    format!("Background command \"{}\" ended", task.label()),
+                ));
+                json!({
+                    "type": "system",
+                    "subtype": "task_notification",
+                    "task_id": task.id,
+                    "tool_use_id": task.tool_use_id,
+                    "status": status,
+                    "output_file": task.log.to_string_lossy(),
+                    "summary": summary,
+                    "uuid": uuid_v4(),
+                    "session_id": self.session_id,
+                })
+            }
+        }
+    }
+
     /// The `user` line that echoes a message read from stdin (`--replay-user-messages`).
     pub fn replay_line(&self, message: &Value) -> Value {
         json!({

@@ -25,6 +25,11 @@
 //!   which stdin line is wrong and why, and exits 1 (Claude Code also exits 1, but drops what
 //!   it had not written yet).
 //!
+//! A background command that ends while no turn runs gets a turn of its own at once (its
+//! `<task-notification>`), as Claude Code wakes the session for it; with the Agent SDK's
+//! `CLAUDE_CODE_SDK_READS_SESSION_STATE=1`, `session_state_changed` lines say when a turn
+//! runs and when nothing is owed any more (`idle`).
+//!
 //! Messages that arrive while a turn runs wait their turn, in order. End of stdin ends the
 //! session once the running turn and the waiting messages are done (a turn in progress is not
 //! cut short) and, as after a `-p` prompt, once the background commands still running have
@@ -85,6 +90,8 @@ pub enum Input {
         /// What is wrong.
         message: String,
     },
+    /// Not a line: a background command ended while no turn ran (it gets a turn).
+    BackgroundEnded,
     /// A line that is skipped with a warning.
     Skipped {
         /// The stdin line (1-based).
@@ -350,6 +357,9 @@ pub async fn run(
                         Some(item) => item,
                         None => break,
                     },
+                    // A background command ended while nothing ran: it gets a turn of its
+                    // own now, as Claude Code wakes the session for it.
+                    () = background_ended(&sdk.background) => Input::BackgroundEnded,
                     _ = sigint.recv() => return Ended::Signal(130, "SIGINT"),
                     _ = sigterm.recv() => return Ended::Signal(143, "SIGTERM"),
                 }
@@ -357,6 +367,7 @@ pub async fn run(
             None => break,
         };
         let (text, message) = match item {
+            Input::BackgroundEnded => (None, None),
             Input::Invalid { line, message } => {
                 eprintln!("Error: stdin line {line}: {message}");
                 return Ended::Finished(crate::cli::EXIT_ERROR, None);
@@ -394,16 +405,24 @@ pub async fn run(
                 );
                 continue;
             }
-            Input::User { text, message, .. } => (text, message),
+            Input::User { text, message, .. } => (Some(text), Some(message)),
         };
-        stream.emit_turn_init();
-        if replay {
-            stream.emit(&stream.replay_line(&message));
+        sdk.control.session_state("running");
+        if let Some(message) = &message {
+            stream.emit_turn_init();
+            if replay {
+                stream.emit(&stream.replay_line(message));
+            }
         }
         let started = Instant::now();
         let before = session.usage().clone();
         let outcome = {
-            let turn = session.run_prompt(&text);
+            let turn = async {
+                match &text {
+                    Some(text) => Some(session.run_prompt(text).await),
+                    None => session.run_background_notification().await,
+                }
+            };
             tokio::pin!(turn);
             loop {
                 tokio::select! {
@@ -437,7 +456,9 @@ pub async fn run(
         };
         let elapsed = started.elapsed().as_millis() as u64;
         match outcome {
-            Ok(outcome) => {
+            // A background command's turn that found nothing to tell.
+            Ok(None) => {}
+            Ok(Some(outcome)) => {
                 let turn_code = report(&outcome, elapsed);
                 stream.turn_done();
                 if turn_code != crate::cli::EXIT_OK {
@@ -479,12 +500,31 @@ pub async fn run(
                 return Ended::Finished(crate::cli::EXIT_ERROR, None);
             }
         }
+        // Nothing is owed once no background command runs or waits for its turn: the SDK may
+        // close stdin (it keeps it open while the state is `running`).
+        if sdk.background.running().is_empty() && !sdk.background.has_unannounced() {
+            sdk.control.session_state("idle");
+        }
     }
     while let Some((id, subtype, request)) = deferred.pop_front() {
         let answer = sdk.answer_with_session(session, &subtype, &request).await;
         emit_answer(stream, &id, answer);
     }
     Ended::Finished(code, last)
+}
+
+/// Returns once a background command has ended that the model has not been told about
+/// (never, while none runs or waits).
+async fn background_ended(background: &crate::tools::background::BackgroundTasks) {
+    loop {
+        if background.has_unannounced() {
+            return;
+        }
+        if background.running().is_empty() {
+            std::future::pending::<()>().await;
+        }
+        background.wait_any(None).await;
+    }
 }
 
 /// The request's id, or `None` (with a warning) when it has none to answer to.

@@ -81,9 +81,26 @@ impl BackgroundTask {
     /// element names and order; the status words `completed`, `failed`, `killed`), or `None`
     /// while it runs.
     pub fn notification(&self) -> Option<String> {
+        let (status, summary) = self.outcome()?;
+        let tool_use = self
+            .tool_use_id
+            .as_deref()
+            .map(|id| format!("<tool-use-id>{id}</tool-use-id>\n"))
+            .unwrap_or_default();
+        Some(format!(
+            "<task-notification>\n<task-id>{}</task-id>\n{tool_use}<output-file>{}</output-file>\n\
+             <status>{status}</status>\n<summary>{summary}</summary>\n</task-notification>",
+            self.id,
+            self.log.display()
+        ))
+    }
+
+    /// How it ended, once it has: its status word (`completed`, `failed`, `killed`) and a
+    /// one-line summary.
+    pub fn outcome(&self) -> Option<(&'static str, String)> {
         let ending = self.ending()?;
         let label = self.label();
-        let (status, summary) = match ending {
+        Some(match ending {
             Ending::Exited(0) => (
                 "completed",
                 format!("Background command \"{label}\" completed (exit code 0)"),
@@ -106,18 +123,7 @@ impl BackgroundTask {
                 "failed",
                 format!("Background command \"{label}\" failed: {err}"),
             ),
-        };
-        let tool_use = self
-            .tool_use_id
-            .as_deref()
-            .map(|id| format!("<tool-use-id>{id}</tool-use-id>\n"))
-            .unwrap_or_default();
-        Some(format!(
-            "<task-notification>\n<task-id>{}</task-id>\n{tool_use}<output-file>{}</output-file>\n\
-             <status>{status}</status>\n<summary>{summary}</summary>\n</task-notification>",
-            self.id,
-            self.log.display()
-        ))
+        })
     }
 
     /// Its entry in the `background_tasks` list of Stop's stdin (Claude Code's shape).
@@ -145,13 +151,35 @@ impl BackgroundTask {
 }
 
 /// The background commands of one session.
-#[derive(Debug)]
 pub struct BackgroundTasks {
     tasks: Mutex<Vec<Arc<BackgroundTask>>>,
     /// `(read end, write end)` of the death pipe; `None` if it could not be made (the commands
     /// then get `/dev/null` and do not outlive a SIGKILLed rein only by chance).
     death_pipe: Option<(OwnedFd, OwnedFd)>,
+    /// Told when a task starts and when it ends ([`BackgroundTasks::listen`]).
+    listener: Mutex<Option<Arc<TaskListener>>>,
 }
+
+impl std::fmt::Debug for BackgroundTasks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BackgroundTasks")
+            .field("tasks", &self.tasks)
+            .field("death_pipe", &self.death_pipe)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A task started or ended (see [`BackgroundTasks::listen`]).
+#[derive(Debug, Clone, Copy)]
+pub enum TaskEvent<'a> {
+    /// Just registered.
+    Started(&'a BackgroundTask),
+    /// Its process ended (its [`BackgroundTask::outcome`] is known).
+    Ended(&'a BackgroundTask),
+}
+
+/// What [`BackgroundTasks::listen`] takes.
+pub type TaskListener = dyn Fn(TaskEvent<'_>) + Send + Sync;
 
 impl Default for BackgroundTasks {
     fn default() -> BackgroundTasks {
@@ -172,6 +200,15 @@ impl BackgroundTasks {
         BackgroundTasks {
             tasks: Mutex::new(Vec::new()),
             death_pipe,
+            listener: Mutex::new(None),
+        }
+    }
+
+    /// Calls `listener` when a task starts and when it ends (stream-json's `task_started` and
+    /// `task_notification` lines). One listener; a later call replaces it.
+    pub fn listen(&self, listener: Arc<TaskListener>) {
+        if let Ok(mut l) = self.listener.lock() {
+            *l = Some(listener);
         }
     }
 
@@ -208,10 +245,18 @@ impl BackgroundTasks {
             ended: rx,
             announced: AtomicBool::new(false),
         });
+        let listener = self.listener.lock().ok().and_then(|l| l.clone());
+        if let Some(listener) = &listener {
+            listener(TaskEvent::Started(&task));
+        }
+        let ended = Arc::clone(&task);
         tokio::spawn(async move {
             let ending = detached.wait().await;
             on_end();
             let _ = tx.send(Some(ending));
+            if let Some(listener) = listener {
+                listener(TaskEvent::Ended(&ended));
+            }
         });
         if let Ok(mut tasks) = self.tasks.lock() {
             tasks.push(Arc::clone(&task));
@@ -249,6 +294,26 @@ impl BackgroundTasks {
                 .cloned()
                 .collect(),
             Err(_) => Vec::new(),
+        }
+    }
+
+    /// The first command that has ended and that the model has not been told about, marked
+    /// told; the others stay for later.
+    pub fn take_first_unannounced(&self) -> Option<Arc<BackgroundTask>> {
+        let tasks = self.tasks.lock().ok()?;
+        tasks
+            .iter()
+            .find(|t| t.ending().is_some() && !t.announced.swap(true, Ordering::SeqCst))
+            .cloned()
+    }
+
+    /// Whether a command has ended that the model has not been told about.
+    pub fn has_unannounced(&self) -> bool {
+        match self.tasks.lock() {
+            Ok(tasks) => tasks
+                .iter()
+                .any(|t| t.ending().is_some() && !t.announced.load(Ordering::SeqCst)),
+            Err(_) => false,
         }
     }
 

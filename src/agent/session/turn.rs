@@ -14,7 +14,8 @@ impl Session {
     /// `<task-notification>` blocks as the prompt, the model sees them in a system reminder
     /// that says no person wrote them. `None` when no command has ended unannounced.
     pub async fn run_background_notification(&mut self) -> Option<TurnOutcome> {
-        let task = self.ctx.background.take_unannounced().into_iter().next()?;
+        // One task per turn: the others that ended stay for the turns after it.
+        let task = self.ctx.background.take_first_unannounced()?;
         let notification = task.notification()?;
         let text = format!("{BACKGROUND_NOTICE}\n\n{notification}");
         Some(

@@ -188,6 +188,9 @@ async fn main_inner(prompt: Option<String>, mut args: RunArgs, headless: bool) -
         }
     };
     let session_id = plan.id.clone();
+    if let Some(control) = &control {
+        control.set_session_id(&session_id);
+    }
     let transcript = session_transcript(&projects_dir, &setup.project_dir, &session_id);
     let env = HookEnvironment {
         project_dir: setup.project_dir.clone(),
@@ -270,6 +273,8 @@ async fn main_inner(prompt: Option<String>, mut args: RunArgs, headless: bool) -
             stream.init_per_prompt = stream_input;
             let stream = Arc::new(stream);
             shared_stream = Some(Arc::clone(&stream));
+            let tasks = Arc::clone(&stream);
+            background.listen(Arc::new(move |event| tasks.emit(&tasks.task_line(event))));
             observers.push(Box::new(stream));
         }
     }

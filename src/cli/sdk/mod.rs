@@ -46,6 +46,11 @@ type Waiting = oneshot::Sender<Result<Value, String>>;
 /// rein's side of the control protocol: the requests it sent and waits for.
 pub struct Control {
     pending: Mutex<HashMap<String, Waiting>>,
+    /// `CLAUDE_CODE_SDK_READS_SESSION_STATE=1` (the SDKs set it): `session_state_changed`
+    /// lines are written ([`Control::session_state`]).
+    states: bool,
+    /// The session's id, for those lines.
+    session_id: Mutex<String>,
     /// stdin ended (or the SDK went away): no answer can come any more.
     closed: AtomicBool,
     broken: AtomicBool,
@@ -64,6 +69,8 @@ impl Control {
     pub fn new() -> Arc<Control> {
         Arc::new(Control {
             pending: Mutex::new(HashMap::new()),
+            states: std::env::var("CLAUDE_CODE_SDK_READS_SESSION_STATE").is_ok_and(|v| v == "1"),
+            session_id: Mutex::new(String::new()),
             closed: AtomicBool::new(false),
             broken: AtomicBool::new(false),
         })
@@ -71,6 +78,32 @@ impl Control {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Waiting>> {
         self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The session's id, once it is known.
+    pub fn set_session_id(&self, id: &str) {
+        if let Ok(mut s) = self.session_id.lock() {
+            *s = id.to_string();
+        }
+    }
+
+    /// A `session_state_changed` line (`running`, `requires_action`, `idle`), when the SDK
+    /// asked for them, as Claude Code 2.1.328 writes them (fixture `agent_sdk/measure`):
+    /// `running` when a turn starts, `requires_action` while a `can_use_tool` waits, `idle`
+    /// when nothing is owed any more. The SDKs keep stdin open until `idle`.
+    pub fn session_state(&self, state: &str) {
+        if !self.states {
+            return;
+        }
+        let session_id = self
+            .session_id
+            .lock()
+            .map(|s| s.clone())
+            .unwrap_or_default();
+        self.emit(
+            &json!({"type": "system", "subtype": "session_state_changed", "state": state,
+            "sdk_host_only": true, "uuid": crate::id::uuid_v4(), "session_id": session_id}),
+        );
     }
 
     /// How many requests wait for their answer.
@@ -308,8 +341,10 @@ impl PermissionHost for SdkPermissions {
             if let Some(a) = &q.agent_id {
                 request.insert("agent_id".into(), json!(a));
             }
-            let answer = control.request(Value::Object(request)).await?;
-            permission_answer(&answer)
+            control.session_state("requires_action");
+            let answer = control.request(Value::Object(request)).await;
+            control.session_state("running");
+            permission_answer(&answer?)
         })
     }
 }

@@ -140,16 +140,17 @@ pub fn js_prefix() -> &'static Path {
 fn python_case(case: &str) {
     let site = py_site();
     let sandbox = tempfile::tempdir().unwrap();
-    let out = Command::new("python3")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/agent_sdk/suite.py"))
+    let mut cmd = Command::new("python3");
+    cmd.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/agent_sdk/suite.py"))
         .arg(case)
         .env("PYTHONPATH", site)
         .env("REIN_BIN", rein_bin())
         .env("SANDBOX", sandbox.path())
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .envs(crate::harness::LEAKY_VARS.iter().map(|v| (*v, "")))
-        .output()
-        .unwrap();
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    for var in crate::harness::LEAKY_VARS {
+        cmd.env_remove(var);
+    }
+    let out = cmd.output().unwrap();
     assert!(
         out.status.success(),
         "python SDK case {case} failed:\n--- stdout\n{}\n--- stderr\n{}",
@@ -180,14 +181,15 @@ fn node_case(case: &str) {
         prefix.join("suite.mjs")
     });
     let sandbox = tempfile::tempdir().unwrap();
-    let out = Command::new("node")
-        .arg(suite)
+    let mut cmd = Command::new("node");
+    cmd.arg(suite)
         .arg(case)
         .env("REIN_BIN", rein_bin())
-        .env("SANDBOX", sandbox.path())
-        .envs(crate::harness::LEAKY_VARS.iter().map(|v| (*v, "")))
-        .output()
-        .unwrap();
+        .env("SANDBOX", sandbox.path());
+    for var in crate::harness::LEAKY_VARS {
+        cmd.env_remove(var);
+    }
+    let out = cmd.output().unwrap();
     // The SDK is one minified file: a stack through it is a screenful per frame.
     let stderr = String::from_utf8_lossy(&out.stderr);
     let tail: String = stderr
@@ -226,6 +228,7 @@ cases!(py, python_case:
     hooks_stop_and_subagent,
     can_use_tool,
     can_use_tool_for_a_subagent,
+    background_task_keeps_the_sdk_listening,
     sdk_mcp_tool,
     settings_hooks_and_callbacks,
     resume,

@@ -377,6 +377,30 @@ async def case_can_use_tool_for_a_subagent():
     assert tool_use_id, asked
 
 
+async def case_background_task_keeps_the_sdk_listening():
+    from claude_agent_sdk import TaskNotificationMessage, TaskStartedMessage
+    prompts = []
+
+    async def on_prompt(inp, tool_use_id, ctx):
+        prompts.append(inp["prompt"])
+        return {}
+
+    turns = [{"tool_use": [{"name": "Bash", "input": {"command": "sleep 1; echo bg > bg.txt",
+                                                      "run_in_background": True}}]},
+             say("started it"), say("it finished")]
+    msgs = await collect("start it", options(turns, permission_mode="bypassPermissions",
+                                             hooks={"UserPromptSubmit": [HookMatcher(hooks=[on_prompt])]}))
+    started = [m for m in msgs if isinstance(m, TaskStartedMessage)]
+    done = [m for m in msgs if isinstance(m, TaskNotificationMessage)]
+    assert len(started) == 1 and len(done) == 1, msgs
+    assert done[0].status == "completed" and done[0].task_id == started[0].task_id, done
+    assert (PROJECT / "bg.txt").read_text() == "bg\n"
+    # The follow-up turn rein gives the finished command reached the SDK's callback: the SDK
+    # kept stdin open because it saw the task start.
+    assert len(prompts) == 2 and prompts[1].startswith("<task-notification>"), prompts
+    assert [r.result for r in results(msgs)] == ["started it", "it finished"], results(msgs)
+
+
 async def case_sdk_mcp_tool():
     calls = []
 
