@@ -263,7 +263,9 @@ async fn main_inner(prompt: Option<String>, mut args: RunArgs, headless: bool) -
                 &session_id,
                 &setup.project_dir.to_string_lossy(),
                 &setup.permission_mode,
-                std::iter::once("Agent".to_string())
+                crate::cli::sdk::flags::offers_agent(args.tools.as_deref())
+                    .then(|| "Agent".to_string())
+                    .into_iter()
                     .chain(setup.tools.iter().map(|t| t.name().to_string()))
                     .collect(),
             )
@@ -364,6 +366,10 @@ async fn main_inner(prompt: Option<String>, mut args: RunArgs, headless: bool) -
     );
     hook_models.attach(&wired.runtime);
     let runtime = Arc::clone(&wired.runtime);
+    let mut wired = wired;
+    if !crate::cli::sdk::flags::offers_agent(args.tools.as_deref()) {
+        wired.tools.retain(|t| t.name() != "Agent");
+    }
     let mut session = Session::new(
         config,
         wired.hooks,

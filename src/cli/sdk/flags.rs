@@ -162,6 +162,17 @@ pub fn permission_host(
     }
 }
 
+/// Whether `--tools` leaves the Agent tool in (it is not given, `default`, or names `Agent`
+/// or `Task`).
+pub fn offers_agent(list: Option<&str>) -> bool {
+    match list.map(str::trim) {
+        None | Some("default") => true,
+        Some(list) => list
+            .split([',', ' '])
+            .any(|t| matches!(t.trim(), "Agent" | "Task")),
+    }
+}
+
 /// `--tools`: keeps the built-in tools it names (`default`: all; empty: none). An unknown name
 /// is an error naming it and the tools there are.
 pub fn select_tools(list: Option<&str>, tools: &mut Vec<Arc<dyn Tool>>) -> Result<(), String> {

@@ -229,6 +229,7 @@ cases!(py, python_case:
     can_use_tool,
     can_use_tool_for_a_subagent,
     background_task_keeps_the_sdk_listening,
+    tools_and_rules_options,
     sdk_mcp_tool,
     settings_hooks_and_callbacks,
     resume,

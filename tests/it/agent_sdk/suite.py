@@ -401,6 +401,23 @@ async def case_background_task_keeps_the_sdk_listening():
     assert [r.result for r in results(msgs)] == ["started it", "it finished"], results(msgs)
 
 
+async def case_tools_and_rules_options():
+    def init_tools(msgs):
+        return next(m for m in msgs if isinstance(m, SystemMessage) and m.subtype == "init").data["tools"]
+
+    only_bash = await collect("hi", options([say("hi")], tools=["Bash"]))
+    assert init_tools(only_bash) == ["Bash"], init_tools(only_bash)
+    none = await collect("hi", options([say("hi")], tools=[]))
+    assert init_tools(none) == [], init_tools(none)
+    (PROJECT / "victim.txt").write_text("keep me")
+    msgs = await collect("go", options([bash("rm victim.txt"), say("done")],
+                                       permission_mode="bypassPermissions",
+                                       disallowed_tools=["Bash(rm:*)"]))
+    assert (PROJECT / "victim.txt").read_text() == "keep me"
+    [r] = results(msgs)
+    assert [d["tool_name"] for d in r.permission_denials] == ["Bash"], r
+
+
 async def case_sdk_mcp_tool():
     calls = []
 
