@@ -138,7 +138,11 @@ impl ModelHooks for HookModels {
                     .with_extension("")
                     .join("subagents")
                     .join(format!("agent-{agent_id}.jsonl")),
-                permission_mode: runtime.permission_mode.clone(),
+                permission_mode: runtime
+                    .permission_mode
+                    .lock()
+                    .map(|m| m.clone())
+                    .unwrap_or_else(|p| p.into_inner().clone()),
                 max_turns: Some(20),
                 stop_block_cap: 0,
                 session_end_budget: Duration::ZERO,

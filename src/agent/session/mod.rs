@@ -283,6 +283,11 @@ pub(crate) trait Follows: Send + Sync {
     fn model_changed(&self, model: &Arc<dyn Model>) {
         let _ = model;
     }
+    /// The session's permission mode is `mode` from now on (the Agent SDK's
+    /// `set_permission_mode`).
+    fn permission_mode_changed(&self, mode: &str) {
+        let _ = mode;
+    }
 }
 
 /// What a resumed transcript says about the session's last moments, for SessionStart

@@ -50,6 +50,9 @@ impl Session {
             "manual" | "auto" => "default".to_string(),
             other => other.to_string(),
         };
+        for follower in &self.followers {
+            follower.permission_mode_changed(&self.config.permission_mode);
+        }
         Ok(())
     }
 

@@ -81,7 +81,7 @@ pub struct SubagentRuntime {
     pub(crate) tools: Vec<Arc<dyn Tool>>,
     pub(crate) definitions: Vec<AgentDefinition>,
     pub(crate) project_dir: PathBuf,
-    pub(crate) permission_mode: String,
+    pub(crate) permission_mode: std::sync::Mutex<String>,
     pub(crate) stop_block_cap: u32,
     pub(crate) default_timeout: Duration,
     /// Where the subagent's notices go (the parent's observer).
@@ -142,6 +142,12 @@ impl crate::agent::session::Follows for SubagentRuntime {
 
     fn model_changed(&self, model: &Arc<dyn Model>) {
         self.update(|c| c.model = Arc::clone(model));
+    }
+
+    fn permission_mode_changed(&self, mode: &str) {
+        if let Ok(mut m) = self.permission_mode.lock() {
+            *m = mode.to_string();
+        }
     }
 }
 
@@ -276,7 +282,11 @@ impl SubagentRuntime {
             session_id: parent.session_id.clone(),
             project_dir: self.project_dir.clone(),
             transcript_path: agent_transcript,
-            permission_mode: self.permission_mode.clone(),
+            permission_mode: self
+                .permission_mode
+                .lock()
+                .map(|m| m.clone())
+                .unwrap_or_else(|p| p.into_inner().clone()),
             max_turns: None,
             stop_block_cap: self.stop_block_cap,
             session_end_budget: Duration::ZERO,
@@ -389,7 +399,7 @@ pub(crate) fn wire(
         tools: tools.clone(),
         definitions,
         project_dir: config.project_dir.clone(),
-        permission_mode: config.permission_mode.clone(),
+        permission_mode: std::sync::Mutex::new(config.permission_mode.clone()),
         stop_block_cap: config.stop_block_cap,
         default_timeout: subagent_timeout_from_env(),
         notices,

@@ -223,6 +223,7 @@ cases!(py, python_case:
     query_streaming_input,
     client_interrupt_multiturn,
     permission_mode_switch,
+    permission_mode_reaches_subagents,
     set_model,
     hooks_deny_rewrite_context,
     hooks_stop_and_subagent,
@@ -298,6 +299,22 @@ mod flags {
     use std::path::Path;
 
     use crate::harness::Sandbox;
+
+    /// `-v` (what an SDK may run to learn the version): the Claude Code version whose protocol
+    /// rein speaks first, then rein's own name and version.
+    #[test]
+    fn the_version_line_starts_with_the_protocol_version_and_names_rein() {
+        let s = Sandbox::new("proj", &[]);
+        for flag in ["-v", "--version", "-V"] {
+            let out = s.rein().arg(flag).output().unwrap();
+            assert_eq!(out.status.code(), Some(0));
+            let line = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                line.starts_with(&format!("2.1.328 (rein {}", env!("CARGO_PKG_VERSION"))),
+                "{flag}: {line}"
+            );
+        }
+    }
 
     /// The flags the README lists as having no effect: each is accepted (exit 0) and reported
     /// exactly once, by name, on stderr.

@@ -234,6 +234,30 @@ async def case_permission_mode_switch():
             raise AssertionError("set_model on the mock provider should have failed")
 
 
+async def case_permission_mode_reaches_subagents():
+    modes = []
+
+    async def record(inp, tool_use_id, ctx):
+        modes.append((inp.get("agent_id") is not None, inp["permission_mode"]))
+        return {}
+
+    turns = {
+        "turns": [
+            {"tool_use": [{"name": "Agent", "input": {"description": "d", "prompt": "SUB-MODE",
+                                                       "subagent_type": "general-purpose"}}]},
+            say("parent done"),
+        ],
+        "agents": [{"match": "SUB-MODE", "turns": [bash("echo sub"), say("sub done")]}],
+    }
+    opts = options(turns, permission_mode="default",
+                   hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[record])]})
+    async with ClaudeSDKClient(options=opts) as client:
+        await client.set_permission_mode("acceptEdits")
+        await client.query("go")
+        [m async for m in client.receive_response()]
+    assert modes == [(True, "acceptEdits")], modes
+
+
 async def case_set_model():
     lb = Loopback([say("one"), say("two")])
     opts = options(model="claude-sonnet-4-5", env=lb.env(), extra_args={"provider": "anthropic"})
