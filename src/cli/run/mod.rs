@@ -294,22 +294,9 @@ async fn main_inner(prompt: Option<String>, mut args: RunArgs, headless: bool) -
     let permissions_text = permissions_summary(&setup.permission_mode, &setup.settings);
     let mut dispatcher = Dispatcher::new(setup.settings.handlers, env);
     // The SDK's hooks stay registered until the session ends (dropping unregisters).
-    let mut _sdk_hooks = Vec::new();
-    if let (Some(control), Some((_, request))) = (
-        &control,
-        opening.as_ref().and_then(|o| o.initialize.as_ref()),
-    ) {
-        let hooks = request
-            .get("hooks")
-            .cloned()
-            .unwrap_or(serde_json::Value::Null);
-        let (kept, problems) =
-            crate::cli::sdk::register_hooks(control, dispatcher.registry(), &hooks);
-        for p in problems {
-            eprintln!("rein: warning: {p}");
-        }
-        _sdk_hooks = kept;
-    }
+    let _sdk_hooks = opening
+        .as_ref()
+        .map(|o| o.register_hooks(dispatcher.registry()));
     let shadow_log = dispatcher.shadow_log();
     dispatcher.warm_up();
     dispatcher.set_mcp_caller(Arc::clone(&mcp) as Arc<dyn crate::hooks::mcp_tool::McpCaller>);
@@ -336,16 +323,8 @@ async fn main_inner(prompt: Option<String>, mut args: RunArgs, headless: bool) -
     for error in &definition_errors {
         eprintln!("rein: warning: {error}");
     }
-    if let (Some(control), Some((id, _))) = (
-        &control,
-        opening.as_ref().and_then(|o| o.initialize.as_ref()),
-    ) {
-        let agents: Vec<_> = definitions
-            .iter()
-            .map(|d| (d.name.clone(), d.description.clone(), d.model.clone()))
-            .collect();
-        let answer = crate::cli::sdk::startup::answer(&agents, &setup.permission_mode, &applied);
-        control.emit(&crate::cli::sdk::requests::response_line(id, Ok(answer)));
+    if let Some(opening) = &opening {
+        opening.answer(&definitions, &setup.permission_mode, &applied);
     }
     let wired = subagent::wire(
         Box::new(dispatcher),

@@ -129,12 +129,17 @@ impl Control {
     /// answer: the `response` object of a `success`, or the `error` text. Dropping the future
     /// withdraws the request (`control_cancel_request`).
     pub async fn request(&self, request: Value) -> Result<Value, String> {
-        if self.closed.load(Ordering::Relaxed) {
-            return Err("the SDK closed rein's stdin, so it cannot answer".to_string());
-        }
         let id = crate::id::uuid_v4();
         let (tx, rx) = oneshot::channel();
-        self.lock().insert(id.clone(), tx);
+        {
+            // Checked under the lock `close` drains under, after it sets `closed`: a request
+            // is either refused here or failed by `close`, never left waiting.
+            let mut pending = self.lock();
+            if self.closed.load(Ordering::SeqCst) {
+                return Err("the SDK closed rein's stdin, so it cannot answer".to_string());
+            }
+            pending.insert(id.clone(), tx);
+        }
         let mut withdraw = Withdraw {
             control: self,
             id: Some(id.clone()),
@@ -180,7 +185,7 @@ impl Control {
 
     /// stdin ended: every waiting request fails now, and later ones at once.
     pub fn close(&self) {
-        self.closed.store(true, Ordering::Relaxed);
+        self.closed.store(true, Ordering::SeqCst);
         let waiting: Vec<Waiting> = self.lock().drain().map(|(_, w)| w).collect();
         for w in waiting {
             let _ = w.send(Err(

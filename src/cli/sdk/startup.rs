@@ -23,6 +23,44 @@ pub struct Opening {
     pub initialize: Option<(Value, Value)>,
 }
 
+impl Opening {
+    /// Registers the hooks of `initialize` (see [`crate::cli::sdk::register_hooks`]), saying on
+    /// stderr what was wrong with them; dropping the result unregisters them.
+    pub fn register_hooks(
+        &self,
+        registry: &crate::hooks::registry::Registry,
+    ) -> Vec<crate::hooks::registry::Unregister> {
+        let Some((_, request)) = &self.initialize else {
+            return Vec::new();
+        };
+        let hooks = request.get("hooks").cloned().unwrap_or(Value::Null);
+        let (kept, problems) = crate::cli::sdk::register_hooks(&self.control, registry, &hooks);
+        for p in problems {
+            eprintln!("rein: warning: {p}");
+        }
+        kept
+    }
+
+    /// Answers `initialize`, once the session's subagents and mode are known.
+    pub fn answer(
+        &self,
+        definitions: &[crate::agent::subagent::AgentDefinition],
+        permission_mode: &str,
+        applied: &Applied,
+    ) {
+        let Some((id, _)) = &self.initialize else {
+            return;
+        };
+        let agents: Vec<_> = definitions
+            .iter()
+            .map(|d| (d.name.clone(), d.description.clone(), d.model.clone()))
+            .collect();
+        let answer = answer(&agents, permission_mode, applied);
+        self.control
+            .emit(&crate::cli::sdk::requests::response_line(id, Ok(answer)));
+    }
+}
+
 /// Starts reading stdin and waits for its first line.
 pub async fn open() -> Opening {
     let control = Control::new();
