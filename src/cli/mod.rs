@@ -205,6 +205,11 @@ pub struct RunArgs {
     /// `structured_output`.
     #[arg(long = "json-schema", value_name = "SCHEMA")]
     pub json_schema: Option<String>,
+    /// Stop once the session's model cost reaches this many dollars (the turn ends with an
+    /// `error_max_budget_usd` result, exit 1). Costs come from `REIN_PRICES`; a model without a
+    /// price there costs nothing (rein says so at the start).
+    #[arg(long = "max-budget-usd", value_name = "USD")]
+    pub max_budget_usd: Option<f64>,
     #[command(flatten)]
     pub inert: crate::cli::sdk::flags::InertFlags,
 }

@@ -618,12 +618,14 @@ pub fn result_json(
         TurnEnd::Deferred => ("success", false, Some("tool_deferred")),
         TurnEnd::MaxTurns => ("error_max_turns", true, Some("max_turns")),
         TurnEnd::ModelFailed(_) => ("error_during_execution", true, Some("model_error")),
+        // Fixture `agent_sdk/max_budget`.
+        TurnEnd::BudgetReached(_) => ("error_max_budget_usd", true, Some("budget_exhausted")),
     };
     let cut_short =
         matches!(outcome.end, TurnEnd::MaxTurns | TurnEnd::Stopped { .. }) || outcome.stop_capped;
     let num_turns = outcome.num_turns + u32::from(cut_short && outcome.num_turns > 0);
     let result = match &outcome.end {
-        TurnEnd::MaxTurns => Value::Null,
+        TurnEnd::MaxTurns | TurnEnd::BudgetReached(_) => Value::Null,
         _ if outcome.stop_capped => json!(""),
         _ => json!(outcome.result),
     };
@@ -650,6 +652,12 @@ pub fn result_json(
     }
     if let Some(e) = error {
         obj.insert("error".into(), json!(e));
+    }
+    if let TurnEnd::BudgetReached(usd) = &outcome.end {
+        obj.insert(
+            "errors".into(),
+            json!([format!("Reached maximum budget (${usd})")]),
+        );
     }
     obj.insert("session_id".into(), json!(session_id));
     let cost: f64 = outcome

@@ -128,6 +128,8 @@ pub enum TurnEnd {
     Deferred,
     /// The model request failed (after the provider's retries).
     ModelFailed(ModelError),
+    /// The session's cost reached `--max-budget-usd` (this many dollars).
+    BudgetReached(f64),
 }
 
 /// The result of one prompt.
@@ -270,6 +272,8 @@ pub struct Session {
     /// Whether the observer gets [`Progress::StreamEvent`]s (`--include-partial-messages`).
     /// Off by default: building every event of every reply costs a call that nobody reads.
     stream_events: bool,
+    /// `--max-budget-usd`: the session stops asking the model once its cost reaches this.
+    max_budget_usd: Option<f64>,
 }
 
 /// A part outside the session (the subagents' runtime, prompt hooks' model) that must follow
@@ -423,6 +427,7 @@ impl Session {
             persist: true,
             followers: Vec::new(),
             stream_events: false,
+            max_budget_usd: None,
         }
     }
 
@@ -609,6 +614,25 @@ impl Session {
     /// [`Progress::StreamEvent`] (default off).
     pub fn set_stream_events(&mut self, on: bool) {
         self.stream_events = on;
+    }
+
+    /// Stops the session's turns once its model cost reaches `usd` (`--max-budget-usd`, the
+    /// Agent SDK's `max_budget_usd`): checked after each reply, before its tool calls run, and
+    /// before each request. A model without prices costs nothing here.
+    pub fn set_max_budget_usd(&mut self, usd: Option<f64>) {
+        self.max_budget_usd = usd;
+    }
+
+    /// The budget, when the session's cost has reached it.
+    pub(super) fn budget_reached(&self) -> Option<f64> {
+        let budget = self.max_budget_usd?;
+        let spent: f64 = self
+            .usage
+            .by_model
+            .iter()
+            .filter_map(|(model, usage)| crate::agent::cost::cost_usd(model, usage))
+            .sum();
+        (spent >= budget).then_some(budget)
     }
 
     /// A person is at the terminal: the transcript's `entrypoint` is `cli` (else `sdk-cli`).

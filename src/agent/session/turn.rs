@@ -129,6 +129,10 @@ impl Session {
                 outcome.end = TurnEnd::MaxTurns;
                 return;
             }
+            if let Some(budget) = self.budget_reached() {
+                outcome.end = TurnEnd::BudgetReached(budget);
+                return;
+            }
             if self.context_full() {
                 self.compact("auto", None).await;
             }
@@ -232,6 +236,26 @@ impl Session {
                 content: response.content.clone(),
             });
 
+            // Claude Code 2.1.328 stops here, before the reply's calls run (fixture
+            // `agent_sdk/max_budget`); the calls get a result that says so, so the conversation
+            // stays one the API takes.
+            if !calls.is_empty()
+                && let Some(budget) = self.budget_reached()
+            {
+                self.messages.push(Message {
+                    role: Role::User,
+                    content: calls
+                        .iter()
+                        .map(|c| ContentBlock::ToolResult {
+                            tool_use_id: c.id.clone(),
+                            content: format!("Not run: the session reached its budget (${budget})"),
+                            is_error: true,
+                        })
+                        .collect(),
+                });
+                outcome.end = TurnEnd::BudgetReached(budget);
+                return;
+            }
             if !calls.is_empty() {
                 if let Some(end) = self.run_calls(&calls, outcome).await {
                     outcome.end = end;

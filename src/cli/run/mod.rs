@@ -363,6 +363,15 @@ async fn main_inner(prompt: Option<String>, mut args: RunArgs, headless: bool) -
     session.follow(hook_models);
     session.set_attended(interactive);
     session.set_stream_events(args.include_partial_messages);
+    session.set_max_budget_usd(args.max_budget_usd);
+    if let Some(usd) = args.max_budget_usd
+        && crate::agent::cost::cost_usd(session.model_name(), &Default::default()).is_none()
+    {
+        eprintln!(
+            "rein: warning: --max-budget-usd {usd}: rein knows no price for the model {} (REIN_PRICES), so its cost counts as nothing and the budget cannot stop it",
+            session.model_name()
+        );
+    }
     if args.no_session_persistence {
         session.without_transcript();
     }
@@ -612,6 +621,7 @@ fn report(
     let error = match &outcome.end {
         TurnEnd::ModelFailed(e) => Some(format!("model request failed: {e}")),
         TurnEnd::MaxTurns => Some(format!("Reached max turns ({})", max_turns.unwrap_or(0))),
+        TurnEnd::BudgetReached(usd) => Some(format!("Reached maximum budget (${usd})")),
         TurnEnd::Completed
         | TurnEnd::PromptBlocked { .. }
         | TurnEnd::Stopped { .. }

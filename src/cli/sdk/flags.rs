@@ -15,9 +15,6 @@ use crate::tools::Tool;
 /// on them. Each is reported once when given.
 #[derive(Debug, Clone, Default, Args)]
 pub struct InertFlags {
-    /// Accepted for the Agent SDK; no effect in rein (no spending limit).
-    #[arg(long = "max-budget-usd", value_name = "USD", hide = true)]
-    pub max_budget_usd: Option<String>,
     /// Accepted for the Agent SDK; no effect in rein (no fallback model).
     #[arg(long = "fallback-model", value_name = "MODEL", hide = true)]
     pub fallback_model: Option<String>,
@@ -88,8 +85,7 @@ pub fn version_line() -> String {
 /// One stderr line per inert flag given.
 pub fn report_inert(args: &RunArgs) {
     let f = &args.inert;
-    let given: [(&str, bool); 19] = [
-        ("--max-budget-usd", f.max_budget_usd.is_some()),
+    let given: [(&str, bool); 18] = [
         ("--fallback-model", f.fallback_model.is_some()),
         ("--resume-session-at", f.resume_session_at.is_some()),
         ("--resume-drops-turn", f.resume_drops_turn.is_some()),

@@ -204,6 +204,7 @@ pub async fn run(
                 )
             }
             TurnEnd::MaxTurns => eprintln!("Error: reached max turns"),
+            TurnEnd::BudgetReached(usd) => eprintln!("Error: Reached maximum budget (${usd})"),
             TurnEnd::Stopped { reason } => {
                 if let Some(r) = reason {
                     eprintln!("{r}");

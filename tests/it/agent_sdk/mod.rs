@@ -224,6 +224,7 @@ cases!(py, python_case:
     client_interrupt_multiturn,
     permission_mode_switch,
     permission_mode_reaches_subagents,
+    max_budget,
     set_model,
     hooks_deny_rewrite_context,
     hooks_stop_and_subagent,
@@ -336,7 +337,7 @@ mod flags {
             .next()
             .unwrap();
         let flags: Vec<&str> = listed.split('`').filter(|w| w.starts_with("--")).collect();
-        assert!(flags.len() >= 17, "{flags:?}");
+        assert!(flags.len() >= 16, "{flags:?}");
         let s = Sandbox::new("proj", &[]);
         for flag in flags {
             let boolean = flag == "--session-mirror";

@@ -258,6 +258,31 @@ async def case_permission_mode_reaches_subagents():
     assert modes == [(True, "acceptEdits")], modes
 
 
+async def case_max_budget():
+    from claude_agent_sdk import ResultError
+    lb = Loopback([bash("touch one.txt"), bash("touch two.txt"), say("done")])
+    prices = json.dumps({"claude-sonnet-4-5": {"input": 3, "output": 15}})
+    # 10 input and 5 output tokens a reply: $0.000105 each; the second reaches the budget.
+    opts = options(model="claude-sonnet-4-5", max_budget_usd=0.00015,
+                   permission_mode="bypassPermissions",
+                   env={**lb.env(), "REIN_PRICES": prices}, extra_args={"provider": "anthropic"})
+    msgs = []
+    try:
+        async for m in query(prompt="go", options=opts):
+            msgs.append(m)
+    except ResultError as e:
+        assert "Reached maximum budget ($0.00015)" in str(e), e
+    else:
+        raise AssertionError("the run should have ended with an error result")
+    [r] = results(msgs)
+    assert (r.subtype, r.is_error) == ("error_max_budget_usd", True), r
+    assert r.errors == ["Reached maximum budget ($0.00015)"], r
+    assert abs(r.total_cost_usd - 0.00021) < 1e-9, r
+    assert (PROJECT / "one.txt").exists()
+    assert not (PROJECT / "two.txt").exists(), "the call of the reply that reached the budget ran"
+    assert len(lb.requests) == 2
+
+
 async def case_set_model():
     lb = Loopback([say("one"), say("two")])
     opts = options(model="claude-sonnet-4-5", env=lb.env(), extra_args={"provider": "anthropic"})
