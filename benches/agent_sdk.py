@@ -197,5 +197,63 @@ def main():
         print(f"| {name} | {wall * 1000:.0f} ms | {ratio} | {total * 1000:.0f} ms | {rss_text} |")
 
 
+CALLBACKS = r'''
+import json, os, sys, time
+import anyio
+from claude_agent_sdk import ClaudeAgentOptions, HookMatcher, ResultMessage, query
+rein, mode, calls, script = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+async def noop(inp, tool_use_id, ctx):
+    return {}
+async def main():
+    hooks = {"PreToolUse": [HookMatcher(matcher="Bash", hooks=[noop])]} if mode == "callback" else None
+    settings = None
+    if mode == "command":
+        settings = json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "true"}]}]}})
+    opts = ClaudeAgentOptions(cli_path=rein, cwd=os.getcwd(), permission_mode="bypassPermissions",
+                              hooks=hooks, settings=settings, extra_args={"mock-script": script})
+    async for m in query(prompt="go", options=opts):
+        if isinstance(m, ResultMessage):
+            assert not m.is_error, m
+started = time.perf_counter()
+anyio.run(main)
+print(time.perf_counter() - started)
+'''
+
+
+def callbacks():
+    """What a PreToolUse hook costs per tool call under the SDK: a callback in the SDK program
+    against a settings command hook (`true`) against none, on a 20-call session of rein's mock
+    model (each call `true` in Bash)."""
+    calls = 20
+    tmp = tempfile.mkdtemp(prefix="sdk-cb-")
+    script = os.path.join(tmp, "turns.json")
+    with open(script, "w") as f:
+        json.dump([{"tool_use": [{"name": "Bash", "input": {"command": "true"}}]}] * calls
+                  + [{"text": "done"}], f)
+    env = dict(os.environ, HOME=tmp, IS_SANDBOX="1")
+    for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
+        env.pop(key, None)
+    rows = {}
+    for round_ in range(TRIALS + 1):
+        for mode in ("none", "command", "callback"):
+            out = subprocess.run([sys.executable, "-c", CALLBACKS, REIN, mode, str(calls), script],
+                                 env=env, cwd=tmp, capture_output=True, text=True, timeout=120)
+            if out.returncode != 0:
+                raise SystemExit(out.stderr[-2000:])
+            if round_ > 0:
+                rows.setdefault(mode, []).append(float(out.stdout))
+    base = statistics.median(rows["none"])
+    print(f"\n{calls} Bash calls in one query(), {TRIALS} rounds, medians of the query() wall time\n")
+    print("| PreToolUse hook | session | per call over no hook |")
+    print("|---|---|---|")
+    for mode, label in (("none", "none"), ("command", "settings command hook `true`"),
+                        ("callback", "SDK callback (python, returns {})")):
+        t = statistics.median(rows[mode])
+        extra = "—" if mode == "none" else f"{(t - base) / calls * 1000:.2f} ms"
+        print(f"| {label} | {t * 1000:.0f} ms | {extra} |")
+
+
 if __name__ == "__main__":
     main()
+    callbacks()
