@@ -174,6 +174,30 @@ impl Server {
         matches!(*lock(&self.status), Status::Connected)
     }
 
+    /// Switches the server's tools off for the session (`enabled: false`: they are no longer
+    /// offered, calls fail as to a disconnected server) or back on (only a server that was
+    /// connected when it was switched off). The Agent SDK's `mcp_toggle`. `Err` says why not.
+    pub fn set_enabled(&self, enabled: bool) -> Result<(), String> {
+        let name = &self.config.name;
+        let mut status = lock(&self.status);
+        match (enabled, &*status) {
+            (false, Status::Connected) => {
+                *status = Status::Disabled;
+                Ok(())
+            }
+            (false, Status::Disabled) | (true, Status::Connected) => Ok(()),
+            (true, Status::Disabled) if self.peer.is_some() => {
+                *status = Status::Connected;
+                Ok(())
+            }
+            (true, Status::Disabled | Status::Pending) => Err(format!(
+                "MCP server \"{name}\" was not started when the session started, and rein starts servers only then"
+            )),
+            (_, Status::Failed(why)) => Err(format!("MCP server \"{name}\" failed: {why}")),
+            (false, Status::Pending) => Ok(()),
+        }
+    }
+
     /// Problems that did not stop it (a tool with an unusable schema, skipped).
     pub fn notes(&self) -> &[String] {
         &self.notes

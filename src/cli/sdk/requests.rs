@@ -2,8 +2,8 @@
 //! `tests/fixtures/cc-2.1.328/agent_sdk/measure`).
 //!
 //! Answered at once, even while a turn runs: `interrupt` (in `stream_input`), `mcp_status`,
-//! `stop_task`, a second `initialize`, and every request rein cannot honour (an error naming
-//! it). Answered between turns — at once when no turn runs, else as soon as the running turn
+//! `mcp_toggle`, `stop_task`, a second `initialize`, and every request rein cannot honour (an
+//! error naming it: `mcp_reconnect`, `rewind_files`, unknown subtypes). Answered between turns — at once when no turn runs, else as soon as the running turn
 //! ends, in the order they came: `set_permission_mode`, `set_model`, `get_context_usage`
 //! (they change or read the session, which a running turn holds). Claude Code applies them
 //! mid-turn; rein's rule keeps a turn's hook inputs and permission decisions on one mode and
@@ -93,10 +93,27 @@ impl Sdk {
                 }
             }
             "set_permission_mode" | "set_model" | "get_context_usage" => Answer::Later,
-            "mcp_reconnect" | "mcp_toggle" => Answer::Failed(
-                format!(
-                    "{subtype} is not supported by rein: its MCP servers are started once, when the session starts, and stay as they started"
-                ),
+            "mcp_toggle" => {
+                let (Some(name), Some(enabled)) = (
+                    request.get("serverName").and_then(Value::as_str),
+                    request.get("enabled").and_then(Value::as_bool),
+                ) else {
+                    return Answer::Failed(
+                        "mcp_toggle needs serverName and enabled".to_string(),
+                        None,
+                    );
+                };
+                match self.mcp.servers().get(name) {
+                    None => Answer::Failed(format!("Server not found: {name}"), None),
+                    Some(server) => match server.set_enabled(enabled) {
+                        Ok(()) => Answer::Done(json!({})),
+                        Err(why) => Answer::Failed(why, None),
+                    },
+                }
+            }
+            "mcp_reconnect" => Answer::Failed(
+                "mcp_reconnect is not supported by rein: its MCP servers are started once, when the session starts (mcp_toggle switches one off and on)"
+                    .to_string(),
                 None,
             ),
             "rewind_files" => Answer::Failed(

@@ -233,6 +233,7 @@ cases!(py, python_case:
     background_task_keeps_the_sdk_listening,
     tools_and_rules_options,
     sdk_mcp_tool,
+    mcp_toggle_and_status,
     settings_hooks_and_callbacks,
     resume,
     structured_output,

@@ -495,6 +495,41 @@ async def case_sdk_mcp_tool():
     assert {"name": "calc", "status": "connected"}.items() <= init.data["mcp_servers"][0].items()
 
 
+async def case_mcp_toggle_and_status():
+    calls = []
+
+    @tool("add", "Add two numbers", {"a": int, "b": int})
+    async def add(args):
+        calls.append(args)
+        return {"content": [{"type": "text", "text": f"sum={args['a'] + args['b']}"}]}
+
+    server = create_sdk_mcp_server("calc", "1.0.0", [add])
+    call = {"tool_use": [{"name": "mcp__calc__add", "input": {"a": 1, "b": 2}}]}
+    opts = options([call, say("off"), call, say("on")], mcp_servers={"calc": server},
+                   allowed_tools=["mcp__calc__add"])
+    async with ClaudeSDKClient(options=opts) as client:
+        status = await client.get_mcp_status()
+        assert [(s["name"], s["status"]) for s in status["mcpServers"]] == [("calc", "connected")], status
+        await client.toggle_mcp_server("calc", False)
+        status = await client.get_mcp_status()
+        assert status["mcpServers"][0]["status"] == "disabled", status
+        await client.query("add while off")
+        off = [m async for m in client.receive_response()]
+        assert calls == [], "a switched-off server's tool ran"
+        await client.toggle_mcp_server("calc", True)
+        await client.query("add while on")
+        on = [m async for m in client.receive_response()]
+        assert calls == [{"a": 1, "b": 2}], calls
+        assert "sum=3" in text_of(tool_results(on)[0])
+        assert "sum=3" not in text_of(tool_results(off)[0])
+        try:
+            await client.reconnect_mcp_server("calc")
+        except Exception as e:
+            assert "mcp_reconnect is not supported by rein" in str(e), e
+        else:
+            raise AssertionError("mcp_reconnect should have been refused")
+
+
 async def case_settings_hooks_and_callbacks():
     (PROJECT / ".claude").mkdir(exist_ok=True)
     hook = PROJECT / "log-hook.sh"
