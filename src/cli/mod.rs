@@ -210,6 +210,10 @@ pub struct RunArgs {
     /// price there costs nothing (rein says so at the start).
     #[arg(long = "max-budget-usd", value_name = "USD")]
     pub max_budget_usd: Option<f64>,
+    /// When the model is overloaded (after the provider's retries), switch to this model for
+    /// the rest of the session (once).
+    #[arg(long = "fallback-model", value_name = "MODEL")]
+    pub fallback_model: Option<String>,
     #[command(flatten)]
     pub inert: crate::cli::sdk::flags::InertFlags,
 }

@@ -274,6 +274,8 @@ pub struct Session {
     stream_events: bool,
     /// `--max-budget-usd`: the session stops asking the model once its cost reaches this.
     max_budget_usd: Option<f64>,
+    /// `--fallback-model`: taken (once) when the model is overloaded.
+    fallback: Option<Arc<dyn Model>>,
 }
 
 /// A part outside the session (the subagents' runtime, prompt hooks' model) that must follow
@@ -428,6 +430,7 @@ impl Session {
             followers: Vec::new(),
             stream_events: false,
             max_budget_usd: None,
+            fallback: None,
         }
     }
 

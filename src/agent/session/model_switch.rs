@@ -21,15 +21,7 @@ impl Session {
                 format!("a PreModelSwitch hook denied the switch: {reason}")
             });
         }
-        if let Some(prompt) = self.prompt.as_mut() {
-            prompt.environment.model = model.name().to_string();
-            self.system = Some(prompt.text());
-        }
-        self.model = Arc::clone(&model);
-        self.compaction = CompactPolicy::from_env(model.name());
-        for follower in &self.followers {
-            follower.model_changed(&model);
-        }
+        self.adopt_model(&model);
         let post = self
             .fire::<PostModelSwitch>(PostModelSwitchInput {
                 base: self.base(HookEvent::PostModelSwitch),
@@ -39,6 +31,26 @@ impl Session {
             .await;
         self.pending.extend(post.common.context);
         Ok(())
+    }
+
+    /// The following requests go to `model`: the system prompt names it, compaction follows
+    /// its window, the subagents and hook models follow.
+    pub(super) fn adopt_model(&mut self, model: &Arc<dyn Model>) {
+        if let Some(prompt) = self.prompt.as_mut() {
+            prompt.environment.model = model.name().to_string();
+            self.system = Some(prompt.text());
+        }
+        self.model = Arc::clone(model);
+        self.compaction = CompactPolicy::from_env(model.name());
+        for follower in &self.followers {
+            follower.model_changed(model);
+        }
+    }
+
+    /// `--fallback-model`: when the model is overloaded (after the provider's retries), the
+    /// session switches to `model` for the rest of its requests, once.
+    pub fn set_fallback_model(&mut self, model: Option<Arc<dyn Model>>) {
+        self.fallback = model;
     }
 
     /// Switches the permission mode for the following calls (the Agent SDK's

@@ -171,6 +171,21 @@ impl Session {
                     }
                     r
                 }
+                Err(err)
+                    if err.kind == crate::model::ModelErrorKind::Overloaded
+                        && self.fallback.is_some() =>
+                {
+                    if let Some(fallback) = self.fallback.take() {
+                        self.notice(&format!(
+                            "{} is overloaded ({}); switching to the fallback model {} for the rest of the session",
+                            self.model.name(),
+                            err.message,
+                            fallback.name()
+                        ));
+                        self.adopt_model(&fallback);
+                    }
+                    continue;
+                }
                 Err(err) => {
                     self.fire::<StopFailure>(StopFailureInput {
                         base: self.base(HookEvent::StopFailure),

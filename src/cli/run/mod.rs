@@ -364,6 +364,17 @@ async fn main_inner(prompt: Option<String>, mut args: RunArgs, headless: bool) -
     session.set_attended(interactive);
     session.set_stream_events(args.include_partial_messages);
     session.set_max_budget_usd(args.max_budget_usd);
+    match crate::cli::sdk::flags::fallback_model(
+        args.fallback_model.as_deref(),
+        session.model_name(),
+        setup.models.as_ref(),
+    ) {
+        Ok(fallback) => session.set_fallback_model(fallback),
+        Err(why) => {
+            eprintln!("Error: {why}");
+            return EXIT_USAGE;
+        }
+    }
     if let Some(usd) = args.max_budget_usd
         && crate::agent::cost::cost_usd(session.model_name(), &Default::default()).is_none()
     {

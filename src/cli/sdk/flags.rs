@@ -15,9 +15,6 @@ use crate::tools::Tool;
 /// on them. Each is reported once when given.
 #[derive(Debug, Clone, Default, Args)]
 pub struct InertFlags {
-    /// Accepted for the Agent SDK; no effect in rein (no fallback model).
-    #[arg(long = "fallback-model", value_name = "MODEL", hide = true)]
-    pub fallback_model: Option<String>,
     /// Accepted for the Agent SDK; no effect in rein.
     #[arg(long = "resume-session-at", value_name = "UUID", hide = true)]
     pub resume_session_at: Option<String>,
@@ -85,8 +82,7 @@ pub fn version_line() -> String {
 /// One stderr line per inert flag given.
 pub fn report_inert(args: &RunArgs) {
     let f = &args.inert;
-    let given: [(&str, bool); 18] = [
-        ("--fallback-model", f.fallback_model.is_some()),
+    let given: [(&str, bool); 17] = [
         ("--resume-session-at", f.resume_session_at.is_some()),
         ("--resume-drops-turn", f.resume_drops_turn.is_some()),
         ("--session-mirror", f.session_mirror),
@@ -155,6 +151,39 @@ pub fn permission_host(
             Some(Arc::new(SdkPermissions(Arc::clone(control))) as Arc<dyn PermissionHost>)
         }
         _ => None,
+    }
+}
+
+/// `--fallback-model`: the model the session switches to when its own is overloaded. `Err`
+/// (a usage error) when it names the session's own model; `None`, with a warning, when the
+/// provider cannot build it (the mock has one model).
+pub fn fallback_model(
+    name: Option<&str>,
+    current: &str,
+    models: Option<&crate::agent::subagent::ModelFactory>,
+) -> Result<Option<Arc<dyn crate::model::Model>>, String> {
+    let Some(name) = name else {
+        return Ok(None);
+    };
+    if name == current {
+        return Err(
+            "Fallback model cannot be the same as the main model. Please specify a different model for --fallback-model."
+                .to_string(),
+        );
+    }
+    match models.and_then(|f| f(name)) {
+        Some(model) => Ok(Some(model)),
+        None => {
+            eprintln!(
+                "rein: warning: --fallback-model {name}: {} cannot build this model, so there is no fallback",
+                if models.is_none() {
+                    "the mock provider"
+                } else {
+                    "the provider"
+                }
+            );
+            Ok(None)
+        }
     }
 }
 

@@ -225,6 +225,7 @@ cases!(py, python_case:
     permission_mode_switch,
     permission_mode_reaches_subagents,
     max_budget,
+    fallback_model,
     set_model,
     hooks_deny_rewrite_context,
     hooks_stop_and_subagent,
@@ -338,7 +339,7 @@ mod flags {
             .next()
             .unwrap();
         let flags: Vec<&str> = listed.split('`').filter(|w| w.starts_with("--")).collect();
-        assert!(flags.len() >= 16, "{flags:?}");
+        assert!(flags.len() >= 15, "{flags:?}");
         let s = Sandbox::new("proj", &[]);
         for flag in flags {
             let boolean = flag == "--session-mirror";

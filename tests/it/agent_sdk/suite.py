@@ -114,8 +114,9 @@ class Loopback:
     """Answers each /v1/messages request with the next scripted reply (one JSON body, not
     streamed) and keeps every request body."""
 
-    def __init__(self, replies):
+    def __init__(self, replies, overloaded=()):
         self.replies = list(replies)
+        self.overloaded = set(overloaded)
         self.requests = []
         outer = self
 
@@ -126,6 +127,15 @@ class Loopback:
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 outer.requests.append(body)
+                if body.get("model") in outer.overloaded:
+                    data = json.dumps({"type": "error", "error": {"type": "overloaded_error",
+                                                                  "message": "Overloaded"}}).encode()
+                    self.send_response(529)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
                 reply = outer.replies.pop(0) if outer.replies else say("(loopback: out of replies)")
                 if "tool_use" in reply:
                     content = [{"type": "tool_use", "id": f"toolu_lb_{len(outer.requests)}_{i}",
@@ -281,6 +291,20 @@ async def case_max_budget():
     assert (PROJECT / "one.txt").exists()
     assert not (PROJECT / "two.txt").exists(), "the call of the reply that reached the budget ran"
     assert len(lb.requests) == 2
+
+
+async def case_fallback_model():
+    lb = Loopback([bash("touch fell-back.txt"), say("done on the fallback")],
+                  overloaded=["claude-opus-4-1"])
+    opts = options(model="claude-opus-4-1", fallback_model="claude-sonnet-4-5",
+                   permission_mode="bypassPermissions",
+                   env={**lb.env(), "REIN_MAX_RETRIES": "0"}, extra_args={"provider": "anthropic"})
+    msgs = await collect("go", opts)
+    [r] = results(msgs)
+    assert (r.subtype, r.result) == ("success", "done on the fallback"), r
+    assert [q["model"] for q in lb.requests] == ["claude-opus-4-1", "claude-sonnet-4-5",
+                                                 "claude-sonnet-4-5"], [q["model"] for q in lb.requests]
+    assert (PROJECT / "fell-back.txt").exists()
 
 
 async def case_set_model():
