@@ -20,7 +20,7 @@ pub struct McpFlags {
     pub configs: Vec<String>,
     pub strict: bool,
     /// The Agent SDK serving `type: "sdk"` servers, when it drives rein.
-    pub sdk: crate::mcp::client::SdkLink,
+    pub sdk: crate::mcp::sdk_transport::SdkLink,
 }
 
 fn home_dir() -> PathBuf {

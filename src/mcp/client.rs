@@ -36,32 +36,7 @@ const STDERR_TAIL: usize = 4096;
 pub struct Limits {
     pub startup: Duration,
     pub tool_call: Duration,
-    pub sdk: SdkLink,
-}
-
-/// The program driving rein that serves `type: "sdk"` servers in-process (the Agent SDK): one
-/// JSON-RPC message to server `server`, and what it answered (for a notification, an
-/// acknowledgement to ignore).
-pub trait SdkBridge: Send + Sync {
-    fn send(
-        &self,
-        server: &str,
-        message: Value,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Value, String>> + Send>>;
-}
-
-/// [`SdkBridge`], when there is one.
-#[derive(Clone, Default)]
-pub struct SdkLink(pub Option<Arc<dyn SdkBridge>>);
-
-impl std::fmt::Debug for SdkLink {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() {
-            "SdkLink(connected)"
-        } else {
-            "SdkLink(none)"
-        })
-    }
+    pub sdk: crate::mcp::sdk_transport::SdkLink,
 }
 
 impl Limits {
@@ -76,7 +51,7 @@ impl Limits {
         Limits {
             startup: ms("MCP_TIMEOUT").unwrap_or(DEFAULT_STARTUP_TIMEOUT),
             tool_call: ms("MCP_TOOL_TIMEOUT").unwrap_or(DEFAULT_TOOL_TIMEOUT),
-            sdk: SdkLink::default(),
+            sdk: crate::mcp::sdk_transport::SdkLink::default(),
         }
     }
 }
@@ -142,10 +117,13 @@ pub struct Server {
     pub config: ServerConfig,
     status: Arc<Mutex<Status>>,
     tools: Vec<ToolDef>,
-    peer: Option<Peer<RoleClient>>,
+    peer: Mutex<Option<Peer<RoleClient>>>,
     running: Mutex<Option<RunningService<RoleClient, ()>>>,
     /// Process group of a stdio child.
-    pgid: Option<i32>,
+    pgid: Mutex<Option<i32>>,
+    /// Bumped by [`Server::reconnect`]: a child's reaper only marks the server failed while
+    /// the connection it belongs to is the current one.
+    generation: Arc<std::sync::atomic::AtomicU64>,
     stderr_tail: Arc<Mutex<Vec<u8>>>,
     tool_timeout: Duration,
     /// Problems worth telling the user that did not stop the server (a tool skipped).
@@ -186,7 +164,7 @@ impl Server {
                 Ok(())
             }
             (false, Status::Disabled) | (true, Status::Connected) => Ok(()),
-            (true, Status::Disabled) if self.peer.is_some() => {
+            (true, Status::Disabled) if lock(&self.peer).is_some() => {
                 *status = Status::Connected;
                 Ok(())
             }
@@ -233,7 +211,8 @@ impl Server {
         timeout: Duration,
     ) -> Result<Value, CallError> {
         let name = &self.config.name;
-        let (Some(peer), true) = (&self.peer, self.is_connected()) else {
+        let peer = lock(&self.peer).clone();
+        let (Some(peer), true) = (peer, self.is_connected()) else {
             return Err(CallError::Disconnected(format!(
                 "MCP server \"{name}\" is not connected{}",
                 match self.status() {
@@ -284,14 +263,71 @@ impl Server {
                 *status = Status::Failed("the session ended".to_string());
             }
         }
+        self.stop().await;
+    }
+
+    /// Ends the connection and the child's process group, leaving the status as it is.
+    async fn stop(&self) {
         let running = lock(&self.running).take();
         if let Some(running) = running {
             let _ = tokio::time::timeout(KILL_GRACE, running.cancel()).await;
         }
-        if let Some(pgid) = self.pgid {
+        lock(&self.peer).take();
+        let pgid = lock(&self.pgid).take();
+        if let Some(pgid) = pgid {
             kill_group(pgid).await;
         }
     }
+
+    /// Ends the connection (and child) and starts the server again as at the session's start,
+    /// under the same limits. The tools offered stay the ones it listed then. The Agent SDK's
+    /// `mcp_reconnect`. `Err` says why it is not connected afterwards.
+    pub async fn reconnect(
+        &self,
+        limits: &Limits,
+        project_dir: &std::path::Path,
+        extra_env: &[(String, String)],
+    ) -> Result<(), String> {
+        self.generation
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.stop().await;
+        lock(&self.stderr_tail).clear();
+        *lock(&self.status) = Status::Connected;
+        let fresh = connect(
+            self.config.clone(),
+            limits,
+            project_dir,
+            extra_env,
+            Some(Shared {
+                status: Arc::clone(&self.status),
+                stderr_tail: Arc::clone(&self.stderr_tail),
+                generation: Arc::clone(&self.generation),
+            }),
+        )
+        .await;
+        *lock(&self.peer) = lock(&fresh.peer).take();
+        *lock(&self.running) = lock(&fresh.running).take();
+        *lock(&self.pgid) = lock(&fresh.pgid).take();
+        match self.status() {
+            Status::Connected => Ok(()),
+            Status::Failed(why) => Err(format!(
+                "MCP server \"{}\" failed to start again: {why}",
+                self.config.name
+            )),
+            other => Err(format!(
+                "MCP server \"{}\" is {}",
+                self.config.name,
+                other.word()
+            )),
+        }
+    }
+}
+
+/// The state a reconnected server keeps: its status, stderr tail and generation.
+struct Shared {
+    status: Arc<Mutex<Status>>,
+    stderr_tail: Arc<Mutex<Vec<u8>>>,
+    generation: Arc<std::sync::atomic::AtomicU64>,
 }
 
 fn last_line(text: &str) -> &str {
@@ -353,14 +389,17 @@ impl Servers {
                         config: plan.config,
                         status: Arc::new(Mutex::new(status)),
                         tools: Vec::new(),
-                        peer: None,
+                        peer: Mutex::new(None),
                         running: Mutex::new(None),
-                        pgid: None,
+                        pgid: Mutex::new(None),
+                        generation: Arc::default(),
                         stderr_tail: Arc::new(Mutex::new(Vec::new())),
                         tool_timeout: limits.tool_call,
                         notes: Vec::new(),
                     }),
-                    None => Arc::new(connect(plan.config, &limits, project_dir, extra_env).await),
+                    None => {
+                        Arc::new(connect(plan.config, &limits, project_dir, extra_env, None).await)
+                    }
                 }
             }
         });
@@ -392,7 +431,7 @@ impl Drop for Servers {
         // The backstop for a session that ended without `shutdown` (an error path, a panic):
         // no child outlives rein's session.
         for s in &self.servers {
-            if let Some(pgid) = s.pgid {
+            if let Some(pgid) = *lock(&s.pgid) {
                 // SAFETY: kill(2) on the group rein created for this child.
                 unsafe {
                     libc::kill(-pgid, libc::SIGKILL);
@@ -408,15 +447,22 @@ async fn connect(
     limits: &Limits,
     project_dir: &std::path::Path,
     extra_env: &[(String, String)],
+    shared: Option<Shared>,
 ) -> Server {
-    let stderr_tail = Arc::new(Mutex::new(Vec::new()));
+    let shared = shared.unwrap_or_else(|| Shared {
+        status: Arc::new(Mutex::new(Status::Connected)),
+        stderr_tail: Arc::new(Mutex::new(Vec::new())),
+        generation: Arc::default(),
+    });
+    let stderr_tail = Arc::clone(&shared.stderr_tail);
     let mut server = Server {
         config,
-        status: Arc::new(Mutex::new(Status::Connected)),
+        status: shared.status,
         tools: Vec::new(),
-        peer: None,
+        peer: Mutex::new(None),
         running: Mutex::new(None),
-        pgid: None,
+        pgid: Mutex::new(None),
+        generation: shared.generation,
         stderr_tail: Arc::clone(&stderr_tail),
         tool_timeout: limits.tool_call,
         notes: Vec::new(),
@@ -437,7 +483,7 @@ async fn connect(
             match cmd.spawn() {
                 Err(e) => Err(format!("cannot start {command:?}: {e}")),
                 Ok(mut child) => {
-                    server.pgid = child.id().and_then(|id| i32::try_from(id).ok());
+                    *lock(&server.pgid) = child.id().and_then(|id| i32::try_from(id).ok());
                     if let Some(mut err) = child.stderr.take() {
                         let tail = Arc::clone(&stderr_tail);
                         tokio::spawn(async move {
@@ -459,13 +505,17 @@ async fn connect(
                             // until then.
                             let status = Arc::clone(&server.status);
                             let name = server.config.name.clone();
+                            let generation = Arc::clone(&server.generation);
+                            let born = generation.load(std::sync::atomic::Ordering::SeqCst);
                             tokio::spawn(async move {
                                 let how = match child.wait().await {
                                     Ok(st) => st.to_string(),
                                     Err(e) => e.to_string(),
                                 };
                                 let mut status = lock(&status);
-                                if *status == Status::Connected {
+                                let current =
+                                    generation.load(std::sync::atomic::Ordering::SeqCst) == born;
+                                if current && *status == Status::Connected {
                                     tracing::warn!(target: "rein::mcp", server = %name, "MCP server exited ({how})");
                                     *status = Status::Failed(format!("the server exited ({how})"));
                                 }
@@ -484,14 +534,14 @@ async fn connect(
             ),
             Some(bridge) => {
                 let (ours, theirs) = tokio::io::duplex(1 << 16);
-                tokio::spawn(carry_sdk_messages(
+                tokio::spawn(crate::mcp::sdk_transport::carry(
                     Arc::clone(bridge),
                     server.config.name.clone(),
                     theirs,
                 ));
                 let (read, write) = tokio::io::split(ours);
                 let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(read, write)
-                    .with_max_line_length(SDK_MAX_MESSAGE);
+                    .with_max_line_length(crate::mcp::sdk_transport::SDK_MAX_MESSAGE);
                 handshake(().serve(transport), limits.startup).await
             }
         },
@@ -551,7 +601,8 @@ async fn connect(
                 format!("{why}; its stderr ends with: {}", last_line(&tail))
             };
             *lock(&server.status) = Status::Failed(why);
-            if let Some(pgid) = server.pgid {
+            let pgid = *lock(&server.pgid);
+            if let Some(pgid) = pgid {
                 kill_group(pgid).await;
             }
         }
@@ -590,7 +641,7 @@ async fn connect(
                         })
                         .collect();
                     server.notes = skipped;
-                    server.peer = Some(peer);
+                    *lock(&server.peer) = Some(peer);
                     *lock(&server.running) = Some(running);
                 }
                 Ok(Err(e)) => {
@@ -605,8 +656,9 @@ async fn connect(
                     let _ = running.cancel().await;
                 }
             }
+            let pgid = *lock(&server.pgid);
             if !server.is_connected()
-                && let Some(pgid) = server.pgid
+                && let Some(pgid) = pgid
             {
                 kill_group(pgid).await;
             }
@@ -646,76 +698,5 @@ pub fn describe(config: &ServerConfig) -> String {
         }
         Transport::Http { url, .. } => url.clone(),
         Transport::Sdk => "(served by the Agent SDK)".to_string(),
-    }
-}
-
-/// The largest answer rein takes from an `sdk` server (bytes of JSON); a larger one is turned
-/// into a JSON-RPC error saying so (rmcp would otherwise drop it without a word and the call
-/// would wait for its timeout).
-const SDK_MAX_MESSAGE: usize = 64 * 1024 * 1024;
-
-/// Carries the JSON-RPC lines rmcp writes for an `sdk` server to the SDK, one control request
-/// each (concurrently: a slow tool call does not hold up the next message), and writes each
-/// request's answer back. Ends when rmcp closes its side.
-async fn carry_sdk_messages(
-    bridge: Arc<dyn SdkBridge>,
-    server: String,
-    pipe: tokio::io::DuplexStream,
-) {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-    let (read, write) = tokio::io::split(pipe);
-    let write = Arc::new(tokio::sync::Mutex::new(write));
-    let mut lines = BufReader::new(read).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        let Ok(message) = serde_json::from_str::<Value>(&line) else {
-            continue;
-        };
-        let id = message.get("id").cloned();
-        let is_request = id.is_some() && message.get("method").is_some();
-        let (bridge, server, write) = (Arc::clone(&bridge), server.clone(), Arc::clone(&write));
-        tokio::spawn(async move {
-            let answer = bridge.send(&server, message).await;
-            // A notification's acknowledgement (and an answer to a response) goes nowhere.
-            let Some(id) = id.filter(|_| is_request) else {
-                return;
-            };
-            let reply = match answer {
-                Ok(reply) if reply.get("result").is_some() || reply.get("error").is_some() => {
-                    let mut reply = reply;
-                    if let Some(obj) = reply.as_object_mut() {
-                        obj.insert("jsonrpc".into(), Value::from("2.0"));
-                        obj.insert("id".into(), id);
-                    }
-                    reply
-                }
-                Ok(other) => serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {
-                    "code": -32603,
-                    "message": format!("the SDK answered without a result or an error: {}",
-                        crate::mcp::client::shorten(&other.to_string())),
-                }}),
-                Err(why) => serde_json::json!({"jsonrpc": "2.0", "id": id,
-                    "error": {"code": -32603, "message": why}}),
-            };
-            let mut text = reply.to_string();
-            if text.len() > SDK_MAX_MESSAGE {
-                text = serde_json::json!({"jsonrpc": "2.0", "id": reply.get("id"), "error": {
-                    "code": -32603,
-                    "message": format!("the SDK's answer is {} bytes, more than rein takes from an MCP server ({SDK_MAX_MESSAGE} bytes)", text.len()),
-                }})
-                .to_string();
-            }
-            text.push('\n');
-            let mut w = write.lock().await;
-            let _ = w.write_all(text.as_bytes()).await;
-            let _ = w.flush().await;
-        });
-    }
-}
-
-/// The first 200 characters of `text`, for messages.
-fn shorten(text: &str) -> String {
-    match text.char_indices().nth(200) {
-        Some((i, _)) => format!("{}…", &text[..i]),
-        None => text.to_string(),
     }
 }

@@ -11,6 +11,7 @@
 
 pub mod client;
 pub mod config;
+pub mod sdk_transport;
 pub mod sse;
 pub mod tool;
 
@@ -53,6 +54,16 @@ pub fn plan(loaded: &Loaded, approval: &Approval) -> Vec<Plan> {
 pub struct McpSession {
     servers: Servers,
     max_output_tokens: usize,
+    /// How the servers were started, to start one again ([`McpSession::reconnect`]).
+    started_with: Option<StartedWith>,
+}
+
+/// The limits, project directory and extra environment the servers were started with.
+#[derive(Debug)]
+struct StartedWith {
+    limits: Limits,
+    project_dir: std::path::PathBuf,
+    extra_env: Vec<(String, String)>,
 }
 
 impl McpSession {
@@ -67,6 +78,26 @@ impl McpSession {
         McpSession {
             servers: Servers::start(plans, limits, project_dir, extra_env).await,
             max_output_tokens,
+            started_with: Some(StartedWith {
+                limits: limits.clone(),
+                project_dir: project_dir.to_path_buf(),
+                extra_env: extra_env.to_vec(),
+            }),
+        }
+    }
+
+    /// Starts server `name` again as it was started (see [`client::Server::reconnect`]).
+    pub async fn reconnect(&self, name: &str) -> Result<(), String> {
+        let Some(server) = self.servers.get(name) else {
+            return Err(format!("Server not found: {name}"));
+        };
+        match &self.started_with {
+            Some(w) => {
+                server
+                    .reconnect(&w.limits, &w.project_dir, &w.extra_env)
+                    .await
+            }
+            None => Err(format!("MCP server \"{name}\" was never started")),
         }
     }
 

@@ -210,9 +210,9 @@ async fn main_inner(prompt: Option<String>, mut args: RunArgs, headless: bool) -
         &crate::cli::mcp::McpFlags {
             configs: args.mcp_config.clone(),
             strict: args.strict_mcp_config,
-            sdk: crate::mcp::client::SdkLink(control.as_ref().map(|c| {
+            sdk: crate::mcp::sdk_transport::SdkLink(control.as_ref().map(|c| {
                 Arc::new(crate::cli::sdk::SdkMcp(Arc::clone(c)))
-                    as Arc<dyn crate::mcp::client::SdkBridge>
+                    as Arc<dyn crate::mcp::sdk_transport::SdkBridge>
             })),
         },
         interactive,

@@ -33,7 +33,7 @@ use tokio::sync::oneshot;
 use crate::hooks::events::permission_request::PermissionRequestDecision;
 use crate::hooks::registry::{JsonHandler, Registry, Unregister};
 use crate::hooks::spec::HookEvent;
-use crate::mcp::client::SdkBridge;
+use crate::mcp::sdk_transport::SdkBridge;
 use crate::pipeline::{HostQuestion, PermissionHost};
 use crate::tools::BoxFuture;
 

@@ -3,11 +3,12 @@
 //!
 //! Answered at once, even while a turn runs: `interrupt` (in `stream_input`), `mcp_status`,
 //! `mcp_toggle`, `stop_task`, a second `initialize`, and every request rein cannot honour (an
-//! error naming it: `mcp_reconnect`, `rewind_files`, unknown subtypes). Answered between turns — at once when no turn runs, else as soon as the running turn
-//! ends, in the order they came: `set_permission_mode`, `set_model`, `get_context_usage`
-//! (they change or read the session, which a running turn holds). Claude Code applies them
-//! mid-turn; rein's rule keeps a turn's hook inputs and permission decisions on one mode and
-//! one model from start to end.
+//! error naming it: `rewind_files`, unknown subtypes). Answered between turns — at once when
+//! no turn runs, else as soon as the running turn ends, in the order they came:
+//! `set_permission_mode`, `set_model`, `get_context_usage` (they change or read the session,
+//! which a running turn holds) and `mcp_reconnect` (a server's start may take `MCP_TIMEOUT`,
+//! which a running turn would wait out). Claude Code applies them mid-turn; rein's rule keeps
+//! a turn's hook inputs and permission decisions on one mode and one model from start to end.
 
 use std::sync::Arc;
 
@@ -111,11 +112,7 @@ impl Sdk {
                     },
                 }
             }
-            "mcp_reconnect" => Answer::Failed(
-                "mcp_reconnect is not supported by rein: its MCP servers are started once, when the session starts (mcp_toggle switches one off and on)"
-                    .to_string(),
-                None,
-            ),
+            "mcp_reconnect" => Answer::Later,
             "rewind_files" => Answer::Failed(
                 "rewind_files is not supported by rein: it keeps no checkpoints of the files its tools change"
                     .to_string(),
@@ -178,6 +175,15 @@ impl Sdk {
                 }
             }
             "get_context_usage" => Answer::Done(context_usage(session)),
+            "mcp_reconnect" => {
+                let Some(name) = request.get("serverName").and_then(Value::as_str) else {
+                    return Answer::Failed("mcp_reconnect needs serverName".to_string(), None);
+                };
+                match self.mcp.reconnect(name).await {
+                    Ok(()) => Answer::Done(json!({})),
+                    Err(why) => Answer::Failed(why, None),
+                }
+            }
             other => unsupported(other),
         }
     }

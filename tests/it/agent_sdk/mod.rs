@@ -235,6 +235,7 @@ cases!(py, python_case:
     tools_and_rules_options,
     sdk_mcp_tool,
     mcp_toggle_and_status,
+    mcp_reconnect,
     settings_hooks_and_callbacks,
     resume,
     structured_output,

@@ -546,12 +546,56 @@ async def case_mcp_toggle_and_status():
         assert calls == [{"a": 1, "b": 2}], calls
         assert "sum=3" in text_of(tool_results(on)[0])
         assert "sum=3" not in text_of(tool_results(off)[0])
-        try:
-            await client.reconnect_mcp_server("calc")
-        except Exception as e:
-            assert "mcp_reconnect is not supported by rein" in str(e), e
-        else:
-            raise AssertionError("mcp_reconnect should have been refused")
+        # An in-process server starts again too: a new handshake over the control protocol.
+        await client.reconnect_mcp_server("calc")
+        status = await client.get_mcp_status()
+        assert status["mcpServers"][0]["status"] == "connected", status
+
+
+ONE_CALL_SERVER = r'''
+# A stdio MCP server (JSON-RPC lines) that answers one tools/call, naming its pid, and exits.
+import json, os, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    method, result = msg.get("method"), {}
+    if method == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "flaky", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": [{"name": "ping", "description": "ping", "inputSchema": {"type": "object"}}]}
+    elif method == "tools/call":
+        result = {"content": [{"type": "text", "text": f"pong from {os.getpid()}"}]}
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+    if method == "tools/call":
+        sys.exit(0)
+'''
+
+
+async def case_mcp_reconnect():
+    server = SANDBOX / "one_call_server.py"
+    server.write_text(ONE_CALL_SERVER)
+    call = {"tool_use": [{"name": "mcp__flaky__ping", "input": {}}]}
+    opts = options([call, say("first"), call, say("second")],
+                   mcp_servers={"flaky": {"type": "stdio", "command": sys.executable, "args": [str(server)]}},
+                   allowed_tools=["mcp__flaky__ping"])
+    async with ClaudeSDKClient(options=opts) as client:
+        await client.query("ping")
+        first = [m async for m in client.receive_response()]
+        for _ in range(50):  # the server exits after its answer; rein notices when it is reaped
+            status = (await client.get_mcp_status())["mcpServers"][0]
+            if status["status"] == "failed":
+                break
+            await asyncio.sleep(0.1)
+        assert status["status"] == "failed" and "exited" in status["error"], status
+        await client.reconnect_mcp_server("flaky")
+        status = (await client.get_mcp_status())["mcpServers"][0]
+        assert status["status"] == "connected", status
+        await client.query("ping again")
+        second = [m async for m in client.receive_response()]
+    pids = [text_of(tool_results(ms)[0]) for ms in (first, second)]
+    assert all(p.startswith("pong from ") for p in pids) and pids[0] != pids[1], pids
 
 
 async def case_settings_hooks_and_callbacks():
