@@ -53,8 +53,14 @@ pub const PY_SDK: &[&str] = &[
     "uvicorn==0.55.0",
 ];
 
-/// The TypeScript SDK, pinned.
-pub const JS_SDK: &str = "@anthropic-ai/claude-agent-sdk@0.3.336";
+/// The TypeScript SDK and its peer dependencies, pinned (the versions npm resolved for
+/// 0.3.336 on 2026-12-05).
+pub const JS_SDK: &[&str] = &[
+    "@anthropic-ai/claude-agent-sdk@0.3.336",
+    "zod@4.6.7",
+    "@modelcontextprotocol/sdk@1.32.2",
+    "@anthropic-ai/sdk@1.17.0",
+];
 
 fn locked_install(dir: &Path, what: &str, install: impl Fn(&Path) -> Result<(), String>) {
     std::fs::create_dir_all(dir).unwrap();
@@ -111,8 +117,8 @@ pub fn py_site() -> &'static Path {
 pub fn js_prefix() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("agent-sdk-js-0.3.336");
-        locked_install(&dir, JS_SDK, |dir| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("agent-sdk-js-0.3.336-pinned");
+        locked_install(&dir, &JS_SDK.join("\n"), |dir| {
             let out = Command::new("npm")
                 .args([
                     "install",
@@ -123,7 +129,7 @@ pub fn js_prefix() -> &'static Path {
                 ])
                 .arg("--prefix")
                 .arg(dir)
-                .arg(JS_SDK)
+                .args(JS_SDK)
                 .output()
                 .expect("npm (the Agent SDK tests need node and npm; .ci/run installs them)");
             if out.status.success() {
