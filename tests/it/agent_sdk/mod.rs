@@ -236,6 +236,7 @@ cases!(py, python_case:
     hooks_deny_rewrite_context,
     hooks_stop_and_subagent,
     can_use_tool,
+    can_use_tool_updated_permissions,
     can_use_tool_for_a_subagent,
     background_task_keeps_the_sdk_listening,
     tools_and_rules_options,

@@ -427,6 +427,24 @@ async def case_can_use_tool():
     assert len(r.permission_denials) == 2, r.permission_denials
 
 
+async def case_can_use_tool_updated_permissions():
+    from claude_agent_sdk.types import PermissionRuleValue, PermissionUpdate
+    asked = []
+
+    async def decide(name, inp, ctx):
+        asked.append(inp["command"])
+        # Allow, and allow every `touch` for the rest of the session.
+        return PermissionResultAllow(updated_permissions=[PermissionUpdate(
+            type="addRules", rules=[PermissionRuleValue(tool_name="Bash", rule_content="touch:*")],
+            behavior="allow", destination="session")])
+
+    turns = [bash("touch a.txt"), bash("touch b.txt"), bash("mkdir c"), say("done")]
+    await collect("go", options(turns, can_use_tool=decide, permission_mode="default"))
+    assert (PROJECT / "a.txt").exists() and (PROJECT / "b.txt").exists() and (PROJECT / "c").is_dir()
+    # The second touch ran under the rule the first answer added; mkdir was asked about.
+    assert asked == ["touch a.txt", "mkdir c"], asked
+
+
 async def case_can_use_tool_for_a_subagent():
     asked = []
 
