@@ -83,6 +83,11 @@ pub struct RunArgs {
     /// Same as `--permission-mode bypassPermissions`.
     #[arg(long = "dangerously-skip-permissions")]
     pub dangerously_skip_permissions: bool,
+    /// Let the session switch to bypassPermissions later (the Agent SDK's
+    /// `set_permission_mode`), under the same rules as starting in it; without it (or a start
+    /// in bypassPermissions) such a switch is refused, as in Claude Code.
+    #[arg(long = "allow-dangerously-skip-permissions")]
+    pub allow_dangerously_skip_permissions: bool,
     /// Trust the project folder for this run: its repository-controlled settings may raise
     /// permissions (allow rules, additionalDirectories, env). `rein hooks trust` records it.
     #[arg(long = "trust")]

@@ -247,15 +247,8 @@ impl PermissionGate for PolicyGate {
     }
 
     fn set_mode(&self, mode: &str) -> Result<(), String> {
-        use crate::permissions::mode::{PermissionMode, check_bypass_allowed};
-        let (parsed, _) = PermissionMode::parse(mode).map_err(|e| e.to_string())?;
-        if parsed == PermissionMode::BypassPermissions {
-            // SAFETY: geteuid(2) reads the process's credentials; it cannot fail.
-            let euid = unsafe { libc::geteuid() };
-            let sandbox = std::env::var("IS_SANDBOX").is_ok_and(|v| v == "1");
-            check_bypass_allowed(euid, sandbox).map_err(|e| e.to_string())?;
-        }
-        self.with_policy(|p| p.set_mode(parsed));
-        Ok(())
+        let (parsed, _) =
+            crate::permissions::mode::PermissionMode::parse(mode).map_err(|e| e.to_string())?;
+        self.with_policy(|p| p.switch_mode(parsed))
     }
 }

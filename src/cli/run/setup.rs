@@ -63,7 +63,7 @@ pub(super) fn build(
             ],
         },
     };
-    let (policy, warnings) = PermissionPolicy::from_settings(
+    let (mut policy, warnings) = PermissionPolicy::from_settings(
         &settings.permissions,
         mode,
         &args.allowed_tools,
@@ -72,6 +72,14 @@ pub(super) fn build(
     );
     for warning in warnings {
         eprintln!("rein: warning: {warning}");
+    }
+    if args.allow_dangerously_skip_permissions {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let euid = unsafe { libc::geteuid() };
+        let sandboxed = std::env::var("IS_SANDBOX").is_ok_and(|v| v == "1");
+        check_bypass_allowed(euid, sandboxed)
+            .map_err(|e| setup_error(e.to_string(), EXIT_USAGE))?;
+        policy.allow_bypass_switch();
     }
     let prompter: Option<Arc<dyn Prompter>> = if interactive {
         Some(Arc::new(TtyPrompter))

@@ -45,10 +45,6 @@ pub struct InertFlags {
     /// Accepted for the Agent SDK; no effect in rein.
     #[arg(long = "task-budget", value_name = "TOKENS", hide = true)]
     pub task_budget: Option<String>,
-    /// Accepted for the Agent SDK: rein allows switching to bypassPermissions with
-    /// `set_permission_mode` under the same rule as `--permission-mode`.
-    #[arg(long = "allow-dangerously-skip-permissions", hide = true)]
-    pub allow_dangerously_skip_permissions: bool,
     /// Accepted for the Agent SDK: rein always reads `initialize` before it builds the session.
     #[arg(long = "await-initialize", hide = true)]
     pub await_initialize: bool,

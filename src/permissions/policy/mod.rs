@@ -130,9 +130,11 @@ pub struct PermissionPolicy {
     session_commands: Vec<String>,
     paths: PolicyPaths,
     /// Whether a permission update may switch to bypassPermissions: only when the session
-    /// started in it and `permissions.disableBypassPermissionsMode` is not set (Claude Code's
-    /// rule).
+    /// started in it (or `--allow-dangerously-skip-permissions` allowed it) and
+    /// `permissions.disableBypassPermissionsMode` is not set (Claude Code's rule).
     bypass_available: bool,
+    /// `permissions.disableBypassPermissionsMode` is set.
+    bypass_disabled: bool,
 }
 
 const FILE_DENIED: &str = "File is in a directory that is denied by your permission settings.";
@@ -161,6 +163,7 @@ impl PermissionPolicy {
             paths,
             bypass_available: mode == PermissionMode::BypassPermissions
                 && !settings.disable_bypass_mode,
+            bypass_disabled: settings.disable_bypass_mode,
         };
         // Rules from files were compiled when they were loaded; flag rules are compiled here.
         type Compiled = Result<Rule, crate::permissions::rule::RuleError>;
@@ -237,9 +240,28 @@ impl PermissionPolicy {
         self.mode
     }
 
-    /// Switches the mode (e.g. after the user leaves plan mode).
-    pub fn set_mode(&mut self, mode: PermissionMode) {
+    /// `--allow-dangerously-skip-permissions`: the session may switch to bypassPermissions
+    /// later (unless `permissions.disableBypassPermissionsMode` is set).
+    pub fn allow_bypass_switch(&mut self) {
+        self.bypass_available = !self.bypass_disabled;
+    }
+
+    /// Switches to `mode` if the session may (a `setMode` update, the Agent SDK's
+    /// `set_permission_mode`): bypassPermissions only where [`Self::allow_bypass_switch`] or
+    /// the starting mode made it available. `Err` says why not.
+    pub fn switch_mode(&mut self, mode: PermissionMode) -> Result<(), String> {
+        if mode == PermissionMode::BypassPermissions && !self.bypass_available {
+            return Err(if self.bypass_disabled {
+                "bypassPermissions is disabled by permissions.disableBypassPermissionsMode"
+                    .to_string()
+            } else {
+                // Claude Code 2.1.328's words (fixture `agent_sdk/bypass_switch`).
+                "Cannot set permission mode to bypassPermissions because the session was not launched with --dangerously-skip-permissions"
+                    .to_string()
+            });
+        }
         self.mode = mode;
+        Ok(())
     }
 
     /// Follows the session's working directory (relative rules and paths resolve against it).

@@ -182,15 +182,7 @@ impl PermissionPolicy {
                     .and_then(Value::as_str)
                     .ok_or("setMode without `mode`")?;
                 let (mode, _) = PermissionMode::parse(mode).map_err(|e| e.to_string())?;
-                if mode == PermissionMode::BypassPermissions && !self.bypass_available {
-                    return Err(
-                        "bypassPermissions is not available: disabled by \
-                         permissions.disableBypassPermissionsMode, or the session did not start in it"
-                            .to_string(),
-                    );
-                }
-                self.mode = mode;
-                Ok(())
+                self.switch_mode(mode)
             }
             "addDirectories" | "removeDirectories" => {
                 let dirs = update

@@ -229,6 +229,7 @@ cases!(py, python_case:
     query_streaming_input,
     client_interrupt_multiturn,
     permission_mode_switch,
+    bypass_switch_needs_the_flag,
     permission_mode_reaches_subagents,
     max_budget,
     fallback_model,

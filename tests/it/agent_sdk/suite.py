@@ -244,6 +244,38 @@ async def case_permission_mode_switch():
             raise AssertionError("set_model on the mock provider should have failed")
 
 
+async def case_bypass_switch_needs_the_flag():
+    (PROJECT / "victim.txt").write_text("keep me")
+
+    async def attempt(extra, settings=None):
+        opts = options([bash("rm victim.txt"), say("done")], permission_mode="default",
+                       extra_args=extra, settings=settings)
+        async with ClaudeSDKClient(options=opts) as client:
+            try:
+                await client.set_permission_mode("bypassPermissions")
+                refused = None
+            except Exception as e:
+                refused = str(e)
+            await client.query("go")
+            [m async for m in client.receive_response()]
+        return refused
+
+    # Claude Code 2.1.328's answer without the flag (fixture agent_sdk/bypass_switch).
+    refused = await attempt({})
+    assert refused == ("Cannot set permission mode to bypassPermissions because the session was "
+                       "not launched with --dangerously-skip-permissions"), refused
+    assert (PROJECT / "victim.txt").read_text() == "keep me"
+    # An administrator's disableBypassPermissionsMode wins over the flag.
+    refused = await attempt({"allow-dangerously-skip-permissions": None},
+                            json.dumps({"permissions": {"disableBypassPermissionsMode": "disable"}}))
+    assert refused and "disableBypassPermissionsMode" in refused, refused
+    assert (PROJECT / "victim.txt").read_text() == "keep me"
+    # With the flag the switch is taken, and the call runs.
+    refused = await attempt({"allow-dangerously-skip-permissions": None})
+    assert refused is None, refused
+    assert not (PROJECT / "victim.txt").exists()
+
+
 async def case_permission_mode_reaches_subagents():
     modes = []
 
