@@ -137,6 +137,20 @@ impl Usage {
         self.cache_read_input_tokens += other.cache_read_input_tokens;
         self.output_tokens += other.output_tokens;
     }
+
+    /// These counts less `earlier` (never below zero): what was spent since `earlier`.
+    pub fn since(&self, earlier: &Usage) -> Usage {
+        Usage {
+            input_tokens: self.input_tokens.saturating_sub(earlier.input_tokens),
+            cache_creation_input_tokens: self
+                .cache_creation_input_tokens
+                .saturating_sub(earlier.cache_creation_input_tokens),
+            cache_read_input_tokens: self
+                .cache_read_input_tokens
+                .saturating_sub(earlier.cache_read_input_tokens),
+            output_tokens: self.output_tokens.saturating_sub(earlier.output_tokens),
+        }
+    }
 }
 
 /// One model request: the system prompt, the conversation, the tools offered, and where the

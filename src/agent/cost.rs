@@ -73,6 +73,17 @@ pub fn prices_error() -> Option<&'static str> {
     PRICES.as_ref().err().map(String::as_str)
 }
 
+/// What the tokens of several models cost together, in dollars; a model without a price
+/// counts as nothing (`0.0`, never `-0.0`).
+pub fn total_usd(by_model: &[(String, Usage)]) -> f64 {
+    by_model
+        .iter()
+        .filter_map(|(model, usage)| cost_usd(model, usage))
+        .sum::<f64>()
+        // An empty sum is -0.0, which prints as `-0.0`.
+        + 0.0
+}
+
 /// The cost of `usage` on `model`, if the user configured its prices.
 pub fn cost_usd(model: &str, usage: &Usage) -> Option<f64> {
     let prices = PRICES.as_ref().ok()?.get(model)?;

@@ -61,7 +61,8 @@ pub fn input_summary(input: &Value) -> String {
     first_line(&text, 120)
 }
 
-fn first_line(text: &str, max: usize) -> String {
+/// The first line of `text`, at most `max` characters, with `…` when anything was left out.
+pub(crate) fn first_line(text: &str, max: usize) -> String {
     let line = text.lines().next().unwrap_or("");
     let mut out: String = line.chars().take(max).collect();
     if line.chars().count() > max || text.lines().nth(1).is_some() {
@@ -354,16 +355,23 @@ impl StreamJson {
 
     /// Writes one line; after a closed stdout, nothing more is written.
     pub fn emit(&self, value: &Value) {
-        if self.broken.load(Ordering::Relaxed) {
-            return;
-        }
-        let mut out = std::io::stdout().lock();
-        let ok = serde_json::to_writer(&mut out, value).is_ok()
-            && out.write_all(b"\n").is_ok()
-            && out.flush().is_ok();
-        if !ok {
-            self.broken.store(true, Ordering::Relaxed);
-        }
+        write_line(value, &self.broken);
+    }
+}
+
+/// Writes `value` as one line on stdout, whole, under stdout's lock (every stream-json line goes
+/// through here, so lines from different threads never interleave). After a failed write
+/// (`broken` set: the reader went away) nothing more is written.
+pub(crate) fn write_line(value: &Value, broken: &AtomicBool) {
+    if broken.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut out = std::io::stdout().lock();
+    let ok = serde_json::to_writer(&mut out, value).is_ok()
+        && out.write_all(b"\n").is_ok()
+        && out.flush().is_ok();
+    if !ok {
+        broken.store(true, Ordering::Relaxed);
     }
 }
 
@@ -660,13 +668,7 @@ pub fn result_json(
         );
     }
     obj.insert("session_id".into(), json!(session_id));
-    let cost: f64 = outcome
-        .model_usage
-        .iter()
-        .filter_map(|(model, usage)| crate::agent::cost::cost_usd(model, usage))
-        .sum::<f64>()
-        // An empty sum is -0.0, which prints as `-0.0`.
-        + 0.0;
+    let cost = crate::agent::cost::total_usd(&outcome.model_usage);
     obj.insert("total_cost_usd".into(), json!(cost));
     obj.insert("usage".into(), usage_json(&outcome.usage));
     obj.insert("modelUsage".into(), model_usage_json(&outcome.model_usage));

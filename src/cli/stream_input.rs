@@ -292,8 +292,7 @@ impl Drop for CloseAtEnd {
 
 /// The `control_response` to a request rein handled.
 pub fn control_success(request_id: &Value) -> Value {
-    json!({"type": "control_response", "response": {"subtype": "success",
-        "request_id": request_id, "response": {"still_queued": []}}})
+    crate::cli::sdk::requests::response_line(request_id, Ok(json!({"still_queued": []})))
 }
 
 /// How the loop ended.
@@ -564,17 +563,6 @@ fn spent(
     before: &crate::agent::session::SessionUsage,
     after: &crate::agent::session::SessionUsage,
 ) -> Spent {
-    use crate::model::Usage;
-    let minus = |a: &Usage, b: &Usage| Usage {
-        input_tokens: a.input_tokens.saturating_sub(b.input_tokens),
-        cache_creation_input_tokens: a
-            .cache_creation_input_tokens
-            .saturating_sub(b.cache_creation_input_tokens),
-        cache_read_input_tokens: a
-            .cache_read_input_tokens
-            .saturating_sub(b.cache_read_input_tokens),
-        output_tokens: a.output_tokens.saturating_sub(b.output_tokens),
-    };
     let by_model = after
         .by_model
         .iter()
@@ -585,13 +573,13 @@ fn spent(
                 .find(|(m, _)| m == model)
                 .map(|(_, u)| *u)
                 .unwrap_or_default();
-            (model.clone(), minus(usage, &earlier))
+            (model.clone(), usage.since(&earlier))
         })
-        .filter(|(_, u)| *u != Usage::default())
+        .filter(|(_, u)| *u != crate::model::Usage::default())
         .collect();
     Spent {
         requests: after.requests.saturating_sub(before.requests),
-        usage: minus(&after.total, &before.total),
+        usage: after.total.since(&before.total),
         by_model,
     }
 }
@@ -604,12 +592,7 @@ fn interrupted_result(
     terminal_reason: &str,
     spent: &Spent,
 ) -> Value {
-    let cost: f64 = spent
-        .by_model
-        .iter()
-        .filter_map(|(model, usage)| crate::agent::cost::cost_usd(model, usage))
-        .sum::<f64>()
-        + 0.0;
+    let cost = crate::agent::cost::total_usd(&spent.by_model);
     let mut line = json!({
         "type": "result",
         "subtype": "error_during_execution",

@@ -629,12 +629,7 @@ impl Session {
     /// The budget, when the session's cost has reached it.
     pub(super) fn budget_reached(&self) -> Option<f64> {
         let budget = self.max_budget_usd?;
-        let spent: f64 = self
-            .usage
-            .by_model
-            .iter()
-            .filter_map(|(model, usage)| crate::agent::cost::cost_usd(model, usage))
-            .sum();
+        let spent = crate::agent::cost::total_usd(&self.usage.by_model);
         (spent >= budget).then_some(budget)
     }
 

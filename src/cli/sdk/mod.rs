@@ -23,7 +23,6 @@ pub mod requests;
 pub mod startup;
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -111,18 +110,9 @@ impl Control {
         self.lock().len()
     }
 
-    /// Writes one line on stdout (whole, under stdout's lock, like every stream-json line).
+    /// Writes one line on stdout ([`crate::cli::render::write_line`]).
     pub fn emit(&self, value: &Value) {
-        if self.broken.load(Ordering::Relaxed) {
-            return;
-        }
-        let mut out = std::io::stdout().lock();
-        let ok = serde_json::to_writer(&mut out, value).is_ok()
-            && out.write_all(b"\n").is_ok()
-            && out.flush().is_ok();
-        if !ok {
-            self.broken.store(true, Ordering::Relaxed);
-        }
+        crate::cli::render::write_line(value, &self.broken);
     }
 
     /// Sends `request` (a `control_request`'s `request` object) to the SDK and waits for its
@@ -408,7 +398,7 @@ pub fn permission_answer(answer: &Value) -> Result<PermissionRequestDecision, St
         }),
         _ => Err(format!(
             "the SDK's can_use_tool answer has no behavior \"allow\" or \"deny\": {}",
-            shorten(&answer.to_string())
+            crate::cli::render::first_line(&answer.to_string(), 200)
         )),
     }
 }
@@ -433,16 +423,9 @@ impl SdkBridge for SdkMcp {
                 Some(v) if v.is_object() => Ok(v.clone()),
                 _ => Err(format!(
                     "the SDK's answer to an mcp_message has no mcp_response object: {}",
-                    shorten(&answer.to_string())
+                    crate::cli::render::first_line(&answer.to_string(), 200)
                 )),
             }
         })
-    }
-}
-
-fn shorten(text: &str) -> String {
-    match text.char_indices().nth(200) {
-        Some((i, _)) => format!("{}…", &text[..i]),
-        None => text.to_string(),
     }
 }
