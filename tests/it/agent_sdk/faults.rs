@@ -34,6 +34,8 @@ impl Driven {
             ])
             .args(extra)
             .env("IS_SANDBOX", "1")
+            // As both SDKs set it: rein then says when it runs and when it is idle.
+            .env("CLAUDE_CODE_SDK_READS_SESSION_STATE", "1")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -206,8 +208,16 @@ fn a_callback_id_the_sdk_does_not_know_and_one_that_never_answers_cost_only_thei
         {"matcher": "Bash", "hookCallbackIds": ["hook_slow"], "timeout": 1}]}}));
     d.user("go");
     let started = Instant::now();
-    let unknown =
-        d.until(|v| is_request(v, "hook_callback") && v["request"]["callback_id"] == "hook_99");
+    // Both callbacks are asked at once (the event's hooks run concurrently).
+    let first = d.until(|v| is_request(v, "hook_callback"));
+    let second = d.until(|v| is_request(v, "hook_callback"));
+    let asked = Instant::now();
+    let (unknown, slow) = if first["request"]["callback_id"] == "hook_99" {
+        (first, second)
+    } else {
+        (second, first)
+    };
+    assert_eq!(slow["request"]["callback_id"], "hook_slow");
     assert_eq!(unknown["request"]["input"]["hook_event_name"], "PreToolUse");
     assert_eq!(
         unknown["request"]["tool_use_id"],
@@ -218,9 +228,14 @@ fn a_callback_id_the_sdk_does_not_know_and_one_that_never_answers_cost_only_thei
         &json!({"type": "control_response", "response": {"subtype": "error",
         "request_id": unknown["request_id"], "error": "No hook callback found for ID: hook_99"}}),
     );
-    let slow = d.until(|v| v["type"] == "control_cancel_request");
-    // The slow one was withdrawn after its 1 s timeout; the call went on.
-    let _ = slow;
+    // The slow one is withdrawn when its 1 s timeout passes, not before; the call goes on.
+    let cancel = d.until(|v| v["type"] == "control_cancel_request");
+    assert_eq!(cancel["request_id"], slow["request_id"]);
+    assert!(
+        asked.elapsed() >= Duration::from_millis(900),
+        "{:?}",
+        asked.elapsed()
+    );
     let result = d.until(|v| v["type"] == "result");
     assert_eq!(result["subtype"], "success");
     assert!(started.elapsed() < Duration::from_secs(15));

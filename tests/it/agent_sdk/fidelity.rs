@@ -64,15 +64,24 @@ fn the_requests_rein_sends_the_sdk_have_claude_codes_shape() {
             "UserPromptSubmit": [{"matcher": null, "hookCallbackIds": ["hook_1"]}]}}}),
     );
     let mut seen: Vec<Value> = Vec::new();
+    let mut states: Vec<Value> = Vec::new();
     let mut initialized = false;
     loop {
         let v = d.until(|v| {
             v["type"] == "control_request"
                 || v["type"] == "result"
                 || v["type"] == "control_response"
+                || v["subtype"] == "session_state_changed"
         });
+        if v["subtype"] == "session_state_changed" {
+            states.push(v["state"].clone());
+            if v["state"] == "idle" {
+                break;
+            }
+            continue;
+        }
         match v["type"].as_str() {
-            Some("result") => break,
+            Some("result") => continue,
             Some("control_response") => {
                 let answer = &v["response"]["response"];
                 let cc = fixture()
@@ -127,6 +136,21 @@ fn the_requests_rein_sends_the_sdk_have_claude_codes_shape() {
     let (code, err) = d.finish();
     assert_eq!(code, 0, "{err}");
     assert_eq!(std::fs::read_to_string(s.path("f.txt")).unwrap(), "hi\n");
+    // The session states of the turn, through its `idle`: Claude Code's sequence (running,
+    // asking twice, idle at the end).
+    let cc_states: Vec<Value> = fixture()
+        .into_iter()
+        .filter(|v| v["subtype"] == "session_state_changed")
+        .map(|v| v["state"].clone())
+        .scan(false, |done, state| {
+            if *done {
+                return None;
+            }
+            *done = state == "idle";
+            Some(state)
+        })
+        .collect();
+    assert_eq!(states, cc_states);
 
     let rein = |subtype: &str, pick: &dyn Fn(&Value) -> bool| -> Value {
         seen.iter()
