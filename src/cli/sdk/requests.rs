@@ -153,7 +153,14 @@ impl Sdk {
                     Some(Value::String(m)) if !m.is_empty() => m.clone(),
                     _ => self.first_model.clone(),
                 };
+                // Claude Code 2.1.328 echoes the switch as a replayed user line before its
+                // answer (fixture `agent_sdk/measure`).
+                let echo = |name: &str| {
+                    self.stream.emit(&self.stream.replay_line(&json!({"role": "user",
+                        "content": format!("<local-command-stdout>Set model to `{name}`</local-command-stdout>")})));
+                };
                 if name == session.model_name() {
+                    echo(&name);
                     return Answer::Done(json!({"model": name}));
                 }
                 let Some(model) = self.models.as_ref().and_then(|f| f(&name)) else {
@@ -170,7 +177,10 @@ impl Sdk {
                     );
                 };
                 match session.switch_model(model, &name).await {
-                    Ok(()) => Answer::Done(json!({"model": name})),
+                    Ok(()) => {
+                        echo(&name);
+                        Answer::Done(json!({"model": name}))
+                    }
                     Err(why) => Answer::Failed(why, None),
                 }
             }

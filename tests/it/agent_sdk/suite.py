@@ -347,7 +347,11 @@ async def case_set_model():
         [m async for m in client.receive_response()]
         await client.set_model("claude-haiku-4-5")
         await client.query("second")
-        [m async for m in client.receive_response()]
+        second = [m async for m in client.receive_response()]
+    # The switch is echoed as Claude Code echoes it (a replayed user line).
+    assert any(isinstance(m, UserMessage) and m.content ==
+               "<local-command-stdout>Set model to `claude-haiku-4-5`</local-command-stdout>"
+               for m in second), second
     assert [r["model"] for r in lb.requests] == ["claude-sonnet-4-5", "claude-haiku-4-5"], lb.requests
 
 
