@@ -74,6 +74,13 @@ pub struct RunArgs {
     /// Extra settings: a file path or inline JSON (repeatable; later ones win).
     #[arg(long = "settings", value_name = "FILE|JSON")]
     pub settings: Vec<String>,
+    /// Load a plugin from this folder for this session (repeatable): its hooks, commands,
+    /// agents and skills, as `claude --plugin-dir`.
+    #[arg(long = "plugin-dir", value_name = "DIR")]
+    pub plugin_dir: Vec<PathBuf>,
+    /// As --plugin-dir, without the plugin's MCP servers (the Agent SDK passes it).
+    #[arg(long = "plugin-dir-no-mcp", value_name = "DIR", hide = true)]
+    pub plugin_dir_no_mcp: Vec<PathBuf>,
     /// Which settings tiers to read: comma-separated `user,project,local`.
     #[arg(long = "setting-sources", value_name = "SOURCES")]
     pub setting_sources: Option<String>,
@@ -320,4 +327,19 @@ mod tests {
         use clap::CommandFactory;
         Cli::command().debug_assert();
     }
+}
+
+/// Folders given on the command line, made absolute against the current directory (a
+/// relative `--plugin-dir` names a folder where rein was started, as in Claude Code).
+pub(crate) fn absolute_dirs(dirs: &[PathBuf]) -> Vec<PathBuf> {
+    let here = std::env::current_dir().unwrap_or_default();
+    dirs.iter()
+        .map(|d| {
+            if d.is_absolute() {
+                d.clone()
+            } else {
+                here.join(d)
+            }
+        })
+        .collect()
 }

@@ -21,7 +21,12 @@ pub(crate) fn interpret(
     raw: &RawRun,
     on_failure: OnFailure,
 ) -> Answer {
-    let mut interpreted = output::interpret(event, text, raw, on_failure);
+    let provenance = origin
+        .plugin
+        .as_ref()
+        .map(|p| format!("\nThis hook comes from the {} plugin.", p.id))
+        .unwrap_or_default();
+    let mut interpreted = output::interpret_from(event, text, raw, on_failure, &provenance);
     if let (RunStatus::Exited(126 | 127), OutcomeKind::NonBlocking(message)) =
         (&raw.status, &mut interpreted.outcome)
         && let Some(hint) = crlf_hint(text)

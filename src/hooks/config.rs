@@ -19,19 +19,41 @@ pub struct HandlerOrigin {
     pub index: usize,
     /// Where the handler object starts.
     pub location: Location,
+    /// The plugin whose `hooks/hooks.json` (or manifest) configured it; `None` for settings.
+    pub plugin: Option<std::sync::Arc<PluginRef>>,
+}
+
+/// A loaded plugin as its hooks see it (spec §1.1 row 6): its id, the folder it runs from and
+/// its persistent data folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginRef {
+    /// `name@marketplace`, or `name@inline` for `--plugin-dir` (as Claude Code 2.1.328 names it
+    /// to the model: "This hook comes from the guard@inline plugin.").
+    pub id: String,
+    /// `CLAUDE_PLUGIN_ROOT`: the plugin's folder (absolute).
+    pub root: std::path::PathBuf,
+    /// `CLAUDE_PLUGIN_DATA`: `<config dir>/plugins/data/<name>-<marketplace>`, made on load.
+    pub data: std::path::PathBuf,
 }
 
 impl std::fmt::Display for HandlerOrigin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} ({} settings, {}[{}].hooks[{}])",
-            self.location,
-            self.source.as_str(),
-            self.event_key,
-            self.group,
-            self.index
-        )
+        match &self.plugin {
+            Some(plugin) => write!(
+                f,
+                "{} (plugin {}, {}[{}].hooks[{}])",
+                self.location, plugin.id, self.event_key, self.group, self.index
+            ),
+            None => write!(
+                f,
+                "{} ({} settings, {}[{}].hooks[{}])",
+                self.location,
+                self.source.as_str(),
+                self.event_key,
+                self.group,
+                self.index
+            ),
+        }
     }
 }
 

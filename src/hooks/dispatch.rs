@@ -512,7 +512,12 @@ impl Dispatcher {
         let cwd = hook_cwd(Path::new(target.cwd), &env.project_dir, &env.home_dir());
         let timeout = timeout::effective(target.event, handler.timeout, session_end);
         let mut spec = CommandSpec::new(form, cwd, timeout);
-        spec.env = hook_env(&env, env_file, target.effort);
+        spec.env = hook_env(
+            &env,
+            env_file,
+            target.effort,
+            handler.origin.plugin.as_deref(),
+        );
         spec.env_remove = removed_env();
         spec.warm = crate::hooks::warm::for_handler(handler, command, &spec, &project);
         // onFailure is ignored for async hooks (spec §1.6); `output::interpret` itself ignores

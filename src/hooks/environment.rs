@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::hooks::config::PluginRef;
+
 /// What the dispatcher needs to know about the session to run hooks (spec §5.4).
 #[derive(Debug, Clone)]
 pub struct HookEnvironment {
@@ -225,6 +227,7 @@ pub(crate) fn hook_env(
     env: &HookEnvironment,
     env_file: Option<&Path>,
     effort: Option<&str>,
+    plugin: Option<&PluginRef>,
 ) -> Vec<(String, String)> {
     // Why OTEL_* from settings `env` is dropped too: Claude Code applies settings `env` to its
     // own process, whose OTEL_* its subprocesses then do not inherit.
@@ -249,6 +252,18 @@ pub(crate) fn hook_env(
     if let Some(level) = effort {
         vars.push(("CLAUDE_EFFORT".into(), level.to_string()));
     }
+    if let Some(plugin) = plugin {
+        // A plugin's hooks find their own files and state through these (Claude Code 2.1.328
+        // sets both; fixture `plugin_hooks/rec/*.env`).
+        vars.push((
+            "CLAUDE_PLUGIN_ROOT".into(),
+            plugin.root.to_string_lossy().into_owned(),
+        ));
+        vars.push((
+            "CLAUDE_PLUGIN_DATA".into(),
+            plugin.data.to_string_lossy().into_owned(),
+        ));
+    }
     if let Some(file) = env_file {
         vars.push((
             "CLAUDE_ENV_FILE".into(),
@@ -268,5 +283,7 @@ pub fn removed_env() -> Vec<String> {
         .collect();
     names.push("CLAUDE_ENV_FILE".into());
     names.push("CLAUDE_EFFORT".into());
+    names.push("CLAUDE_PLUGIN_ROOT".into());
+    names.push("CLAUDE_PLUGIN_DATA".into());
     names
 }

@@ -100,6 +100,7 @@ impl<'a> SelectedHandler<'a> {
                     line: u32::try_from(hook.id).unwrap_or(u32::MAX),
                     col: 0,
                 },
+                plugin: None,
             },
         }
     }

@@ -81,7 +81,6 @@ pub const CLAUDE_CODE_KEYS: &[&str] = &[
     "prUrlTemplate",
     "footerLinksRegexes",
     "subagentStatusLine",
-    "enabledPlugins",
     "prependPlugins",
     "appendPlugins",
     "extraKnownMarketplaces",
@@ -228,4 +227,5 @@ pub const HONOURED_KEYS: &[&str] = &[
     "enableAllProjectMcpServers",
     "enabledMcpjsonServers",
     "disabledMcpjsonServers",
+    "enabledPlugins",
 ];

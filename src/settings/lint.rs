@@ -312,7 +312,7 @@ fn environment_faults(
         ctx.project_dir.to_path_buf(),
         Default::default(),
     );
-    spec.env = hook_env(&env, env_file, None);
+    spec.env = hook_env(&env, env_file, None, handler.origin.plugin.as_deref());
     spec.env_remove = removed_env();
     empty_path_variables(text, |name| spec.variable(name))
         .into_iter()

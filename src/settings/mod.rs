@@ -29,6 +29,7 @@ pub mod explain;
 pub mod keys;
 pub mod lint;
 pub mod parse;
+pub mod plugins;
 pub mod schema;
 pub mod spanned;
 pub mod tool_names;
@@ -65,9 +66,18 @@ pub struct LoadOptions {
     /// Whether the user trusts the project folder ([`trust`]): only then may the files the
     /// repository controls raise permissions.
     pub repo_trusted: bool,
+    /// `--plugin-dir` folders, in command-line order ([`plugins`]).
+    pub plugin_dirs: Vec<PathBuf>,
 }
 
 impl LoadOptions {
+    /// Claude's config folder: `CLAUDE_CONFIG_DIR`, else `~/.claude` (plugins, user settings).
+    pub fn claude_dir(&self) -> PathBuf {
+        self.config_dir
+            .clone()
+            .unwrap_or_else(|| self.home.join(".claude"))
+    }
+
     /// Options from the process environment: `HOME`, `CLAUDE_CONFIG_DIR`,
     /// `REIN_MANAGED_SETTINGS_DIR`.
     pub fn from_env(project_dir: PathBuf, cwd: PathBuf, flag_settings: Vec<String>) -> LoadOptions {
@@ -86,6 +96,7 @@ impl LoadOptions {
             managed_dir: non_empty("REIN_MANAGED_SETTINGS_DIR")
                 .unwrap_or_else(|| PathBuf::from(DEFAULT_MANAGED_DIR)),
             repo_trusted: false,
+            plugin_dirs: Vec::new(),
         }
     }
 }
@@ -149,8 +160,32 @@ pub fn load(opts: &LoadOptions) -> Settings {
         }
     }
     let local_tracked = !opts.repo_trusted && trust::local_is_tracked(&opts.project_dir);
-    merge(files, &mut settings, opts.repo_trusted, local_tracked);
+    let warm_off = files.iter().any(|f| f.warm_hooks == Some(false));
+    let merged = merge(files, &mut settings, opts.repo_trusted, local_tracked);
+    let sources = plugins::PluginSources {
+        dirs: opts.plugin_dirs.clone(),
+        cwd: opts.cwd.clone(),
+        config_dir: opts.claude_dir(),
+    };
+    let mut loaded = plugins::load(&sources, &merged.enabled_plugins, &mut cache);
+    if warm_off {
+        for h in &mut loaded.handlers {
+            h.warm = false;
+        }
+    }
+    settings.handlers.append(&mut loaded.handlers);
+    settings.diagnostics.append(&mut loaded.diagnostics);
+    settings.plugins = loaded.plugins;
+    apply_switches(&mut settings, merged.disable, merged.managed_only);
     settings
+}
+
+/// What [`merge`] leaves for after the plugins are loaded.
+struct Merged {
+    disable: Option<(Located<bool>, SourceKind, String)>,
+    managed_only: Option<(Located<bool>, String)>,
+    /// `enabledPlugins` entries that are on, highest tier's word per id, in first-seen order.
+    enabled_plugins: Vec<(String, crate::origin::Location)>,
 }
 
 /// A file the repository controls, in a folder the user has not trusted: what in it would raise
@@ -257,7 +292,9 @@ fn merge(
     settings: &mut Settings,
     repo_trusted: bool,
     local_tracked: bool,
-) {
+) -> Merged {
+    // id → (on?, where, set by a file the repository controls in an untrusted folder)
+    let mut plugins: Vec<(String, bool, crate::origin::Location, bool)> = Vec::new();
     let mut disable: Option<(Located<bool>, SourceKind, String)> = None;
     let mut managed_only: Option<(Located<bool>, String)> = None;
     let mut default_mode: Option<(String, SourceKind)> = None;
@@ -295,6 +332,26 @@ fn merge(
             fs.source == SourceKind::Project || (fs.source == SourceKind::Local && local_tracked);
         if repo_controlled && !repo_trusted {
             drop_escalations(&mut fs, &mut settings.diagnostics);
+        }
+        for (id, on) in std::mem::take(&mut fs.enabled_plugins) {
+            let untrusted_repo = repo_controlled && !repo_trusted;
+            match plugins.iter_mut().find(|(i, ..)| *i == id) {
+                // Why: a cloned repository switching off a plugin the user enabled would
+                // silence the user's guard hooks by being cloned; Claude Code lets it, rein
+                // keeps the plugin on until the folder is trusted.
+                Some(entry) if entry.1 && !on.value && untrusted_repo && !entry.3 => {
+                    settings.diagnostics.push(Diagnostic {
+                        severity: Severity::Warning,
+                        location: on.location.clone(),
+                        message: format!(
+                            "\"enabledPlugins\": \"{id}\": false from this repository-controlled file is ignored: it would switch off a plugin enabled at {} (its hooks may guard you); trust the folder (`rein hooks trust` or --trust) to let it",
+                            entry.2
+                        ),
+                    });
+                }
+                Some(entry) => *entry = (id, on.value, on.location, untrusted_repo),
+                None => plugins.push((id, on.value, on.location, untrusted_repo)),
+            }
         }
         let p = &mut settings.permissions;
         // Restrictive: any tier may switch bypassPermissions off, none back on.
@@ -386,7 +443,15 @@ fn merge(
         }
     }
     settings.permissions.default_mode = default_mode;
-    apply_switches(settings, disable, managed_only);
+    Merged {
+        disable,
+        managed_only,
+        enabled_plugins: plugins
+            .into_iter()
+            .filter(|(_, on, ..)| *on)
+            .map(|(id, _, at, _)| (id, at))
+            .collect(),
+    }
 }
 
 /// `disableAllHooks` (highest tier that sets it wins, like any scalar) and

@@ -79,6 +79,9 @@ pub struct Settings {
     /// own key; highest tier wins).
     pub transcript_dir: Option<String>,
     pub files: Vec<LoadedFile>,
+    /// Plugins loaded (`--plugin-dir`, `enabledPlugins`), in load order; their hooks are at
+    /// the end of [`Settings::handlers`].
+    pub plugins: Vec<crate::settings::plugins::Plugin>,
     pub diagnostics: Vec<Diagnostic>,
 }
 

@@ -27,6 +27,7 @@ fn answer(n: usize, outcome: OutcomeKind) -> Answer {
                     line: n as u32,
                     col: 1,
                 },
+                plugin: None,
             },
             command: format!("hook{n}"),
             status: RunStatus::Exited(0),

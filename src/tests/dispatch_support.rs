@@ -204,6 +204,7 @@ pub fn handler(event: HookEvent, matcher: Option<&str>, command: &str) -> Config
                 line,
                 col: 5,
             },
+            plugin: None,
         },
         inactive: None,
     }

@@ -65,6 +65,9 @@ pub struct HooksOptions {
     /// Extra settings: a file path or inline JSON (repeatable; later ones win).
     #[arg(long = "settings", value_name = "FILE|JSON", global = true)]
     pub settings: Vec<String>,
+    /// Also load the plugin in this folder (repeatable), as `rein --plugin-dir`.
+    #[arg(long = "plugin-dir", value_name = "DIR", global = true)]
+    pub plugin_dir: Vec<std::path::PathBuf>,
     /// Which settings tiers to read: comma-separated `user,project,local`.
     #[arg(long = "setting-sources", value_name = "SOURCES", global = true)]
     pub setting_sources: Option<String>,
@@ -257,6 +260,7 @@ fn setup(options: &HooksOptions) -> Result<Context, CliError> {
         );
     }
     opts.repo_trusted = trust_state(&project_dir) == TrustState::Trusted;
+    opts.plugin_dirs = crate::cli::absolute_dirs(&options.plugin_dir);
     let mut settings = crate::settings::load(&opts);
     if options.hooks_shadow {
         settings.shadow_hooks();

@@ -314,6 +314,9 @@ pub(super) fn load_settings(
         project_dir.to_path_buf(),
         args.settings.clone(),
     );
+    opts.plugin_dirs = crate::cli::absolute_dirs(&args.plugin_dir);
+    opts.plugin_dirs
+        .extend(crate::cli::absolute_dirs(&args.plugin_dir_no_mcp));
     if let Some(sources) = &args.setting_sources {
         opts.setting_sources = Some(
             parse_setting_sources(sources)

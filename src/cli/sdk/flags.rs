@@ -24,12 +24,6 @@ pub struct InertFlags {
     /// Accepted for the Agent SDK; no effect in rein (no session mirror).
     #[arg(long = "session-mirror", hide = true)]
     pub session_mirror: bool,
-    /// Accepted for the Agent SDK; no effect in rein (no plugins).
-    #[arg(long = "plugin-dir", value_name = "DIR", hide = true)]
-    pub plugin_dir: Vec<String>,
-    /// Accepted for the Agent SDK; no effect in rein (no plugins).
-    #[arg(long = "plugin-dir-no-mcp", value_name = "DIR", hide = true)]
-    pub plugin_dir_no_mcp: Vec<String>,
     /// Accepted for the Agent SDK; no effect in rein (no extended thinking).
     #[arg(long = "thinking", value_name = "MODE", hide = true)]
     pub thinking: Option<String>,
@@ -78,12 +72,10 @@ pub fn version_line() -> String {
 /// One stderr line per inert flag given.
 pub fn report_inert(args: &RunArgs) {
     let f = &args.inert;
-    let given: [(&str, bool); 17] = [
+    let given: [(&str, bool); 15] = [
         ("--resume-session-at", f.resume_session_at.is_some()),
         ("--resume-drops-turn", f.resume_drops_turn.is_some()),
         ("--session-mirror", f.session_mirror),
-        ("--plugin-dir", !f.plugin_dir.is_empty()),
-        ("--plugin-dir-no-mcp", !f.plugin_dir_no_mcp.is_empty()),
         ("--thinking", f.thinking.is_some()),
         ("--thinking-display", f.thinking_display.is_some()),
         ("--max-thinking-tokens", f.max_thinking_tokens.is_some()),

@@ -213,11 +213,25 @@ impl Interpreted {
 ///     `NonBlocking("Hook script appears to be missing: <stderr>")`.
 /// 11. **Plain text, any other exit** → `NonBlocking("Failed with non-blocking status code:
 ///     <stderr.trim() or No stderr output>")`.
+#[cfg(test)]
 pub fn interpret(
     event: HookEvent,
     command_text: &str,
     raw: &RawRun,
     on_failure: OnFailure,
+) -> Interpreted {
+    interpret_from(event, command_text, raw, on_failure, "")
+}
+
+/// [`interpret`] for a handler whose exit-2 refusal names where it came from: `provenance` is
+/// appended to the `[<cmd>]: <stderr>` text (a plugin hook's `\nThis hook comes from the
+/// <id> plugin.`, as Claude Code 2.1.328 words it; fixtures `plugin_hooks`, `plugin_hook_nonl`).
+pub fn interpret_from(
+    event: HookEvent,
+    command_text: &str,
+    raw: &RawRun,
+    on_failure: OnFailure,
+    provenance: &str,
 ) -> Interpreted {
     // Step 0.
     let block_on_failure = match on_failure {
@@ -235,9 +249,9 @@ pub fn interpret(
     };
     let exit2_reason = || {
         if stderr.trim().is_empty() {
-            format!("[{command_text}]: {NO_STDERR}")
+            format!("[{command_text}]: {NO_STDERR}{provenance}")
         } else {
-            format!("[{command_text}]: {stderr}")
+            format!("[{command_text}]: {stderr}{provenance}")
         }
     };
 

@@ -194,6 +194,7 @@ impl FileCx<'_> {
                 group: path.group,
                 index,
                 location: self.location(node.offset),
+                plugin: None,
             },
             inactive,
         })

@@ -67,6 +67,8 @@ pub struct FileSettings {
     pub model: Option<String>,
     pub effort_level: Option<String>,
     pub transcript_dir: Option<String>,
+    /// `enabledPlugins`: `"name@marketplace": true|false`, in file order.
+    pub enabled_plugins: Vec<(String, Located<bool>)>,
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -121,6 +123,34 @@ pub fn parse_file(
     bytes: &[u8],
     cache: &mut MatcherCache,
 ) -> FileSettings {
+    parse_shaped(source, label, bytes, cache, Shape::Settings)
+}
+
+/// Parses a plugin's `hooks/hooks.json`: `{"description"?, "hooks": {…}}`, the `hooks` value
+/// read exactly as a settings file's (same errors, same voiding rule for a malformed
+/// PreToolUse entry).
+pub fn parse_plugin_hooks(
+    source: SourceKind,
+    label: &str,
+    bytes: &[u8],
+    cache: &mut MatcherCache,
+) -> FileSettings {
+    parse_shaped(source, label, bytes, cache, Shape::PluginHooks)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    Settings,
+    PluginHooks,
+}
+
+fn parse_shaped(
+    source: SourceKind,
+    label: &str,
+    bytes: &[u8],
+    cache: &mut MatcherCache,
+    shape: Shape,
+) -> FileSettings {
     let label: Arc<str> = Arc::from(label);
     let mut fs = FileSettings {
         source,
@@ -143,6 +173,7 @@ pub fn parse_file(
         model: None,
         effort_level: None,
         transcript_dir: None,
+        enabled_plugins: Vec::new(),
         diagnostics: Vec::new(),
     };
     let mut early = Vec::new();
@@ -201,7 +232,10 @@ pub fn parse_file(
         return fs;
     };
     cx.out.parsed = true;
-    cx.top_level(members);
+    match shape {
+        Shape::Settings => cx.top_level(members),
+        Shape::PluginHooks => cx.plugin_hooks_top_level(members),
+    }
     if fs.hooks_shadow {
         for handler in &mut fs.handlers {
             handler.shadow = true;
@@ -320,6 +354,9 @@ impl FileCx<'_> {
                 }
             });
         }
+        if let Some(m) = spanned::get(members, "enabledPlugins") {
+            self.enabled_plugins(&m.value);
+        }
         if let Some(m) = spanned::get(members, "transcriptDir") {
             self.out.transcript_dir = self.string_setting(m);
         }
@@ -353,6 +390,68 @@ impl FileCx<'_> {
                     );
                 }
             }
+        }
+    }
+
+    fn enabled_plugins(&mut self, node: &Node) {
+        let Some(members) = node.value.as_object() else {
+            self.error(
+                node.offset,
+                format!(
+                    "\"enabledPlugins\" must be an object of \"name@marketplace\": true|false, found {}; ignored",
+                    node.value.type_name()
+                ),
+            );
+            return;
+        };
+        for m in spanned::last_wins(members) {
+            match m.value.value {
+                JsonValue::Bool(value) => {
+                    if !m.key.contains('@') {
+                        self.warn(
+                            m.key_offset,
+                            format!(
+                                "\"enabledPlugins\" entry \"{}\" names no marketplace (write \"{}@<marketplace>\"); ignored",
+                                m.key, m.key
+                            ),
+                        );
+                        continue;
+                    }
+                    let location = self.location(m.key_offset);
+                    self.out
+                        .enabled_plugins
+                        .push((m.key.clone(), Located { value, location }));
+                }
+                _ => self.error(
+                    m.value.offset,
+                    format!(
+                        "\"enabledPlugins\" entry \"{}\" must be true or false, found {}; ignored",
+                        m.key,
+                        m.value.value.type_name()
+                    ),
+                ),
+            }
+        }
+    }
+
+    fn plugin_hooks_top_level(&mut self, members: &[Member]) {
+        for m in members {
+            if !matches!(m.key.as_str(), "hooks" | "description") {
+                self.warn(
+                    m.key_offset,
+                    format!(
+                        "unknown key \"{}\" in a plugin's hooks file (it holds \"hooks\" and \"description\"); ignored",
+                        m.key
+                    ),
+                );
+            }
+        }
+        match spanned::get(members, "hooks") {
+            Some(m) => self.hooks(&m.value),
+            None => self.warn(
+                0,
+                "this plugin hooks file has no \"hooks\" key; nothing to run",
+            ),
         }
     }
 
