@@ -3,6 +3,7 @@
 
 pub mod hooks;
 pub mod mcp;
+pub mod plugin;
 pub mod render;
 pub mod run;
 pub mod sdk;
@@ -47,6 +48,8 @@ pub enum Command {
     Hooks(hooks::HooksArgs),
     /// List, inspect, add and remove MCP servers.
     Mcp(mcp::McpArgs),
+    /// Plugins from local marketplaces: list, marketplace-add, install, enable, disable.
+    Plugin(plugin::PluginArgs),
 }
 
 /// `--output-format`.
@@ -270,6 +273,7 @@ pub fn main() -> i32 {
     let code = match cli.command {
         Some(Command::Hooks(args)) => hooks::run(args, &runtime),
         Some(Command::Mcp(args)) => mcp::run(args, &runtime),
+        Some(Command::Plugin(args)) => plugin::run(args),
         Some(Command::Run { prompt, run }) => runtime.block_on(run::main(prompt, *run, true)),
         None => {
             // As Claude Code: stream-json input with stdout not on a terminal is print mode

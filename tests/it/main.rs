@@ -30,6 +30,7 @@ mod http_server;
 mod interactive_tmux;
 mod mcp;
 mod mcp_servers;
+mod plugins;
 mod policy_rollout;
 mod readme;
 mod security;

@@ -99,22 +99,44 @@ pub(super) fn list(ctx: &Context, as_json: bool) -> i32 {
             f.path.display()
         ));
     }
+    if !settings.plugins.is_empty() {
+        out.push_str("\nPlugins (their hooks run after every settings hook):\n");
+        for p in &settings.plugins {
+            let by = match &p.enabled_by {
+                crate::settings::plugins::EnabledBy::Flag => "--plugin-dir".to_string(),
+                crate::settings::plugins::EnabledBy::Setting(at) => {
+                    format!("enabledPlugins at {at}")
+                }
+            };
+            out.push_str(&format!(
+                "  {:<24} {}  {} hook(s); enabled by {by}\n",
+                p.reference.id,
+                p.reference.root.display(),
+                p.hooks
+            ));
+        }
+    }
     out.push('\n');
     if statuses.is_empty() {
         out.push_str("No hooks configured.\n");
         return emit(&out);
     }
-    out.push_str("Handlers (effective order: user, project, local, --settings, managed):\n");
+    out.push_str(
+        "Handlers (effective order: user, project, local, --settings, managed, plugins):\n",
+    );
     let lint = lint_ctx(ctx);
     for st in &statuses {
         let h = st.handler;
         out.push('\n');
+        let from = match &h.origin.plugin {
+            Some(plugin) => format!("plugin {}", plugin.id),
+            None => format!("{} settings", h.origin.source.as_str()),
+        };
         out.push_str(&format!(
-            "#{} {}  {} ({} settings)\n",
+            "#{} {}  {} ({from})\n",
             st.index + 1,
             h.origin.event_key,
             h.origin.location,
-            h.origin.source.as_str()
         ));
         out.push_str(&format!(
             "    {:<7} {}\n",
@@ -231,7 +253,8 @@ pub(super) fn list_json(ctx: &Context, statuses: &[HandlerStatus<'_>]) -> Value 
             };
             json!({
                 "index": st.index + 1,
-                "source": h.origin.source.as_str(),
+                "source": if h.origin.plugin.is_some() { "plugin" } else { h.origin.source.as_str() },
+                "plugin": h.origin.plugin.as_ref().map(|p| p.id.clone()),
                 "file": h.origin.location.file.to_string(),
                 "line": h.origin.location.line,
                 "col": h.origin.location.col,
