@@ -83,6 +83,7 @@
 mod agent;
 mod byte_size;
 mod cli;
+mod commands;
 mod engine;
 mod error_chain;
 mod future;

@@ -306,6 +306,21 @@ pub fn shut_down(runtime: tokio::runtime::Runtime) {
 /// file read cut short by a signal, say) before exiting anyway.
 pub const RUNTIME_SHUTDOWN_DEADLINE: std::time::Duration = std::time::Duration::from_millis(500);
 
+/// Folders given on the command line, made absolute against the current directory (a
+/// relative `--plugin-dir` names a folder where rein was started, as in Claude Code).
+pub(crate) fn absolute_dirs(dirs: &[PathBuf]) -> Vec<PathBuf> {
+    let here = std::env::current_dir().unwrap_or_default();
+    dirs.iter()
+        .map(|d| {
+            if d.is_absolute() {
+                d.clone()
+            } else {
+                here.join(d)
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -331,19 +346,4 @@ mod tests {
         use clap::CommandFactory;
         Cli::command().debug_assert();
     }
-}
-
-/// Folders given on the command line, made absolute against the current directory (a
-/// relative `--plugin-dir` names a folder where rein was started, as in Claude Code).
-pub(crate) fn absolute_dirs(dirs: &[PathBuf]) -> Vec<PathBuf> {
-    let here = std::env::current_dir().unwrap_or_default();
-    dirs.iter()
-        .map(|d| {
-            if d.is_absolute() {
-                d.clone()
-            } else {
-                here.join(d)
-            }
-        })
-        .collect()
 }

@@ -184,6 +184,8 @@ pub struct StreamJson {
     pub permission_mode: Mutex<String>,
     pub tools: Vec<String>,
     pub mcp_servers: Vec<Value>,
+    /// `slash_commands`, `skills` and `plugins` of `init` (see [`StreamJson::with_catalog`]).
+    pub catalog: (Vec<String>, Vec<String>, Vec<Value>),
     /// `--include-hook-events`: a `hook_started` and a `hook_response` line per hook run
     /// (SessionStart's are written without it too).
     pub include_hook_events: bool,
@@ -213,6 +215,7 @@ impl StreamJson {
             permission_mode: Mutex::new(permission_mode.to_string()),
             tools,
             mcp_servers: Vec::new(),
+            catalog: Default::default(),
             include_hook_events: false,
             include_partial_messages: false,
             init_per_prompt: false,
@@ -234,8 +237,10 @@ impl StreamJson {
             "mcp_servers": self.mcp_servers,
             "model": model,
             "permissionMode": self.permission_mode.lock().map(|m| m.clone()).unwrap_or_default(),
-            "slash_commands": [],
+            "slash_commands": self.catalog.0,
             "claude_code_version": crate::cli::sdk::SPEAKS_CLAUDE_CODE,
+            "skills": self.catalog.1,
+            "plugins": self.catalog.2,
             "rein_version": env!("CARGO_PKG_VERSION"),
             "uuid": uuid_v4(),
         })
@@ -350,6 +355,38 @@ impl StreamJson {
     /// The `mcp_servers` of `init`: `{name, status, source}` per configured server.
     pub fn with_mcp_servers(mut self, servers: Vec<Value>) -> Self {
         self.mcp_servers = servers;
+        self
+    }
+
+    /// The session's commands and skills (`slash_commands`: every name `/name` runs; `skills`:
+    /// the skills) and plugins (`{name, path, source}`), as Claude Code's `init` lists them.
+    pub fn with_catalog(
+        mut self,
+        catalog: &crate::commands::Catalog,
+        plugins: &[crate::settings::plugins::Plugin],
+    ) -> Self {
+        let names = |skills_only: bool| {
+            catalog
+                .entries
+                .iter()
+                .filter(|e| !skills_only || e.kind == crate::commands::Kind::Skill)
+                .map(|e| e.name.clone())
+                .collect()
+        };
+        self.catalog = (
+            names(false),
+            names(true),
+            plugins
+                .iter()
+                .map(|p| {
+                    json!({
+                        "name": p.name,
+                        "path": p.reference.root.to_string_lossy(),
+                        "source": p.reference.id,
+                    })
+                })
+                .collect(),
+        );
         self
     }
 

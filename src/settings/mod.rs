@@ -176,6 +176,8 @@ pub fn load(opts: &LoadOptions) -> Settings {
     settings.handlers.append(&mut loaded.handlers);
     settings.diagnostics.append(&mut loaded.diagnostics);
     settings.plugins = loaded.plugins;
+    settings.repo_trusted = opts.repo_trusted;
+    settings.claude_dir = opts.claude_dir();
     apply_switches(&mut settings, merged.disable, merged.managed_only);
     settings
 }

@@ -82,6 +82,12 @@ pub struct Settings {
     /// Plugins loaded (`--plugin-dir`, `enabledPlugins`), in load order; their hooks are at
     /// the end of [`Settings::handlers`].
     pub plugins: Vec<crate::settings::plugins::Plugin>,
+    /// Whether the project folder is trusted ([`crate::settings::trust`]): a repository's
+    /// command may then allow tools through its `allowed-tools`.
+    pub repo_trusted: bool,
+    /// Claude's config folder the settings were read with (`~/.claude`, `CLAUDE_CONFIG_DIR`):
+    /// user commands, skills and agents live there.
+    pub claude_dir: std::path::PathBuf,
     pub diagnostics: Vec<Diagnostic>,
 }
 

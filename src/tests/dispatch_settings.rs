@@ -15,6 +15,7 @@ fn options(fx: &Fixture) -> LoadOptions {
         setting_sources: None,
         managed_dir: fx.path("no-managed"),
         repo_trusted: true,
+        plugin_dirs: Vec::new(),
     }
 }
 

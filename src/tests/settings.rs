@@ -30,6 +30,7 @@ impl Env {
             setting_sources: None,
             managed_dir: root.join("managed"),
             repo_trusted: true,
+            plugin_dirs: Vec::new(),
         };
         Env {
             _sandbox: sandbox,

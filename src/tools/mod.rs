@@ -12,6 +12,7 @@ pub mod input;
 mod newest;
 pub mod patch;
 pub mod read;
+pub mod skill;
 pub mod structured_output;
 pub mod task_stop;
 pub mod write;
@@ -89,6 +90,9 @@ pub struct ToolContext {
     /// Files the permission rules forbid reading (`true`: denied): Grep and Glob leave them
     /// out of what they return. `None`: nothing is filtered.
     pub read_filter: Option<ReadFilter>,
+    /// Text blocks a tool sends the model right after its result (the Skill tool's
+    /// instructions), by call id; the session takes them when it writes the results.
+    follow_ups: Mutex<Vec<(String, String)>>,
 }
 
 /// Whether a path is denied to read (see [`ToolContext::read_filter`]).
@@ -121,6 +125,7 @@ impl ToolContext {
             output_dir: None,
             prompt_id: Mutex::new(None),
             read_filter: None,
+            follow_ups: Mutex::new(Vec::new()),
         }
     }
 
@@ -145,7 +150,29 @@ impl ToolContext {
                 Err(_) => None,
             }),
             read_filter: self.read_filter.clone(),
+            // A copy's tools answer for their own calls.
+            follow_ups: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Sends `text` to the model as a text block right after the result of the call being
+    /// executed (outside the pipeline: dropped).
+    pub fn follow_up(&self, text: String) {
+        if let (Some(id), Ok(mut list)) = (current_call_id(), self.follow_ups.lock()) {
+            list.push((id, text));
+        }
+    }
+
+    /// The follow-up texts of `call_id`, taken.
+    pub fn take_follow_ups(&self, call_id: &str) -> Vec<String> {
+        let Ok(mut list) = self.follow_ups.lock() else {
+            return Vec::new();
+        };
+        let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut *list)
+            .into_iter()
+            .partition(|(id, _)| id == call_id);
+        *list = rest;
+        mine.into_iter().map(|(_, text)| text).collect()
     }
 
     /// Records that the model has seen the current content of `path`.

@@ -6,6 +6,7 @@
 //! `<system-reminder>` tags, merged into the next user message next to its tool results
 //! (the Messages API needs alternating roles).
 
+mod command;
 mod compaction;
 mod interruption;
 mod lifecycle;
@@ -276,6 +277,8 @@ pub struct Session {
     max_budget_usd: Option<f64>,
     /// `--fallback-model`: taken (once) when the model is overloaded.
     fallback: Option<Arc<dyn Model>>,
+    /// The slash commands and skills a prompt `/name` runs ([`crate::commands`]).
+    catalog: Option<Arc<crate::commands::Catalog>>,
 }
 
 /// A part outside the session (the subagents' runtime, prompt hooks' model) that must follow
@@ -431,6 +434,7 @@ impl Session {
             stream_events: false,
             max_budget_usd: None,
             fallback: None,
+            catalog: None,
         }
     }
 
@@ -555,6 +559,18 @@ impl Session {
 
     /// The session's system prompt and memory files from their parts, which the session keeps
     /// to build the prompt again when the model changes.
+    /// The slash commands and skills of this session: a prompt `/name args` runs one, and the
+    /// model is told which it may run with the Skill tool (a system reminder before the first
+    /// prompt, in Claude Code's words).
+    pub(crate) fn set_commands(&mut self, catalog: Arc<crate::commands::Catalog>) {
+        if self.messages.is_empty()
+            && let Some(listing) = catalog.skill_listing()
+        {
+            self.pending.push(listing);
+        }
+        self.catalog = Some(catalog);
+    }
+
     pub(crate) fn set_prompt(&mut self, prompt: crate::agent::instructions::Prompt) {
         self.system = Some(prompt.text());
         self.memory = prompt.memory.files.clone();

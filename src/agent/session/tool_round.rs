@@ -88,6 +88,15 @@ impl Session {
                 is_error: true,
             });
         }
+        // What a tool sends after its result (the Skill tool's instructions), in call order.
+        for r in &reports {
+            content.extend(
+                self.ctx
+                    .take_follow_ups(&r.tool_use_id)
+                    .into_iter()
+                    .map(|text| ContentBlock::Text { text }),
+            );
+        }
         for r in &reports {
             self.pending.extend(r.context.iter().cloned());
         }

@@ -65,28 +65,63 @@ impl Session {
             return outcome;
         }
 
+        // A slash command's body replaces the prompt for the model (UserPromptSubmit saw the
+        // prompt as typed, as Claude Code's does).
+        let mut command_messages = None;
+        if for_model.is_none()
+            && let Some((entry, args)) = self.command_for(prompt)
+        {
+            match self.expand_command(&entry, &args).await {
+                command::Expansion::Messages(messages) => command_messages = Some(messages),
+                command::Expansion::Failed(text) => {
+                    outcome.result = text.clone();
+                    outcome.end = TurnEnd::PromptBlocked { text };
+                    return outcome;
+                }
+            }
+        }
+
         self.sink.observe(Progress::Prompt {
             prompt_id: &prompt_id,
             text: prompt,
         });
-        let mut content: Vec<ContentBlock> = self
+        let pending: Vec<ContentBlock> = self
             .pending
             .drain(..)
             .map(|t| system_reminder(&t))
             .collect();
-        content.push(for_model.unwrap_or_else(|| ContentBlock::Text {
-            text: prompt.to_string(),
-        }));
-        content.extend(ups.common.context.iter().map(|t| system_reminder(t)));
+        let context = ups.common.context.iter().map(|t| system_reminder(t));
+        let mut messages = match command_messages {
+            Some(mut messages) => {
+                if let Some(first) = messages.first_mut() {
+                    first.content.splice(0..0, pending);
+                }
+                if let Some(last) = messages.last_mut() {
+                    last.content.extend(context);
+                }
+                messages
+            }
+            None => {
+                let mut content = pending;
+                content.push(for_model.unwrap_or_else(|| ContentBlock::Text {
+                    text: prompt.to_string(),
+                }));
+                content.extend(context);
+                vec![Message {
+                    role: Role::User,
+                    content,
+                }]
+            }
+        };
         match self.messages.last_mut() {
             // After a stopped tool call the prompt joins the user message of its results, as
             // Claude Code sends it.
-            Some(last) if ends_in_interruption(last) => last.content.extend(content),
-            Some(_) | None => self.messages.push(Message {
-                role: Role::User,
-                content,
-            }),
+            Some(last) if ends_in_interruption(last) && !messages.is_empty() => {
+                last.content.extend(messages.remove(0).content)
+            }
+            Some(_) | None => {}
         }
+        self.messages.extend(messages);
 
         self.turn_loop(&mut outcome).await;
         outcome

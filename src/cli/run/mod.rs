@@ -61,6 +61,8 @@ struct Setup {
     pub(super) gate: Box<dyn PermissionGate>,
     /// Read deny rules, for Grep and Glob to leave denied files out.
     pub(super) read_filter: ReadFilter,
+    /// Slash commands and skills ([`crate::commands`]).
+    pub(super) catalog: Arc<crate::commands::Catalog>,
 }
 
 /// A signal that ended the run early: its exit code (128 + signo) and its name.
@@ -269,7 +271,8 @@ async fn main_inner(prompt: Option<String>, mut args: RunArgs, headless: bool) -
                     .chain(setup.tools.iter().map(|t| t.name().to_string()))
                     .collect(),
             )
-            .with_mcp_servers(mcp.init_entries());
+            .with_mcp_servers(mcp.init_entries())
+            .with_catalog(&setup.catalog, &setup.settings.plugins);
             stream.include_hook_events = args.include_hook_events;
             stream.include_partial_messages = args.include_partial_messages;
             stream.init_per_prompt = stream_input;
@@ -359,6 +362,7 @@ async fn main_inner(prompt: Option<String>, mut args: RunArgs, headless: bool) -
         Box::new(subagent::SharedObserver(observers)),
     );
     session.set_prompt(prompt_parts);
+    session.set_commands(Arc::clone(&setup.catalog));
     session.follow(runtime);
     session.follow(hook_models);
     session.set_attended(interactive);

@@ -41,7 +41,13 @@ pub(super) fn build(
         models,
         probe,
     } = build_model(args, &settings)?;
-    let tools = build_tools();
+    let catalog = Arc::new(build_catalog(&settings, &project_dir));
+    let mut tools = build_tools();
+    if catalog.skill_listing().is_some() {
+        tools.push(Arc::new(crate::tools::skill::SkillTool::new(Arc::clone(
+            &catalog,
+        ))));
+    }
     let paths = PolicyPaths {
         cwd: project_dir.clone(),
         project_dir: project_dir.clone(),
@@ -107,7 +113,42 @@ pub(super) fn build(
         tools,
         gate,
         read_filter,
+        catalog,
     })
+}
+
+/// The session's slash commands and skills: the user's, the project's and the plugins'
+/// ([`crate::commands`]). What could not be read is named on stderr and skipped. Until the
+/// folder is trusted, a project command's `allowed-tools` allow nothing (the repository must
+/// not raise permissions, as with its settings).
+pub(super) fn build_catalog(settings: &Settings, project_dir: &Path) -> crate::commands::Catalog {
+    let plugins: Vec<crate::commands::PluginFolders> = settings
+        .plugins
+        .iter()
+        .map(|p| crate::commands::PluginFolders {
+            name: p.name.clone(),
+            root: p.reference.root.clone(),
+            commands: p.commands.clone(),
+            skills: p.skills.clone(),
+        })
+        .collect();
+    let mut catalog =
+        crate::commands::Catalog::discover(&settings.claude_dir, project_dir, &plugins);
+    for error in &catalog.errors {
+        eprintln!("rein: warning: {error}");
+    }
+    if !settings.repo_trusted {
+        for entry in &mut catalog.entries {
+            if entry.source == crate::commands::Source::Project && !entry.allowed_tools.is_empty() {
+                eprintln!(
+                    "rein: warning: {}: allowed-tools ignored: this folder is not trusted (rein --trust, or answer the trust question)",
+                    entry.path.display()
+                );
+                entry.allowed_tools.clear();
+            }
+        }
+    }
+    catalog
 }
 
 /// `/permissions`: the mode and the rules, one per line, with where each is written.

@@ -5,6 +5,7 @@
 //! differs on purpose, the test names the difference and docs/differences.md says why.
 
 // Why: the replay records more than the tests written so far read.
+mod commands;
 mod plugins;
 #[allow(dead_code)]
 mod replay;
