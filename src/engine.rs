@@ -440,7 +440,7 @@ impl Engine {
         }
         // Why errors are dropped here: the engine has no place to print them; `rein -p`
         // reports them, and a bad file only costs its own agent.
-        let (definitions, _errors) = subagent::discover(&self.home, &self.project_dir, None);
+        let (definitions, _errors) = subagent::discover(&self.home, &self.project_dir, &[], None);
         let wired = subagent::wire(
             Box::new(dispatcher),
             Box::new(PolicyGate::new(policy, None)),

@@ -321,6 +321,35 @@ pub(crate) fn absolute_dirs(dirs: &[PathBuf]) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The slash commands and skills of a project: the user's, the project's and those of the
+/// plugins the settings loaded ([`crate::commands`]).
+pub(crate) fn catalog_for(
+    settings: &crate::settings::schema::Settings,
+    project_dir: &std::path::Path,
+) -> crate::commands::Catalog {
+    let plugins: Vec<crate::commands::PluginFolders> = settings
+        .plugins
+        .iter()
+        .map(|p| crate::commands::PluginFolders {
+            name: p.name.clone(),
+            root: p.reference.root.clone(),
+            commands: p.commands.clone(),
+            skills: p.skills.clone(),
+        })
+        .collect();
+    crate::commands::Catalog::discover(&settings.claude_dir, project_dir, &plugins)
+}
+
+/// The agent folders of the plugins the settings loaded, with each plugin's name.
+pub(crate) fn plugin_agent_dirs(
+    plugins: &[crate::settings::plugins::Plugin],
+) -> Vec<(String, PathBuf)> {
+    plugins
+        .iter()
+        .flat_map(|p| p.agents.iter().map(|dir| (p.name.clone(), dir.clone())))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -111,6 +111,7 @@ fn agents_flag_and_discovery_order() {
     let (defs, errors) = discover(
         home.path(),
         project.path(),
+        &[],
         Some(r#"{"Explore": {"description": "mine", "prompt": "p"}}"#),
     );
     assert!(errors.is_empty(), "{errors:?}");

@@ -20,6 +20,7 @@ mod agent;
 mod agent_e2e;
 mod agent_sdk;
 mod cc_fidelity;
+mod commands;
 mod engine;
 mod faults;
 mod harness;

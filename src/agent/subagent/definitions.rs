@@ -347,15 +347,25 @@ pub fn parse_agents_flag(text: &str) -> Result<Vec<AgentDefinition>, DefinitionE
     Ok(defs)
 }
 
-/// Every definition a session offers: built-ins, then user files, project files, the flag
-/// (a later one with the same name wins); and what could not be read.
+/// Every definition a session offers: built-ins, then plugin agents (named
+/// `<plugin>:<name>`), user files, project files, the flag (a later one with the same name
+/// wins, as in Claude Code: project over user over plugin); and what could not be read.
 pub fn discover(
     home: &Path,
     project_dir: &Path,
+    plugin_agents: &[(String, PathBuf)],
     agents_flag: Option<&str>,
 ) -> (Vec<AgentDefinition>, Vec<DefinitionError>) {
     let mut all = builtin_definitions();
     let mut errors = Vec::new();
+    for (plugin, dir) in plugin_agents {
+        let (defs, errs) = load_dir(dir);
+        all.extend(defs.into_iter().map(|mut d| {
+            d.name = format!("{plugin}:{}", d.name);
+            d
+        }));
+        errors.extend(errs);
+    }
     for dir in [
         home.join(".claude").join("agents"),
         project_dir.join(".claude").join("agents"),

@@ -11,6 +11,63 @@ pub(super) fn all_diagnostics(ctx: &Context) -> Vec<Diagnostic> {
     for h in &settings.handlers {
         diags.extend(lint_handler(h, lint));
     }
+    // Commands and skills: a file that cannot be read is skipped at run time; an
+    // `allowed-tools` rule that does not parse allows nothing.
+    let catalog = crate::cli::catalog_for(settings, &ctx.project_dir);
+    for e in &catalog.errors {
+        diags.push(Diagnostic {
+            severity: Severity::Error,
+            location: crate::settings::schema::Location {
+                file: std::sync::Arc::from(e.path.display().to_string()),
+                line: u32::try_from(e.line).unwrap_or(u32::MAX),
+                col: 1,
+            },
+            message: format!(
+                "{}; this {} is skipped",
+                e.message,
+                if e.kind == crate::commands::Kind::Skill {
+                    "skill"
+                } else {
+                    "command"
+                }
+            ),
+        });
+    }
+    let home = std::env::var_os("HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_default();
+    let (_, agent_errors) = crate::agent::subagent::discover(
+        &home,
+        &ctx.project_dir,
+        &crate::cli::plugin_agent_dirs(&settings.plugins),
+        None,
+    );
+    for e in agent_errors {
+        diags.push(Diagnostic {
+            severity: Severity::Error,
+            location: crate::settings::schema::Location {
+                file: std::sync::Arc::from(e.path.display().to_string()),
+                line: u32::try_from(e.line).unwrap_or(u32::MAX),
+                col: 1,
+            },
+            message: format!("{}; this agent is skipped", e.message),
+        });
+    }
+    for entry in &catalog.entries {
+        for rule in &entry.allowed_tools {
+            if let Err(why) = crate::permissions::rule::Rule::parse(rule) {
+                diags.push(Diagnostic {
+                    severity: Severity::Warning,
+                    location: crate::settings::schema::Location {
+                        file: std::sync::Arc::from(entry.path.display().to_string()),
+                        line: 1,
+                        col: 1,
+                    },
+                    message: format!("allowed-tools: {why}; it allows nothing"),
+                });
+            }
+        }
+    }
     let rank = |d: &Diagnostic| {
         settings
             .files

@@ -321,8 +321,12 @@ async fn main_inner(prompt: Option<String>, mut args: RunArgs, headless: bool) -
     let user_home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .unwrap_or_default();
-    let (definitions, definition_errors) =
-        subagent::discover(&user_home, &setup.project_dir, args.agents.as_deref());
+    let (definitions, definition_errors) = subagent::discover(
+        &user_home,
+        &setup.project_dir,
+        &crate::cli::plugin_agent_dirs(&setup.settings.plugins),
+        args.agents.as_deref(),
+    );
     for error in &definition_errors {
         eprintln!("rein: warning: {error}");
     }

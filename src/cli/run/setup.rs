@@ -122,18 +122,7 @@ pub(super) fn build(
 /// folder is trusted, a project command's `allowed-tools` allow nothing (the repository must
 /// not raise permissions, as with its settings).
 pub(super) fn build_catalog(settings: &Settings, project_dir: &Path) -> crate::commands::Catalog {
-    let plugins: Vec<crate::commands::PluginFolders> = settings
-        .plugins
-        .iter()
-        .map(|p| crate::commands::PluginFolders {
-            name: p.name.clone(),
-            root: p.reference.root.clone(),
-            commands: p.commands.clone(),
-            skills: p.skills.clone(),
-        })
-        .collect();
-    let mut catalog =
-        crate::commands::Catalog::discover(&settings.claude_dir, project_dir, &plugins);
+    let mut catalog = crate::cli::catalog_for(settings, project_dir);
     for error in &catalog.errors {
         eprintln!("rein: warning: {error}");
     }

@@ -1,0 +1,107 @@
+//! Slash commands through the built binary: a command's `` !`line` `` is a Bash call through
+//! the user's hooks and the permission step (a refused line never runs, and the model is not
+//! asked); `allowed-tools` allow what the mode would ask for, only in a trusted folder; a
+//! command file with broken front matter is named at its line and the others still run.
+
+use std::process::Output;
+
+use serde_json::json;
+
+use crate::harness::{Sandbox, say};
+
+fn run(sb: &Sandbox, prompt: &str, extra: &[&str]) -> Output {
+    let mock = sb.mock(json!([say("MODEL-ANSWERED")]));
+    sb.rein()
+        .args(["-p", prompt, "--mock-script"])
+        .arg(&mock)
+        .args(extra)
+        .env("IS_SANDBOX", "1")
+        .output()
+        .unwrap()
+}
+
+fn text(out: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_hook_that_refuses_bash_refuses_a_commands_bang_line() {
+    let sb = Sandbox::new("proj", &["proj/.claude/commands"]);
+    sb.write("victim.txt", "precious\n");
+    sb.write(
+        ".claude/commands/wipe.md",
+        "---\ndescription: Wipe\n---\nGone: !`rm victim.txt`\n",
+    );
+    let guard = sb.script(
+        "guard.sh",
+        "cat > /dev/null\necho 'no rm from commands' >&2\nexit 2",
+    );
+    sb.hooks(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": guard}]}]}));
+    let out = run(&sb, "/wipe", &["--permission-mode", "bypassPermissions"]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(
+        std::fs::read_to_string(sb.path("victim.txt")).unwrap(),
+        "precious\n",
+        "the refused line never ran"
+    );
+    assert!(
+        !stdout.contains("MODEL-ANSWERED"),
+        "the model was not asked: {stdout}"
+    );
+    let all = format!("{stdout}{stderr}");
+    assert!(all.contains("!`rm victim.txt`"), "names the line: {all}");
+    assert!(all.contains("no rm from commands"), "says why: {all}");
+}
+
+#[test]
+fn allowed_tools_allow_a_bang_line_only_in_a_trusted_folder() {
+    let sb = Sandbox::new("proj", &["proj/.claude/commands"]);
+    sb.write(
+        ".claude/commands/mk.md",
+        "---\ndescription: Make\nallowed-tools: Bash(touch:*)\n---\nMade: !`touch made.txt`\n",
+    );
+    sb.write(".claude/commands/plain.md", "Made: !`touch plain.txt`\n");
+
+    // Default mode asks for Bash; nobody can answer in -p: refused, not run.
+    let out = run(&sb, "/plain", &[]);
+    assert!(!sb.exists("plain.txt"), "{:?}", text(&out));
+
+    // Untrusted folder: the repository's allowed-tools allow nothing.
+    let out = run(&sb, "/mk", &[]);
+    let (_, stderr) = text(&out);
+    assert!(!sb.exists("made.txt"), "{stderr}");
+    assert!(stderr.contains("allowed-tools ignored"), "{stderr}");
+
+    // Trusted: the rule allows exactly the touch, and the model gets the expanded body.
+    let out = run(&sb, "/mk", &["--trust"]);
+    let (stdout, stderr) = text(&out);
+    assert!(sb.exists("made.txt"), "{stdout}{stderr}");
+    assert!(stdout.contains("MODEL-ANSWERED"), "{stdout}{stderr}");
+}
+
+#[test]
+fn a_broken_command_file_is_named_and_the_rest_still_run() {
+    let sb = Sandbox::new("proj", &["proj/.claude/commands"]);
+    sb.write(
+        ".claude/commands/bad.md",
+        "---\ndescription: x\nthis line is wrong\n---\nBody\n",
+    );
+    sb.write(".claude/commands/good.md", "Good: !`echo ran > good.txt`\n");
+    let out = run(&sb, "/good", &["--permission-mode", "bypassPermissions"]);
+    let (stdout, stderr) = text(&out);
+    assert!(sb.exists("good.txt"), "{stdout}{stderr}");
+    let bad = sb.path(".claude/commands/bad.md");
+    assert!(
+        stderr.contains(&format!("{}:3:", bad.display())),
+        "names file and line: {stderr}"
+    );
+    let out = sb.rein().args(["hooks", "validate"]).output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(
+        format!("{stdout}{stderr}").contains(&format!("{}:3", bad.display())),
+        "rein hooks validate names it too: {stdout}{stderr}"
+    );
+}
