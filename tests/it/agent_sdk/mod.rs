@@ -348,7 +348,7 @@ mod flags {
             .next()
             .unwrap();
         let flags: Vec<&str> = listed.split('`').filter(|w| w.starts_with("--")).collect();
-        assert!(flags.len() >= 15, "{flags:?}");
+        assert!(flags.len() >= 13, "{flags:?}");
         let s = Sandbox::new("proj", &[]);
         for flag in flags {
             let boolean = flag == "--session-mirror";
