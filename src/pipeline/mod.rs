@@ -137,6 +137,21 @@ pub struct ToolPipeline<'a> {
     pub observer: &'a dyn Observer,
 }
 
+/// Tools Claude Code 2.1.328 turns off in `-p` and SDK sessions, and so does rein: calling one
+/// gets Claude Code's words (fixture `tests/fixtures/cc-2.1.328/tools_deferred`, `plan_mode`).
+pub const DISABLED_TOOLS: [&str; 3] = ["AskUserQuestion", "TodoWrite", "ExitPlanMode"];
+
+/// The model-facing text for a call of a tool the session does not have.
+pub fn unknown_tool_text(name: &str) -> String {
+    if DISABLED_TOOLS.contains(&name) {
+        format!(
+            "Error: No such tool available: {name}. {name} is disabled for this session, in subagents as well as here."
+        )
+    } else {
+        format!("Error: No such tool available: {name}")
+    }
+}
+
 /// The text when a person answered "no" at the prompt.
 pub const USER_REJECTED_TEXT: &str =
     "The user doesn't want to proceed with this tool use. The tool use was rejected.";
@@ -208,8 +223,7 @@ impl<'a> ToolPipeline<'a> {
             denial: None,
         };
         let Some(tool) = self.find(&call.name).cloned() else {
-            report.content =
-                tool_use_error(&format!("Error: No such tool available: {}", call.name));
+            report.content = tool_use_error(&unknown_tool_text(&call.name));
             return report;
         };
         // A call by a former name (`KillShell`) is the tool's call: hooks, rules and the

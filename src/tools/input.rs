@@ -21,6 +21,8 @@ pub enum FieldKind {
     Boolean,
     /// One of the listed strings.
     Enum(&'static [&'static str]),
+    /// A list of strings.
+    Strings,
 }
 
 /// One field of a tool's input schema.
@@ -161,6 +163,10 @@ fn coerce(kind: FieldKind, value: Value) -> Result<Value, String> {
                 None => Err(type_issue("number", &value)),
             }
         }
+        FieldKind::Strings => match &value {
+            Value::Array(items) if items.iter().all(Value::is_string) => Ok(value),
+            other => Err(type_issue("array", other)),
+        },
         FieldKind::Boolean => match &value {
             Value::Bool(_) => Ok(value),
             Value::String(s) if s == "true" => Ok(Value::Bool(true)),

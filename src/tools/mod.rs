@@ -10,11 +10,14 @@ pub mod glob;
 pub mod grep;
 pub mod input;
 mod newest;
+pub mod notebook_edit;
 pub mod patch;
 pub mod read;
 pub mod skill;
 pub mod structured_output;
 pub mod task_stop;
+pub mod tool_search;
+pub mod web;
 pub mod write;
 
 use std::path::{Path, PathBuf};
@@ -93,6 +96,9 @@ pub struct ToolContext {
     /// Text blocks a tool sends the model right after its result (the Skill tool's
     /// instructions), by call id; the session takes them when it writes the results.
     follow_ups: Mutex<Vec<(String, String)>>,
+    /// The deferred tools the model has loaded with ToolSearch (shared by the snapshots: a
+    /// tool loaded once is loaded for the session).
+    pub loaded_tools: tool_search::Loaded,
 }
 
 /// Whether a path is denied to read (see [`ToolContext::read_filter`]).
@@ -126,6 +132,7 @@ impl ToolContext {
             prompt_id: Mutex::new(None),
             read_filter: None,
             follow_ups: Mutex::new(Vec::new()),
+            loaded_tools: tool_search::Loaded::default(),
         }
     }
 
@@ -152,7 +159,16 @@ impl ToolContext {
             read_filter: self.read_filter.clone(),
             // A copy's tools answer for their own calls.
             follow_ups: Mutex::new(Vec::new()),
+            loaded_tools: Arc::clone(&self.loaded_tools),
         }
+    }
+
+    /// Whether a deferred tool has been loaded this session.
+    pub fn is_loaded(&self, name: &str) -> bool {
+        self.loaded_tools
+            .lock()
+            .map(|set| set.contains(name))
+            .unwrap_or(false)
     }
 
     /// Sends `text` to the model as a text block right after the result of the call being
@@ -243,12 +259,18 @@ pub trait Tool: Send + Sync {
     fn available(&self) -> bool {
         true
     }
+    /// Whether the tool is deferred: named to the model, but sent with the requests only once
+    /// the model loads it with ToolSearch ([`tool_search`]), as Claude Code defers it.
+    fn deferred(&self) -> bool {
+        false
+    }
 }
 
 /// The built-in tools in the order they are offered to the model: Bash, Read, Write, Edit,
-/// Glob, Grep, TaskStop.
+/// Glob, Grep, TaskStop, then the deferred NotebookEdit, WebFetch and WebSearch (no search
+/// provider) and the ToolSearch that loads them.
 pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
-    vec![
+    with_tool_search(vec![
         Arc::new(bash::BashTool),
         Arc::new(read::ReadTool),
         Arc::new(write::WriteTool),
@@ -256,5 +278,26 @@ pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
         Arc::new(glob::GlobTool),
         Arc::new(grep::GrepTool),
         Arc::new(task_stop::TaskStopTool),
-    ]
+        Arc::new(notebook_edit::NotebookEditTool),
+        Arc::new(web::WebFetchTool),
+        Arc::new(web::WebSearchTool::new(None)),
+    ])
+}
+
+/// `tools` with a ToolSearch over its deferred ones (none: unchanged).
+pub fn with_tool_search(mut tools: Vec<Arc<dyn Tool>>) -> Vec<Arc<dyn Tool>> {
+    tools.retain(|t| t.name() != "ToolSearch");
+    let deferred: Vec<tool_search::Deferred> = tools
+        .iter()
+        .filter(|t| t.deferred())
+        .map(|t| tool_search::Deferred {
+            name: t.name().to_string(),
+            description: t.description().to_string(),
+            schema: t.input_schema(),
+        })
+        .collect();
+    if !deferred.is_empty() {
+        tools.push(Arc::new(tool_search::ToolSearchTool::new(deferred)));
+    }
+    tools
 }

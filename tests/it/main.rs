@@ -37,4 +37,5 @@ mod readme;
 mod security;
 mod subagents;
 mod telemetry;
+mod tools_more;
 mod warm_hooks;

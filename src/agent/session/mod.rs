@@ -396,6 +396,7 @@ impl Session {
             })
             .collect();
         let compaction = CompactPolicy::from_env(model.name());
+        let pending: Vec<String> = Session::deferred_notice(&tools).into_iter().collect();
         let transcript = Transcript::new(
             config.transcript_path.clone(),
             &config.session_id,
@@ -418,7 +419,7 @@ impl Session {
             gate,
             ctx,
             messages: Vec::new(),
-            pending: Vec::new(),
+            pending,
             prompt_id: None,
             turn_id: String::new(),
             ended: false,
@@ -610,17 +611,38 @@ impl Session {
     /// The tools offered to the model now: every tool that is available (an MCP tool whose
     /// server died is left out, so the model stops calling it).
     pub(super) fn offered_specs(&self) -> std::borrow::Cow<'_, [ToolSpec]> {
-        if self.tools.iter().all(|t| t.available()) {
+        let offered =
+            |t: &Arc<dyn Tool>| t.available() && (!t.deferred() || self.ctx.is_loaded(t.name()));
+        if self.tools.iter().all(offered) {
             return std::borrow::Cow::Borrowed(&self.specs);
         }
         std::borrow::Cow::Owned(
             self.tools
                 .iter()
                 .zip(&self.specs)
-                .filter(|(t, _)| t.available())
+                .filter(|(t, _)| offered(t))
                 .map(|(_, s)| s.clone())
                 .collect(),
         )
+    }
+
+    /// The system reminder that names the deferred tools, when the session has any and a
+    /// ToolSearch to load them.
+    fn deferred_notice(tools: &[Arc<dyn Tool>]) -> Option<String> {
+        if !tools.iter().any(|t| t.name() == "ToolSearch") {
+            return None;
+        }
+        let names: Vec<&str> = tools
+            .iter()
+            .filter(|t| t.deferred())
+            .map(|t| t.name())
+            .collect();
+        (!names.is_empty()).then(|| {
+            format!(
+                "These tools exist but their definitions are not loaded yet. Load them with ToolSearch (query \"select:<name>[,<name>...]\") before you call them:\n{}",
+                names.join("\n")
+            )
+        })
     }
 
     /// The session's background commands.
