@@ -93,6 +93,9 @@ impl ToolTier {
             // Starting a subagent needs no approval, as in Claude Code: every call the subagent
             // makes is checked on its own, under the same rules and mode.
             "Agent" | "Task" => ToolTier::ReadOnly,
+            // Loading a deferred tool's definition, and a skill's instructions: text for the
+            // model; each call it makes after is checked on its own.
+            "ToolSearch" | "Skill" => ToolTier::ReadOnly,
             "Write" | "Edit" | "NotebookEdit" | "MultiEdit" => ToolTier::Edit,
             _ => ToolTier::Command,
         }

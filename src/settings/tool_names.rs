@@ -5,11 +5,23 @@
 use crate::hooks::matcher::{Matcher, tool_aliases};
 use crate::hooks::spec::{HookEvent, MatcherClass};
 
-/// The tools a rein session offers: the Agent tool and the built-in tools
-/// ([`crate::tools::builtin_tools`]). A matcher is tested against each name and its former
-/// names ([`tool_aliases`]).
+/// The tools a rein session offers: the Agent tool, the built-in tools
+/// ([`crate::tools::builtin_tools`]) and Skill (when there are skills or commands to run). A
+/// matcher is tested against each name and its former names ([`tool_aliases`]).
 pub const REIN_TOOLS: &[&str] = &[
-    "Agent", "Bash", "Read", "Write", "Edit", "Glob", "Grep", "TaskStop",
+    "Agent",
+    "Bash",
+    "Read",
+    "Write",
+    "Edit",
+    "Glob",
+    "Grep",
+    "TaskStop",
+    "NotebookEdit",
+    "WebFetch",
+    "WebSearch",
+    "ToolSearch",
+    "Skill",
 ];
 
 /// Tool names of Claude Code (2.1.328 and earlier versions whose names still appear in shared
@@ -30,18 +42,13 @@ pub const CLAUDE_CODE_ONLY_TOOLS: &[&str] = &[
     "ListMcpResourcesTool",
     "Monitor",
     "MultiEdit",
-    "NotebookEdit",
     "NotebookRead",
     "ReadMcpResourceTool",
     "ReportFindings",
     "ScheduleWakeup",
     "SendMessage",
-    "Skill",
     "SlashCommand",
     "TodoWrite",
-    "ToolSearch",
-    "WebFetch",
-    "WebSearch",
     "Workflow",
 ];
 

@@ -871,6 +871,8 @@ fn hook_tool_names_are_the_tools_a_session_offers() {
             .iter()
             .map(|t| t.name().to_string()),
     );
+    // Offered when the session has skills or commands (tools::skill).
+    offered.push("Skill".to_string());
     let mut listed: Vec<String> = crate::settings::tool_names::REIN_TOOLS
         .iter()
         .map(|s| s.to_string())

@@ -23,12 +23,15 @@ use super::atomic_write;
 use super::input::{self, Field, FieldKind};
 use super::{BoxFuture, Tool, ToolContext, ToolOutcome};
 
-const FIELDS: &[Field] = &[
+pub(crate) const FIELDS: &[Field] = &[
     Field::required("notebook_path", FieldKind::String),
     Field::optional("cell_id", FieldKind::String),
     Field::required("new_source", FieldKind::String),
-    Field::optional("cell_type", FieldKind::String),
-    Field::optional("edit_mode", FieldKind::String),
+    Field::optional("cell_type", FieldKind::Enum(&["code", "markdown"])),
+    Field::optional(
+        "edit_mode",
+        FieldKind::Enum(&["replace", "insert", "delete"]),
+    ),
 ];
 
 /// Largest notebook read (a notebook is JSON read whole).

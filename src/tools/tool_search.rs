@@ -23,9 +23,9 @@ use serde_json::{Value, json};
 use super::input::{self, Field, FieldKind};
 use super::{BoxFuture, Tool, ToolContext, ToolOutcome};
 
-const FIELDS: &[Field] = &[
+pub(crate) const FIELDS: &[Field] = &[
     Field::required("query", FieldKind::String),
-    Field::optional("max_results", FieldKind::Number),
+    Field::required("max_results", FieldKind::Number),
 ];
 
 const DESCRIPTION: &str = concat!(

@@ -36,10 +36,10 @@ const MAX_URL_CHARS: usize = 2000;
 /// A whole fetch's deadline.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(60);
 
-const FETCH_FIELDS: &[Field] = &[
+pub(crate) const FETCH_FIELDS: &[Field] = &[
     Field::required("url", FieldKind::String),
     Field::required("prompt", FieldKind::String),
-    Field::optional("offset", FieldKind::Number),
+    Field::optional("offset", FieldKind::Integer),
 ];
 
 const FETCH_DESCRIPTION: &str = concat!(
@@ -463,7 +463,7 @@ pub trait SearchProvider: Send + Sync {
     ) -> BoxFuture<'a, Result<Vec<SearchHit>, String>>;
 }
 
-const SEARCH_FIELDS: &[Field] = &[
+pub(crate) const SEARCH_FIELDS: &[Field] = &[
     Field::required("query", FieldKind::String),
     Field::optional("allowed_domains", FieldKind::Strings),
     Field::optional("blocked_domains", FieldKind::Strings),

@@ -301,13 +301,32 @@ async fn grep_comma_globs_and_long_lines() {
 }
 
 #[test]
-fn builtin_tools_are_the_seven_in_order() {
+fn builtin_tools_are_the_eleven_in_order() {
     let tools = crate::tools::builtin_tools();
     let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
     assert_eq!(
         names,
-        ["Bash", "Read", "Write", "Edit", "Glob", "Grep", "TaskStop"]
+        [
+            "Bash",
+            "Read",
+            "Write",
+            "Edit",
+            "Glob",
+            "Grep",
+            "TaskStop",
+            "NotebookEdit",
+            "WebFetch",
+            "WebSearch",
+            "ToolSearch"
+        ]
     );
+    let deferred: Vec<&str> = tools
+        .iter()
+        .filter(|t| t.deferred())
+        .map(|t| t.name())
+        .collect();
+    // Claude Code 2.1.328 defers these (fixture tools_deferred).
+    assert_eq!(deferred, ["NotebookEdit", "WebFetch", "WebSearch"]);
     for tool in &tools {
         assert_eq!(tool.input_schema()["type"], "object", "{}", tool.name());
     }
