@@ -1041,8 +1041,8 @@ fn stream_json_output_is_one_line_per_message() {
             "result:success"
         ]
     );
-    // Agent and the seven built-in tools.
-    assert_eq!(lines[0]["tools"].as_array().unwrap().len(), 8);
+    // Agent and the eleven built-in tools (three of them deferred behind ToolSearch).
+    assert_eq!(lines[0]["tools"].as_array().unwrap().len(), 12);
     assert_eq!(lines[0]["tools"][0], "Agent");
     assert_eq!(lines[2]["message"]["content"][0]["content"], "hi");
     assert_eq!(lines[4]["result"], "all done");

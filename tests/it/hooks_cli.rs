@@ -1071,11 +1071,11 @@ fn validate_reports_case_only_matchers_and_missing_scripts_as_errors() {
         ),
         (
             ":4:",
-            r#"matcher "edit.*" never matches: tool names are case-sensitive, and only with case ignored would it match Edit, MultiEdit, NotebookEdit (rein has no MultiEdit, NotebookEdit)"#,
+            r#"matcher "edit.*" never matches: tool names are case-sensitive, and only with case ignored would it match Edit, NotebookEdit, MultiEdit (rein has no MultiEdit)"#,
         ),
         (
             ":5:",
-            r#"matcher "webfetch" never matches: tool names are case-sensitive; did you mean "WebFetch"? (a Claude Code tool rein does not have)"#,
+            r#"matcher "webfetch" never matches: tool names are case-sensitive; did you mean "WebFetch"?"#,
         ),
         (":6:", "script [TMP]/project/hooks/gone.sh does not exist"),
     ];
@@ -1210,10 +1210,10 @@ fn list_says_never_fires_for_tools_rein_does_not_have() {
         "#!/bin/sh\ncat >/dev/null\nexit 0\n",
     );
     let settings = r#"{"hooks":{"PreToolUse":[
-  {"matcher":"WebFetch|WebSearch","hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/hooks/ok.sh 2"}]},
+  {"matcher":"CronCreate|Monitor","hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/hooks/ok.sh 2"}]},
   {"matcher":"mcp__github__create_issue","hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/hooks/ok.sh 3"}]},
-  {"matcher":"Web.*","hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/hooks/ok.sh 4"}]},
-  {"matcher":"WebFetch|Bash","hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/hooks/ok.sh 5"}]},
+  {"matcher":"Cron.*","hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/hooks/ok.sh 4"}]},
+  {"matcher":"CronCreate|Bash","hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/hooks/ok.sh 5"}]},
   {"matcher":"Task","hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/hooks/ok.sh 6"}]},
   {"matcher":"bash","hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/hooks/ok.sh 7"}]}
 ]}}"#;
@@ -1228,9 +1228,9 @@ fn list_says_never_fires_for_tools_rein_does_not_have() {
     assert_eq!(
         verdicts,
         [
-            "NEVER FIRES: rein has no tool WebFetch; rein has no tool WebSearch",
+            "NEVER FIRES: rein has no tool CronCreate; rein has no tool Monitor",
             "NEVER FIRES: MCP server \"github\" is not configured",
-            "NEVER FIRES: its matcher matches none of rein's tools (Agent, Bash, Read, Write, Edit, Glob, Grep, TaskStop) and no MCP server is configured",
+            "NEVER FIRES: its matcher matches none of rein's tools (Agent, Bash, Read, Write, Edit, Glob, Grep, TaskStop, NotebookEdit, WebFetch, WebSearch, ToolSearch, Skill) and no MCP server is configured",
             "fires   yes",
             // `Task` is the Agent tool's former name.
             "fires   yes",
