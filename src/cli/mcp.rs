@@ -63,7 +63,16 @@ pub async fn start_for_session(
     interactive: bool,
 ) -> Arc<McpSession> {
     let lookup = crate::mcp::config::env_lookup(&settings.env);
-    let loaded = config::load(&sources(project_dir, flags), &lookup);
+    let mut loaded = config::load(&sources(project_dir, flags), &lookup);
+    if !flags.strict {
+        let from_plugins = config::load_plugins(&plugin_servers(settings), &lookup);
+        loaded.problems.extend(from_plugins.problems);
+        for server in from_plugins.servers {
+            if !loaded.servers.iter().any(|s| s.name == server.name) {
+                loaded.servers.push(server);
+            }
+        }
+    }
     for p in &loaded.problems {
         eprintln!("rein: {p}");
     }
@@ -105,6 +114,21 @@ pub async fn start_for_session(
         }
     }
     Arc::new(session)
+}
+
+/// The MCP servers files of the loaded plugins.
+fn plugin_servers(settings: &Settings) -> Vec<config::PluginServers> {
+    settings
+        .plugins
+        .iter()
+        .filter_map(|p| {
+            Some(config::PluginServers {
+                plugin: p.name.clone(),
+                file: p.mcp_config.clone()?,
+                root: p.reference.root.clone(),
+            })
+        })
+        .collect()
 }
 
 /// The names of every configured server (any scope, approved or not), for `rein hooks`.

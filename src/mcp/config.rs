@@ -274,6 +274,49 @@ pub fn load(sources: &Sources, env: &dyn Fn(&str) -> Option<String>) -> Loaded {
     out
 }
 
+/// A plugin's MCP servers file (its `.mcp.json`, or the manifest's `mcpServers` path).
+#[derive(Debug, Clone)]
+pub struct PluginServers {
+    /// The plugin's name.
+    pub plugin: String,
+    pub file: PathBuf,
+    /// `${CLAUDE_PLUGIN_ROOT}` in its entries.
+    pub root: PathBuf,
+}
+
+/// The servers of the plugins' files, named `plugin:<plugin>:<server>` (so their tools are
+/// `mcp__plugin_<plugin>_<server>__<tool>`), with `${CLAUDE_PLUGIN_ROOT}` expanded. A file may
+/// hold `{"mcpServers": {…}}` or the servers object itself. They need no approval: the user
+/// enabled the plugin.
+pub fn load_plugins(plugins: &[PluginServers], env: &dyn Fn(&str) -> Option<String>) -> Loaded {
+    let mut out = Loaded::default();
+    for p in plugins {
+        let Some(doc) = read_file(&p.file, &mut out.problems) else {
+            continue;
+        };
+        let root = p.root.to_string_lossy().into_owned();
+        let lookup = |name: &str| {
+            if name == "CLAUDE_PLUGIN_ROOT" {
+                Some(root.clone())
+            } else {
+                env(name)
+            }
+        };
+        let wrapped = doc
+            .root
+            .value
+            .as_object()
+            .is_some_and(|m| spanned::get(m, "mcpServers").is_some());
+        let path: &[&str] = if wrapped { &["mcpServers"] } else { &[] };
+        for mut server in servers_at(&doc, path, Scope::Dynamic, &lookup, &mut out.problems) {
+            server.name = format!("plugin:{}:{}", p.plugin, server.name);
+            out.servers.retain(|s| s.name != server.name);
+            out.servers.push(server);
+        }
+    }
+    out
+}
+
 /// A parsed file with what is needed to locate its parts.
 pub(crate) struct Doc {
     pub(crate) root: Node,

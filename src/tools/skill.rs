@@ -26,27 +26,30 @@ const FIELDS: &[Field] = &[
     Field::optional("args", FieldKind::String),
 ];
 
-const DESCRIPTION: &str = concat!(
-    "Runs one of the user's skills: a set of instructions the user wrote for a kind of task \
-(listed in a system reminder as `- name: description`).\n\n\
+const DESCRIPTION: &str = "Runs one of the user's skills: a set of instructions the user wrote for a kind of task \
+(listed below as `- name: description`).\n\n\
 When the task matches a skill's description, call this tool with the skill's name first, \
 before doing the task yourself; the skill's instructions then arrive right after the result, \
 and you follow them. `args` is the text the skill works on (for `/name args` typed by the user, \
 the part after the name). Run a skill once per task; do not call it for a skill whose \
-instructions you already have in this conversation.",
-    super::refusal_note!()
-);
+instructions you already have in this conversation.";
 
 /// The Skill tool over a session's catalog.
 #[derive(Debug, Clone)]
 pub struct SkillTool {
     catalog: Arc<Catalog>,
+    /// [`DESCRIPTION`] and the catalog's listing.
+    description: String,
 }
 
 impl SkillTool {
     /// The tool for `catalog`.
     pub fn new(catalog: Arc<Catalog>) -> SkillTool {
-        SkillTool { catalog }
+        let listing = catalog.skill_listing().unwrap_or_default();
+        SkillTool {
+            description: format!("{DESCRIPTION}\n\n{listing}{}", super::refusal_note!()),
+            catalog,
+        }
     }
 }
 
@@ -56,7 +59,7 @@ impl Tool for SkillTool {
     }
 
     fn description(&self) -> &str {
-        DESCRIPTION
+        &self.description
     }
 
     fn input_schema(&self) -> Value {

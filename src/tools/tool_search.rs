@@ -28,17 +28,14 @@ pub(crate) const FIELDS: &[Field] = &[
     Field::required("max_results", FieldKind::Number),
 ];
 
-const DESCRIPTION: &str = concat!(
-    "Loads the definitions of deferred tools so that you can call them.\n\n\
-Deferred tools are named in a system reminder; until loaded, only their names are known. \
+const DESCRIPTION: &str = "Loads the definitions of deferred tools so that you can call them.\n\n\
+The deferred tools are listed below; until loaded, only their names are known. \
 Query forms:\n\
 - \"select:WebFetch,NotebookEdit\": load these tools by name;\n\
 - \"notebook jupyter\": keyword search over names and descriptions, best `max_results` matches;\n\
 - \"+web fetch\": a `+` word must be in the name; the other words rank.\n\n\
 The result lists each loaded tool as a <function>{…}</function> line inside <functions>; \
-from then on you call it like any other tool.",
-    super::refusal_note!()
-);
+from then on you call it like any other tool.";
 
 /// Which deferred tools the model has loaded this session (shared with the session, which
 /// offers a deferred tool once it is in the set).
@@ -59,13 +56,24 @@ pub struct Deferred {
 #[derive(Debug, Clone)]
 pub struct ToolSearchTool {
     deferred: Vec<Deferred>,
+    /// [`DESCRIPTION`] and the names of the deferred tools.
+    description: String,
 }
 
 impl ToolSearchTool {
     /// The tool over the session's deferred tools (what it loads goes into
     /// [`ToolContext::loaded_tools`], which the session reads).
     pub fn new(deferred: Vec<Deferred>) -> ToolSearchTool {
-        ToolSearchTool { deferred }
+        let names: Vec<&str> = deferred.iter().map(|d| d.name.as_str()).collect();
+        let description = format!(
+            "{DESCRIPTION}\n\nThe deferred tools of this session (load one before you call it):\n{}{}",
+            names.join("\n"),
+            super::refusal_note!()
+        );
+        ToolSearchTool {
+            deferred,
+            description,
+        }
     }
 
     /// The names the query matches, best first.
@@ -124,7 +132,7 @@ impl Tool for ToolSearchTool {
     }
 
     fn description(&self) -> &str {
-        DESCRIPTION
+        &self.description
     }
 
     fn input_schema(&self) -> Value {

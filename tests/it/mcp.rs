@@ -1056,3 +1056,72 @@ for line in sys.stdin:
     );
     assert_eq!(result_text(&tool_results(&sb)[0]), "fine was called");
 }
+
+/// A plugin's `.mcp.json` (given with `--plugin-dir`) starts its server: its tools are
+/// `mcp__plugin_<plugin>_<server>__<tool>`, `${CLAUDE_PLUGIN_ROOT}` is expanded in the entry, and
+/// hooks see the calls; `--plugin-dir-no-mcp` loads the same plugin without it.
+#[test]
+fn a_plugins_mcp_server_starts_and_its_tools_go_through_the_hooks() {
+    let sb = sandbox();
+    let plug = sb.path("plug");
+    crate::harness::write(
+        &plug.join(".claude-plugin/plugin.json"),
+        r#"{"name": "guard"}"#,
+    );
+    crate::harness::write(
+        &plug.join(".mcp.json"),
+        &json!({"mcpServers": {"ev": {"command": everything(), "args": ["stdio"],
+            "env": {"PLUGIN_ROOT_SEEN": "${CLAUDE_PLUGIN_ROOT}"}}}})
+        .to_string(),
+    );
+    let pre = dump(&sb, "pre.log");
+    sb.hooks(json!({"PreToolUse": [{"matcher": "mcp__plugin_guard_ev__.*", "hooks": [{"type": "command", "command": pre}]}]}));
+    let steps = json!([
+        call(
+            "mcp__plugin_guard_ev__echo",
+            json!({"message": "from a plugin server"})
+        ),
+        say("done")
+    ]);
+    let plug_arg = plug.display().to_string();
+    let out = run(
+        &sb,
+        steps.clone(),
+        &[
+            "--permission-mode",
+            "bypassPermissions",
+            "--plugin-dir",
+            &plug_arg,
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let results = tool_results(&sb);
+    assert!(
+        result_text(&results[0]).contains("from a plugin server"),
+        "{results:?}\n{}",
+        out.stderr
+    );
+    let seen = log(&sb, "pre.log");
+    assert_eq!(seen.len(), 1, "{}", out.stderr);
+    assert_eq!(seen[0]["tool_name"], "mcp__plugin_guard_ev__echo");
+
+    let sb2 = sandbox();
+    let out = run(
+        &sb2,
+        steps,
+        &[
+            "--permission-mode",
+            "bypassPermissions",
+            "--plugin-dir-no-mcp",
+            &plug_arg,
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let results = tool_results(&sb2);
+    assert!(
+        result_text(results.last().unwrap()).contains("No such tool available"),
+        "{results:?}"
+    );
+}

@@ -279,10 +279,6 @@ pub struct Session {
     fallback: Option<Arc<dyn Model>>,
     /// The slash commands and skills a prompt `/name` runs ([`crate::commands`]).
     catalog: Option<Arc<crate::commands::Catalog>>,
-    /// The instructions before [`Session::refresh_system`] adds the listings.
-    base_system: Option<String>,
-    /// What the system prompt ends with: the deferred tools, the skills.
-    listings: Vec<String>,
 }
 
 /// A part outside the session (the subagents' runtime, prompt hooks' model) that must follow
@@ -400,13 +396,12 @@ impl Session {
             })
             .collect();
         let compaction = CompactPolicy::from_env(model.name());
-        let listings: Vec<String> = Session::deferred_notice(&tools).into_iter().collect();
         let transcript = Transcript::new(
             config.transcript_path.clone(),
             &config.session_id,
             &config.project_dir,
         );
-        let mut session = Session {
+        Session {
             sink: Sink {
                 transcript,
                 line: Mutex::new(LineContext::default()),
@@ -440,11 +435,7 @@ impl Session {
             max_budget_usd: None,
             fallback: None,
             catalog: None,
-            base_system: None,
-            listings,
-        };
-        session.refresh_system();
-        session
+        }
     }
 
     /// Makes this session a subagent's loop: its hooks carry `agent_id`/`agent_type` and the
@@ -562,37 +553,20 @@ impl Session {
     /// Sets the system prompt, and the memory files it holds (InstructionsLoaded fires for
     /// each at [`Session::start`]).
     pub(crate) fn set_instructions(&mut self, system: Option<String>, memory: Vec<MemoryFile>) {
-        self.base_system = system;
-        self.refresh_system();
+        self.system = system;
         self.memory = memory;
-    }
-
-    /// The system prompt sent: the instructions, then what the session's tools need the model
-    /// to know (the deferred tools, the skills), as Claude Code puts both in its system text.
-    pub(super) fn refresh_system(&mut self) {
-        self.system = match (&self.base_system, self.listings.is_empty()) {
-            (base, true) => base.clone(),
-            (None, false) => Some(self.listings.join("\n\n")),
-            (Some(base), false) => Some(format!("{base}\n\n{}", self.listings.join("\n\n"))),
-        };
     }
 
     /// The session's system prompt and memory files from their parts, which the session keeps
     /// to build the prompt again when the model changes.
-    /// The slash commands and skills of this session: a prompt `/name args` runs one, and the
-    /// model is told which it may run with the Skill tool (in the system prompt, in Claude
-    /// Code's words).
+    /// The slash commands and skills of this session: a prompt `/name args` runs one (the
+    /// Skill tool's description tells the model which it may run).
     pub(crate) fn set_commands(&mut self, catalog: Arc<crate::commands::Catalog>) {
-        if let Some(listing) = catalog.skill_listing() {
-            self.listings.push(listing);
-            self.refresh_system();
-        }
         self.catalog = Some(catalog);
     }
 
     pub(crate) fn set_prompt(&mut self, prompt: crate::agent::instructions::Prompt) {
-        self.base_system = Some(prompt.text());
-        self.refresh_system();
+        self.system = Some(prompt.text());
         self.memory = prompt.memory.files.clone();
         self.prompt = Some(prompt);
     }
@@ -643,31 +617,6 @@ impl Session {
                 .map(|(_, s)| s.clone())
                 .collect(),
         )
-    }
-
-    /// The system reminder that names the deferred tools, when the session has any and a
-    /// ToolSearch to load them.
-    fn deferred_notice(tools: &[Arc<dyn Tool>]) -> Option<String> {
-        if !tools.iter().any(|t| t.name() == "ToolSearch") {
-            return None;
-        }
-        let names: Vec<&str> = tools
-            .iter()
-            .filter(|t| t.deferred())
-            .map(|t| t.name())
-            .collect();
-        (!names.is_empty()).then(|| {
-            format!(
-                "These tools exist but their definitions are not loaded yet. Load them with ToolSearch (query \"select:<name>[,<name>...]\") before you call them:\n{}",
-                names.join("\n")
-            )
-        })
-    }
-
-    /// The session's background commands.
-    #[cfg(test)]
-    pub(crate) fn background_tasks(&self) -> &Arc<crate::tools::background::BackgroundTasks> {
-        &self.ctx.background
     }
 
     /// Whether the observer gets every event of the model's replies as

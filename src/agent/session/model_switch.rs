@@ -38,8 +38,7 @@ impl Session {
     pub(super) fn adopt_model(&mut self, model: &Arc<dyn Model>) {
         if let Some(prompt) = self.prompt.as_mut() {
             prompt.environment.model = model.name().to_string();
-            self.base_system = Some(prompt.text());
-            self.refresh_system();
+            self.system = Some(prompt.text());
         }
         self.model = Arc::clone(model);
         self.compaction = CompactPolicy::from_env(model.name());

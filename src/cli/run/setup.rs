@@ -363,6 +363,13 @@ pub(super) fn load_settings(
     opts.repo_trusted =
         args.trust || (reads_repo_files && folder_trusted(project_dir, interactive)?);
     let mut settings = crate::settings::load(&opts);
+    // `--plugin-dir-no-mcp`: the plugin's hooks, commands, skills and agents, not its servers.
+    let no_mcp = crate::cli::absolute_dirs(&args.plugin_dir_no_mcp);
+    for plugin in &mut settings.plugins {
+        if no_mcp.contains(&plugin.reference.root) {
+            plugin.mcp_config = None;
+        }
+    }
     if args.hooks_shadow {
         settings.shadow_hooks();
     }

@@ -95,25 +95,19 @@ fn a_plugin_command_and_a_skill_through_the_skill_tool() {
         texts(theirs),
         "/guard:pc zeta with ${{CLAUDE_PLUGIN_ROOT}} replaced"
     );
-    // The model is told of the skills it may run, in Claude Code's words (in the system
-    // text, where Claude Code puts its listings).
-    let system = r.requests[0]["system"].to_string();
-    let system: String = serde_json::from_str::<Value>(&r.requests[0]["system"].to_string())
-        .map(|v| match v {
-            Value::String(s) => s,
-            other => other
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|b| b["text"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n"),
-        })
-        .unwrap_or(system);
-    let at = system
+    // The model is told of the skills it may run, in Claude Code's words (in the Skill tool's
+    // description).
+    let skill = r.requests[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "Skill")
+        .expect("the Skill tool is offered");
+    let description = skill["description"].as_str().unwrap();
+    let at = description
         .find("The following skills are available for use with the Skill tool:")
-        .unwrap_or_else(|| panic!("no skill listing in {system}"));
-    let listing = &system[at..];
+        .unwrap_or_else(|| panic!("no skill listing in {description}"));
+    let listing = &description[at..];
     for line in [
         "- greet: Greets people warmly",
         "- guard:pc: Plugin cmd",
