@@ -557,14 +557,14 @@ impl Session {
         self.memory = memory;
     }
 
-    /// The session's system prompt and memory files from their parts, which the session keeps
-    /// to build the prompt again when the model changes.
     /// The slash commands and skills of this session: a prompt `/name args` runs one (the
     /// Skill tool's description tells the model which it may run).
     pub(crate) fn set_commands(&mut self, catalog: Arc<crate::commands::Catalog>) {
         self.catalog = Some(catalog);
     }
 
+    /// The session's system prompt and memory files from their parts, which the session keeps
+    /// to build the prompt again when the model changes.
     pub(crate) fn set_prompt(&mut self, prompt: crate::agent::instructions::Prompt) {
         self.system = Some(prompt.text());
         self.memory = prompt.memory.files.clone();
@@ -617,6 +617,12 @@ impl Session {
                 .map(|(_, s)| s.clone())
                 .collect(),
         )
+    }
+
+    /// The session's background commands.
+    #[cfg(test)]
+    pub(crate) fn background_tasks(&self) -> &Arc<crate::tools::background::BackgroundTasks> {
+        &self.ctx.background
     }
 
     /// Whether the observer gets every event of the model's replies as
