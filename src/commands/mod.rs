@@ -282,7 +282,14 @@ impl Catalog {
             name,
             kind,
             description: doc.text("description"),
-            argument_hint: doc.text("argument-hint"),
+            // `[what]` is a hint as written, not a YAML list.
+            argument_hint: doc
+                .get("argument-hint")
+                .map(|v| match v {
+                    frontmatter::Value::List(items) => format!("[{}]", items.join(", ")),
+                    frontmatter::Value::Scalar(s) => s.clone(),
+                })
+                .filter(|h| !h.is_empty()),
             allowed_tools: doc
                 .get("allowed-tools")
                 .map(frontmatter::Value::items)

@@ -1340,3 +1340,35 @@ fn ctrl_c_while_the_reply_streams_keeps_the_text_so_far_and_tells_the_model_as_c
     let rebuilt = server.requests()[0]["messages"].as_array().unwrap().clone();
     assert_eq!(rebuilt[..3], messages[..]);
 }
+
+/// The user's commands on a real terminal: `/help` lists them with their source, Tab completes
+/// the name, and `/mark alpha` runs the command as a prompt (UserPromptSubmit sees it as typed;
+/// its `!` line runs through the gate, allowed by the command's `allowed-tools` in a trusted
+/// folder, and leaves its file).
+#[test]
+fn a_project_command_is_listed_completed_and_run_on_a_real_terminal() {
+    let sandbox = Sandbox::new("proj", &["proj/.claude/commands"]);
+    recording_hooks(&sandbox);
+    sandbox.write(
+        ".claude/commands/mark.md",
+        "---\ndescription: Mark a thing\nargument-hint: [what]\nallowed-tools: Bash(touch:*)\n---\nMarked: !`touch ran-$ARGUMENTS.txt`\n",
+    );
+    let (tmux, _code_file) = launch_with(&sandbox, &["--trust"], &[]);
+    tmux.wait_for("the first prompt", at_input_prompt);
+    tmux.type_line("/help");
+    tmux.wait_for("the help with the command", |s| {
+        s.contains("/mark [what]") && s.contains("Mark a thing (project)") && at_input_prompt(s)
+    });
+    tmux.ok(&["send-keys", "-t", "rein", "-l", "/ma"]);
+    tmux.ok(&["send-keys", "-t", "rein", "Tab"]);
+    tmux.wait_for("the completed name", |s| last_line(s) == "> /mark");
+    tmux.type_line("alpha");
+    tmux.wait_for("the command's turn", |_| prompts_sent(&sandbox).len() == 1);
+    assert_eq!(prompts_sent(&sandbox), ["/mark alpha"]);
+    tmux.wait_for("the prompt after the turn", at_input_prompt);
+    assert!(
+        sandbox.exists("ran-alpha.txt"),
+        "the ! line ran: {}",
+        tmux.screen()
+    );
+}

@@ -433,6 +433,7 @@ async fn main_inner(prompt: Option<String>, mut args: RunArgs, headless: bool) -
             models: setup.models.clone(),
             probe: setup.probe.clone(),
             shadow_log: shadow_log.clone(),
+            catalog: Arc::clone(&setup.catalog),
         };
         spinner.spawn_drawing(
             Glyphs::detect().call != "*",

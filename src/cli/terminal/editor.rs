@@ -28,8 +28,11 @@ pub enum Read {
     Eof,
 }
 
-/// `\` at the end of the input continues it on a new line.
-struct Helper;
+/// `\` at the end of the input continues it on a new line; Tab after a `/` at the start
+/// completes a command's name.
+struct Helper {
+    commands: Vec<String>,
+}
 
 impl Validator for Helper {
     fn validate(&self, ctx: &mut ValidationContext) -> rustyline::Result<ValidationResult> {
@@ -43,6 +46,27 @@ impl Validator for Helper {
 
 impl rustyline::completion::Completer for Helper {
     type Candidate = String;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _ctx: &rustyline::Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<String>)> {
+        let typed = &line[..pos];
+        if !typed.starts_with('/') || typed.contains(char::is_whitespace) {
+            return Ok((pos, Vec::new()));
+        }
+        let mut found: Vec<String> = self
+            .commands
+            .iter()
+            .filter(|c| c.starts_with(typed))
+            .map(|c| format!("{c} "))
+            .collect();
+        found.sort();
+        found.dedup();
+        Ok((0, found))
+    }
 }
 impl rustyline::hint::Hinter for Helper {
     type Hint = String;
@@ -78,7 +102,7 @@ pub struct LineEditor {
 
 impl LineEditor {
     /// Starts the editor with its history file (created on the first entry).
-    pub fn spawn(history: PathBuf) -> Result<LineEditor, String> {
+    pub fn spawn(history: PathBuf, commands: Vec<String>) -> Result<LineEditor, String> {
         let config = rustyline::Config::builder()
             .auto_add_history(false)
             .max_history_size(10_000)
@@ -86,7 +110,7 @@ impl LineEditor {
             .build();
         let mut editor: Editor<Helper, FileHistory> = Editor::with_config(config)
             .map_err(|e| format!("cannot start the line editor: {e}"))?;
-        editor.set_helper(Some(Helper));
+        editor.set_helper(Some(Helper { commands }));
         editor.bind_sequence(
             KeyEvent(KeyCode::Enter, Modifiers::ALT),
             EventHandler::Simple(Cmd::Newline),

@@ -61,6 +61,9 @@ pub struct TerminalContext {
     pub probe: Option<crate::agent::subagent::ModelFactory>,
     /// The decisions shadow mode withheld so far (`/hooks` lists them).
     pub shadow_log: crate::hooks::shadow::ShadowLog,
+    /// The user's, project's and plugins' slash commands and skills: `/help` lists them, Tab
+    /// completes them, and `/name args` runs one as a prompt.
+    pub catalog: std::sync::Arc<crate::commands::Catalog>,
 }
 
 /// The slash commands and what they do (for `/help`).
@@ -97,11 +100,28 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
 ];
 
-/// Help text shown by `/help`.
-fn help() -> String {
+/// Help text shown by `/help`: rein's commands, then the user's commands and skills with
+/// where each comes from.
+fn help(catalog: &crate::commands::Catalog) -> String {
     let mut out = String::from("Commands:\n");
     for (name, what) in COMMANDS {
         out.push_str(&format!("  {name:<26} {what}\n"));
+    }
+    let own: Vec<&crate::commands::Entry> = catalog
+        .entries
+        .iter()
+        .filter(|e| !is_builtin(&e.name))
+        .collect();
+    if !own.is_empty() {
+        out.push_str("Your commands and skills:\n");
+        for e in own {
+            let shown = match &e.argument_hint {
+                Some(hint) => format!("/{} {hint}", e.name),
+                None => format!("/{}", e.name),
+            };
+            let what = e.description.clone().unwrap_or_default();
+            out.push_str(&format!("  {shown:<26} {what} ({})\n", e.source.label()));
+        }
     }
     out.push_str(
         "Keys: Enter sends; \\ then Enter, or Alt+Enter, starts a new line; Up/Down \
@@ -121,7 +141,7 @@ pub async fn run(
     sigterm: &mut Signal,
 ) -> Option<i32> {
     let color = color_for(std::io::stdout().is_terminal());
-    let mut editor = match LineEditor::spawn(ctx.history.clone()) {
+    let mut editor = match LineEditor::spawn(ctx.history.clone(), completion_names(&ctx.catalog)) {
         Ok(e) => e,
         Err(err) => {
             eprintln!("rein: {err}");
@@ -157,8 +177,14 @@ pub async fn run(
         // A Ctrl+C pressed while nothing was running (during start-up, between prompts) must
         // not stop the next turn the moment it starts.
         while let Some(Some(())) = sigint.recv().now_or_never() {}
+        // A built-in name is rein's command; the user's commands and skills run as prompts.
+        let user_command = text
+            .strip_prefix('/')
+            .and_then(|c| c.split_whitespace().next())
+            .is_some_and(|name| !is_builtin(name) && ctx.catalog.find(name).is_some());
         if let Some(command) = text.strip_prefix('/')
             && !command.starts_with('/')
+            && !user_command
         {
             session.begin_command();
             let done = tokio::select! {
@@ -215,6 +241,33 @@ pub async fn run(
     }
 }
 
+/// Whether `name` (without the `/`) is one of rein's own commands.
+fn is_builtin(name: &str) -> bool {
+    matches!(name, "quit" | "?")
+        || COMMANDS.iter().any(|(c, _)| {
+            c.trim_start_matches('/')
+                .split_whitespace()
+                .next()
+                .is_some_and(|n| n == name)
+        })
+}
+
+/// What Tab completes after a `/` at the start of the line.
+pub fn completion_names(catalog: &crate::commands::Catalog) -> Vec<String> {
+    let mut names: Vec<String> = COMMANDS
+        .iter()
+        .filter_map(|(c, _)| c.split_whitespace().next().map(str::to_string))
+        .collect();
+    names.extend(
+        catalog
+            .entries
+            .iter()
+            .filter(|e| !is_builtin(&e.name))
+            .map(|e| format!("/{}", e.name)),
+    );
+    names
+}
+
 enum Slash {
     Done,
     Exit,
@@ -233,7 +286,7 @@ async fn slash(
     };
     match name {
         "exit" | "quit" => return Slash::Exit,
-        "help" | "?" => println!("{}", help()),
+        "help" | "?" => println!("{}", help(&ctx.catalog)),
         "hooks" => hooks_list(ctx),
         "permissions" => println!("{}", ctx.permissions),
         "clear" => {
