@@ -472,9 +472,12 @@ async fn run_inner(
         .as_mut()
         .map(|p| p as &mut (dyn process::StdoutWatch + Send));
     let launch = spec.warm_launch();
-    let claimed = launch.as_ref().and_then(warm::claim);
+    let claimed = match &launch {
+        Some(launch) => warm::claim(launch).await,
+        None => Ok(None),
+    };
     let raw = match claimed {
-        Some((pre, go)) => {
+        Ok(Some(warm::Claimed::Spare(pre, go))) => {
             let mut bytes = go;
             bytes.extend_from_slice(stdin);
             let run = process::run_prespawned(
@@ -490,7 +493,37 @@ async fn run_inner(
             raw.warm = true;
             raw
         }
-        None => raw_run(spec, process::run(job, cancel, watch).await),
+        Ok(Some(warm::Claimed::Forked(forked))) => {
+            let run = process::run_forked(
+                forked,
+                process::Stdin::Bytes(stdin),
+                job.output,
+                job.limits,
+                cancel,
+                watch,
+            )
+            .await;
+            let mut raw = raw_run(spec, run);
+            raw.warm = true;
+            raw
+        }
+        Ok(None) => raw_run(spec, process::run(job, cancel, watch).await),
+        Err(why) => {
+            let mut raw = raw_run(
+                spec,
+                process::Run {
+                    ending: Ending::WaitFailed(why),
+                    stdout: Default::default(),
+                    stderr: Default::default(),
+                    duration: Duration::ZERO,
+                    stdin_error: None,
+                    pid: None,
+                    lingering: false,
+                },
+            );
+            raw.warm = true;
+            raw
+        }
     };
     // The next call's interpreter starts now that this one is over.
     if let Some(launch) = launch {

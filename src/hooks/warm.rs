@@ -40,7 +40,8 @@ use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use std::time::Duration;
 
@@ -48,6 +49,7 @@ use crate::hooks::command::CommandSpec;
 use crate::hooks::config::{CommandHandler, ConfiguredHandler, HandlerKind};
 use crate::hooks::dispatch::{Dispatcher, Target};
 use crate::process::{self, Prespawned, Program};
+use std::os::fd::{AsRawFd, OwnedFd};
 
 /// The interpreter a warm hook runs under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -281,10 +283,27 @@ pub struct Launch {
 
 impl Launch {
     fn key(&self) -> String {
+        // A python server serves every call whose words are the same (its argv is theirs);
+        // a node spare serves one handler's calls.
+        let program = match self.interpreter {
+            Interpreter::Python => {
+                let project = self
+                    .env
+                    .iter()
+                    .rev()
+                    .find(|(k, _)| k == "CLAUDE_PROJECT_DIR")
+                    .map(|(_, v)| v.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                simple_words(&self.command, &project)
+                    .map(|words| words.join("\u{1}"))
+                    .unwrap_or_else(|_| self.command.clone())
+            }
+            Interpreter::Node => self.command.clone(),
+        };
         let mut key = format!(
             "{}\0{}\0{}",
             self.interpreter.name(),
-            self.command,
+            program,
             self.cwd.display()
         );
         let mut vars: Vec<_> = self
@@ -306,6 +325,8 @@ impl Launch {
 /// A started interpreter waiting for its call.
 #[derive(Debug)]
 struct Spare {
+    /// The hook command it was started for.
+    command: String,
     process: Prespawned,
     /// The environment it was started with (without the start hook's variable).
     env: Vec<(OsString, OsString)>,
@@ -321,6 +342,8 @@ struct Pool {
 #[derive(Default)]
 struct PoolState {
     spares: HashMap<String, Spare>,
+    /// Python: one forking interpreter per launch key, serving every call.
+    servers: HashMap<String, Arc<Server>>,
     starting: std::collections::HashSet<String>,
     /// Launches whose interpreter did not load the start hook: cold for the rest of the run.
     failed: std::collections::HashSet<String>,
@@ -402,21 +425,38 @@ pub fn prestart(launch: Launch) {
     let key = launch.key();
     {
         let mut state = pool().state.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(server) = state.servers.get(&key)
+            && server.dead.load(Ordering::Acquire)
+        {
+            state.servers.remove(&key);
+        }
         if state.spares.contains_key(&key)
+            || state.servers.contains_key(&key)
             || state.starting.contains(&key)
             || state.failed.contains(&key)
         {
             return;
         }
+        if state.spares.len() + state.servers.len() + state.starting.len() >= max_waiting() {
+            tracing::debug!(command = %launch.command, max = max_waiting(), "REIN_WARM_HOOKS_MAX interpreters wait already; this hook runs cold");
+            return;
+        }
         state.starting.insert(key.clone());
     }
     runtime.spawn(async move {
-        let started = start_spare(&launch).await;
+        let started = match launch.interpreter {
+            Interpreter::Python => start_server(&launch).await.map(Started::Server),
+            Interpreter::Node => start_spare(&launch).await.map(Started::Spare),
+        };
         let mut state = pool().state.lock().unwrap_or_else(PoisonError::into_inner);
         state.starting.remove(&key);
         match started {
-            Ok(spare) => {
+            Ok(Started::Spare(spare)) => {
                 state.spares.insert(key, spare);
+            }
+            Ok(Started::Server(server)) => {
+                tracing::debug!(command = %launch.command, rss_kib = ?server.rss_kib(), "a warm python hook's interpreter waits");
+                state.servers.insert(key, Arc::new(server));
             }
             Err(StartError::NoStartHook(why)) => {
                 tracing::debug!(command = %launch.command, %why, "the interpreter ignores rein's start hook; it runs cold");
@@ -429,6 +469,22 @@ pub fn prestart(launch: Launch) {
     });
 }
 
+/// What [`prestart`] started.
+enum Started {
+    Spare(Spare),
+    Server(Server),
+}
+
+/// The most interpreters that wait at once (`REIN_WARM_HOOKS_MAX`, default 16); a hook whose
+/// interpreter would be one more runs cold. Each waiting python costs ~10 MiB resident, node
+/// ~40 MiB (docs/performance.md).
+pub fn max_waiting() -> usize {
+    std::env::var("REIN_WARM_HOOKS_MAX")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(16)
+}
+
 /// Why a spare could not be started.
 enum StartError {
     /// The interpreter started without loading the start hook: never warm for this launch.
@@ -437,7 +493,9 @@ enum StartError {
     Other(String),
 }
 
-async fn start_spare(launch: &Launch) -> Result<Spare, StartError> {
+/// The interpreter of `launch` started as its cold run starts it, with the start hook added;
+/// its stdin is `socket` when given (a server), else a pipe.
+fn spawn_interpreter(launch: &Launch, socket: Option<OwnedFd>) -> Result<Prespawned, StartError> {
     let dir = boot_dir().ok_or(StartError::Other(
         "no private directory for the start hooks".to_string(),
     ))?;
@@ -466,10 +524,18 @@ async fn start_spare(launch: &Launch) -> Result<Spare, StartError> {
     program.new_session = true;
     program.env = &env;
     program.env_remove = &remove;
-    let mut process =
-        process::prespawn(&program).map_err(|e| StartError::Other(format!("{e:?}")))?;
+    match socket {
+        Some(socket) => process::prespawn_with_stdin(&program, socket),
+        None => process::prespawn(&program),
+    }
+    .map_err(|e| StartError::Other(format!("{e:?}")))
+}
+
+async fn start_spare(launch: &Launch) -> Result<Spare, StartError> {
+    let mut process = spawn_interpreter(launch, None)?;
     match process.read_stderr(READY.len(), START_LIMIT).await {
         Ok(bytes) if bytes == READY => Ok(Spare {
+            command: launch.command.clone(),
             process,
             env: launch.env.clone(),
         }),
@@ -489,9 +555,184 @@ async fn start_spare(launch: &Launch) -> Result<Spare, StartError> {
     }
 }
 
+/// A python interpreter that has started once and forks one child per call (see
+/// `warm_boot/sitecustomize.py`): rein sends each call's go message with the call's three pipes
+/// over a Unix packet socket; the child reports its pid, the server its wait status.
+struct Server {
+    /// The hook command it was started for.
+    command: String,
+    /// The interpreter itself; dropping it kills it.
+    process: Mutex<Prespawned>,
+    socket: OwnedFd,
+    /// The environment it was started with (without the start hook's variable).
+    env: Vec<(OsString, OsString)>,
+    calls: Arc<Mutex<HashMap<u64, Waiting>>>,
+    next_call: AtomicU64,
+    /// The server is gone (its socket ended): no call is sent to it again.
+    dead: Arc<AtomicBool>,
+}
+
+/// What a call sent to a [`Server`] waits for.
+#[derive(Default)]
+struct Waiting {
+    pid: Option<tokio::sync::oneshot::Sender<u32>>,
+    exit: Option<tokio::sync::oneshot::Sender<i32>>,
+}
+
+impl Server {
+    /// Resident memory of the waiting interpreter, from `/proc`.
+    fn rss_kib(&self) -> Option<u64> {
+        let pid = self
+            .process
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pid()?;
+        resident_kib(pid)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // Ends the socket for both sides (the reader thread holds a second descriptor), so
+        // the server reads EOF and exits, and the reader thread ends.
+        // SAFETY: shutdown on a descriptor we own; an error leaves nothing to clean up.
+        unsafe {
+            libc::shutdown(self.socket.as_raw_fd(), libc::SHUT_RDWR);
+        }
+    }
+}
+
+/// The resident set of a process, in KiB (`VmRSS` of `/proc/<pid>/status`).
+fn resident_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The resident memory of each interpreter waiting for a call, in KiB, with its command.
+pub fn waiting_memory() -> Vec<(String, Option<u64>)> {
+    let state = pool().state.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut out: Vec<(String, Option<u64>)> = state
+        .servers
+        .values()
+        .map(|server| (server.command.clone(), server.rss_kib()))
+        .collect();
+    out.extend(state.spares.values().map(|spare| {
+        (
+            spare.command.clone(),
+            spare.process.pid().and_then(resident_kib),
+        )
+    }));
+    out.sort();
+    out
+}
+
+async fn start_server(launch: &Launch) -> Result<Server, StartError> {
+    let (ours, theirs) =
+        process::packet_pair().map_err(|e| StartError::Other(format!("socketpair: {e}")))?;
+    let mut process = spawn_interpreter(launch, Some(theirs))?;
+    match process.read_stderr(READY.len(), START_LIMIT).await {
+        Ok(bytes) if bytes == READY => {}
+        Ok(bytes) => {
+            return Err(StartError::NoStartHook(format!(
+                "its stderr began {:?}",
+                String::from_utf8_lossy(&bytes)
+            )));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+            return Err(StartError::NoStartHook(format!(
+                "not ready after {} s",
+                START_LIMIT.as_secs()
+            )));
+        }
+        Err(e) => {
+            return Err(StartError::Other(format!(
+                "the interpreter did not get ready: {e}"
+            )));
+        }
+    }
+    let reader = ours
+        .try_clone()
+        .map_err(|e| StartError::Other(format!("dup: {e}")))?;
+    let calls: Arc<Mutex<HashMap<u64, Waiting>>> = Arc::default();
+    let dead = Arc::new(AtomicBool::new(false));
+    {
+        let calls = Arc::clone(&calls);
+        let dead = Arc::clone(&dead);
+        std::thread::Builder::new()
+            .name("rein-warm-python".to_string())
+            .spawn(move || read_reports(&reader, &calls, &dead))
+            .map_err(|e| StartError::Other(format!("thread: {e}")))?;
+    }
+    Ok(Server {
+        command: launch.command.clone(),
+        process: Mutex::new(process),
+        socket: ours,
+        env: launch.env.clone(),
+        calls,
+        next_call: AtomicU64::new(1),
+        dead,
+    })
+}
+
+/// The server's reports, until its socket ends: `P <call> <pid>` (the child runs) and
+/// `X <call> <wait status>` (it has been reaped), `E <call>` (the call's pipes did not arrive).
+fn read_reports(socket: &OwnedFd, calls: &Mutex<HashMap<u64, Waiting>>, dead: &AtomicBool) {
+    let mut buf = [0u8; 128];
+    loop {
+        let n = match process::recv_packet(socket, &mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let text = String::from_utf8_lossy(&buf[..n]);
+        let mut words = text.split(' ');
+        let (Some(kind), Some(Ok(call))) = (words.next(), words.next().map(str::parse::<u64>))
+        else {
+            continue;
+        };
+        let value = words.next().and_then(|w| w.parse::<i64>().ok());
+        let mut calls = calls.lock().unwrap_or_else(PoisonError::into_inner);
+        match (kind, value) {
+            ("P", Some(pid)) => {
+                if let Some(tx) = calls.get_mut(&call).and_then(|w| w.pid.take())
+                    && let Ok(pid) = u32::try_from(pid)
+                {
+                    let _ = tx.send(pid);
+                }
+            }
+            ("X", Some(status)) => {
+                if let Some(tx) = calls.remove(&call).and_then(|w| w.exit)
+                    && let Ok(status) = i32::try_from(status)
+                {
+                    let _ = tx.send(status);
+                }
+            }
+            // Dropping the senders tells the waiting call.
+            _ => {
+                calls.remove(&call);
+            }
+        }
+    }
+    dead.store(true, Ordering::Release);
+    // Every call still waiting learns that no report will come.
+    calls.lock().unwrap_or_else(PoisonError::into_inner).clear();
+}
+
 /// The go message: the changes from the spare's environment to the call's, the cwd, and the
 /// start hook's directory (to take off `sys.path`), length-prefixed (8 hex digits).
 fn go_message(spare_env: &[(OsString, OsString)], call: &Launch, dir: &Path) -> Vec<u8> {
+    let body = serde_json::Value::Object(go_body(spare_env, call, dir)).to_string();
+    let mut out = format!("{:08x}", body.len()).into_bytes();
+    out.extend_from_slice(body.as_bytes());
+    out
+}
+
+/// The go message's JSON object.
+fn go_body(
+    spare_env: &[(OsString, OsString)],
+    call: &Launch,
+    dir: &Path,
+) -> serde_json::Map<String, serde_json::Value> {
     let spare: HashMap<&OsString, &OsString> = spare_env.iter().map(|(k, v)| (k, v)).collect();
     let wanted: HashMap<&OsString, &OsString> = call.env.iter().map(|(k, v)| (k, v)).collect();
     let mut set = serde_json::Map::new();
@@ -516,36 +757,93 @@ fn go_message(spare_env: &[(OsString, OsString)], call: &Launch, dir: &Path) -> 
         }
         None => unset.push(carrier.to_string()),
     }
-    let body = serde_json::json!({
-        "set": set,
-        "unset": unset,
-        "cwd": call.cwd.to_string_lossy(),
-        "dir": dir.to_string_lossy(),
-    })
-    .to_string();
-    let mut out = format!("{:08x}", body.len()).into_bytes();
-    out.extend_from_slice(body.as_bytes());
-    out
+    let mut body = serde_json::Map::new();
+    body.insert("set".into(), set.into());
+    body.insert("unset".into(), unset.into());
+    body.insert("cwd".into(), call.cwd.to_string_lossy().into());
+    body.insert("dir".into(), dir.to_string_lossy().into());
+    body
 }
 
-/// A spare for `call`, with its go message to write before the hook's input; `None` when
-/// there is none ready (the call then runs cold). The caller starts the next one with
-/// [`prestart`] once the call is over, so the two do not compete for the CPU.
-pub fn claim(call: &Launch) -> Option<(Prespawned, Vec<u8>)> {
+/// A warm start for one call.
+#[derive(Debug)]
+pub enum Claimed {
+    /// A pre-started node interpreter, and the go message to write before the hook's input.
+    Spare(Prespawned, Vec<u8>),
+    /// A child a python server forked for this call, waiting for the hook's input.
+    Forked(process::Forked),
+}
+
+/// A warm start for `call`: `Ok(None)` when there is none ready (the call then runs cold).
+/// `Err` when the call was handed to a server that ended before it said the call's child runs:
+/// the call may have run, so it is not run again (at most once), and fails with that text.
+/// For node the caller starts the next spare with [`prestart`] once the call is over, so the
+/// two do not compete for the CPU.
+pub async fn claim(call: &Launch) -> Result<Option<Claimed>, String> {
     let key = call.key();
-    let taken = pool()
-        .state
+    let Some(dir) = boot_dir() else {
+        return Ok(None);
+    };
+    let (spare, server) = {
+        let mut state = pool().state.lock().unwrap_or_else(PoisonError::into_inner);
+        (state.spares.remove(&key), state.servers.get(&key).cloned())
+    };
+    if let Some(mut spare) = spare {
+        if spare.process.has_ended() {
+            return Ok(None);
+        }
+        let go = go_message(&spare.env, call, dir);
+        return Ok(Some(Claimed::Spare(spare.process, go)));
+    }
+    let Some(server) = server else {
+        return Ok(None);
+    };
+    if server.dead.load(Ordering::Acquire) {
+        return Ok(None);
+    }
+    let Ok((ends, theirs)) = process::forked_pipes() else {
+        return Ok(None);
+    };
+    let id = server.next_call.fetch_add(1, Ordering::Relaxed);
+    let (pid_tx, pid_rx) = tokio::sync::oneshot::channel();
+    let (exit_tx, exit_rx) = tokio::sync::oneshot::channel();
+    server
+        .calls
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .spares
-        .remove(&key);
-    let mut spare = taken?;
-    if spare.process.has_ended() {
-        return None;
+        .insert(
+            id,
+            Waiting {
+                pid: Some(pid_tx),
+                exit: Some(exit_tx),
+            },
+        );
+    let mut body = go_body(&server.env, call, dir);
+    body.insert("id".into(), id.into());
+    let packet = serde_json::Value::Object(body).to_string();
+    if let Err(e) = process::send_packet(&server.socket, packet.as_bytes(), &theirs) {
+        // Not delivered: nothing ran, the call runs cold.
+        server
+            .calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&id);
+        tracing::debug!(command = %call.command, error = %e, "the warm python server did not take the call; it runs cold");
+        return Ok(None);
     }
-    let dir = boot_dir()?;
-    let go = go_message(&spare.env, call, dir);
-    Some((spare.process, go))
+    // The child has its own copies now; the pipes end when it (and what it starts) is done.
+    drop(theirs);
+    match tokio::time::timeout(START_LIMIT, pid_rx).await {
+        Ok(Ok(pid)) => Ok(Some(Claimed::Forked(ends.forked(pid, exit_rx)))),
+        Ok(Err(_)) => Err(
+            "the warm python interpreter ended after it was handed the call and before the call's process started"
+                .to_string(),
+        ),
+        Err(_) => Err(format!(
+            "the warm python interpreter did not start the call's process within {} s",
+            START_LIMIT.as_secs()
+        )),
+    }
 }
 
 /// The interpreter `command` runs warm under, when warm hooks are on for it and it is

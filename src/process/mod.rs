@@ -45,11 +45,16 @@ use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::Notify;
 
 mod capture;
+mod forked;
 mod group;
 mod spawn;
 
 use capture::*;
 use group::*;
+pub use forked::{
+    Forked, forked_pipes, packet_pair, prespawn_with_stdin, recv_packet, run_forked,
+    send_packet,
+};
 pub use group::{kill_group, kill_group_until, signal_group};
 use spawn::*;
 
@@ -348,6 +353,11 @@ impl Prespawned {
     /// Whether it has ended on its own while waiting (reaped now if so).
     pub fn has_ended(&mut self) -> bool {
         !matches!(self.spawned.child.try_wait(), Ok(None))
+    }
+
+    /// Its pid, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.spawned.child.id()
     }
 
     /// Reads exactly `n` bytes of its stderr (the run's capture then starts after them), or

@@ -16,17 +16,81 @@ pub(super) fn setsid_program() -> Option<&'static Path> {
 
 /// A spawned child with the pipes the run reads and writes.
 pub(super) struct Spawned {
-    pub(super) child: Child,
-    pub(super) stdin: Option<ChildStdin>,
+    pub(super) child: Proc,
+    pub(super) stdin: Option<StdinPipe>,
     pub(super) stdout: Option<OutputPipe>,
     pub(super) stderr: Option<OutputPipe>,
 }
 
-/// The read end of an output pipe: the child's own stdout or stderr, or a merged pipe.
+/// The direct child: spawned by rein, or forked for rein by a warm interpreter.
+pub(super) enum Proc {
+    Child(Child),
+    Forked(super::forked::ForkedChild),
+}
+
+impl Proc {
+    pub(super) fn id(&self) -> Option<u32> {
+        match self {
+            Proc::Child(child) => child.id(),
+            Proc::Forked(forked) => forked.id(),
+        }
+    }
+
+    /// Cancel-safe, like [`Child::wait`].
+    pub(super) async fn wait(&mut self) -> io::Result<ExitStatus> {
+        match self {
+            Proc::Child(child) => child.wait().await,
+            Proc::Forked(forked) => forked.wait().await,
+        }
+    }
+
+    pub(super) fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
+        match self {
+            Proc::Child(child) => child.try_wait(),
+            Proc::Forked(forked) => forked.try_wait(),
+        }
+    }
+}
+
+/// The write end of the child's stdin.
+pub(super) enum StdinPipe {
+    Child(ChildStdin),
+    Pipe(tokio::net::unix::pipe::Sender),
+}
+
+impl tokio::io::AsyncWrite for StdinPipe {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            StdinPipe::Child(pipe) => Pin::new(pipe).poll_write(cx, buf),
+            StdinPipe::Pipe(pipe) => Pin::new(pipe).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            StdinPipe::Child(pipe) => Pin::new(pipe).poll_flush(cx),
+            StdinPipe::Pipe(pipe) => Pin::new(pipe).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            StdinPipe::Child(pipe) => Pin::new(pipe).poll_shutdown(cx),
+            StdinPipe::Pipe(pipe) => Pin::new(pipe).poll_shutdown(cx),
+        }
+    }
+}
+
+/// The read end of an output pipe: the child's own stdout or stderr, or a pipe rein made (a
+/// merged one, or a forked child's).
 pub(super) enum OutputPipe {
     Stdout(ChildStdout),
     Stderr(ChildStderr),
-    Merged(Receiver),
+    Pipe(Receiver),
 }
 
 impl AsyncRead for OutputPipe {
@@ -38,7 +102,7 @@ impl AsyncRead for OutputPipe {
         match self.get_mut() {
             OutputPipe::Stdout(pipe) => Pin::new(pipe).poll_read(cx, buf),
             OutputPipe::Stderr(pipe) => Pin::new(pipe).poll_read(cx, buf),
-            OutputPipe::Merged(pipe) => Pin::new(pipe).poll_read(cx, buf),
+            OutputPipe::Pipe(pipe) => Pin::new(pipe).poll_read(cx, buf),
         }
     }
 }
@@ -70,16 +134,16 @@ pub(super) fn spawn(
     // the pipe never reports EOF.
     drop(command);
     let mut child = spawned.map_err(|e| Ending::SpawnFailed(e.to_string(), e.raw_os_error()))?;
-    let stdin = child.stdin.take();
+    let stdin = child.stdin.take().map(StdinPipe::Child);
     let (stdout, stderr) = match merged {
-        Some(reader) => (Some(OutputPipe::Merged(reader)), None),
+        Some(reader) => (Some(OutputPipe::Pipe(reader)), None),
         None => (
             child.stdout.take().map(OutputPipe::Stdout),
             child.stderr.take().map(OutputPipe::Stderr),
         ),
     };
     Ok(Spawned {
-        child,
+        child: Proc::Child(child),
         stdin,
         stdout,
         stderr,
@@ -132,7 +196,7 @@ impl Drop for GroupGuard {
     }
 }
 
-pub(super) async fn write_stdin(stdin: Option<ChildStdin>, bytes: &[u8]) -> Option<StdinError> {
+pub(super) async fn write_stdin(stdin: Option<StdinPipe>, bytes: &[u8]) -> Option<StdinError> {
     let mut pipe = stdin?;
     let result = match pipe.write_all(bytes).await {
         Ok(()) => pipe.shutdown().await,

@@ -1,21 +1,144 @@
 # rein's start hook for warm python hooks (see src/hooks/warm.rs). Imported by site.py because
 # rein put this directory first on PYTHONPATH.
 #
-# Before the call: imports what it needs (and `json`, which most hooks import), tells rein it is
-# ready, and waits on stdin for rein's go message. Then it makes the environment, cwd and
-# sys.path those of the call, takes itself out, and runs, in order, what a cold start runs after
-# this point: the user's own sitecustomize and usercustomize, then the script as the
-# interpreter's main: `sys.path[0]` the script's real directory, a `__main__` with `__file__`
-# (absolute), `__cached__` None and a SourceFileLoader, the source compiled under its name, an
-# uncaught exception printed by `sys.excepthook` from the script's own frame, `SystemExit`
-# turned into the exit status as the interpreter does, then the interpreter's exit: non-daemon
-# threads joined, atexit handlers, stdout and stderr flushed (120 if that fails), and the
-# process ends with the status. What it skips is the interpreter's teardown of its modules
-# (~5 ms), which nothing a hook does can observe except through `__del__` methods that print
-# while the interpreter is going away.
+# Before any call: imports what it needs (and `json`, which most hooks import), tells rein it is
+# ready, and serves: fd 0 is a Unix packet socket from rein, and each packet is one call's go
+# message with the call's three pipes attached. For each, the process forks a child that plays
+# the cold run's `/bin/sh -c`: it leads a session of its own, reports its pid, forks the call's
+# process and exits with its status; the server reports that wait status once it has reaped
+# it. The call's process puts the pipes on fds 0, 1 and 2 and makes
+# the environment, cwd and sys.path those of the call, takes every trace of the server out, and
+# runs, in order, what a cold start runs after this point: the user's own sitecustomize and
+# usercustomize, then the script as the interpreter's main: `sys.path[0]` the script's real
+# directory, a `__main__` with `__file__` (absolute), `__cached__` None and a SourceFileLoader,
+# the source compiled under its name, an uncaught exception printed by `sys.excepthook` from
+# the script's own frame, `SystemExit` turned into the exit status as the interpreter does,
+# then the interpreter's exit: non-daemon threads joined, atexit handlers, stdout and stderr
+# flushed (120 if that fails), and the process ends with the status. What it skips is the
+# interpreter's teardown of its modules (~5 ms), which nothing a hook does can observe except
+# through `__del__` methods that print while the interpreter is going away.
 #
 # A script path that is not a regular file (missing, a directory, a zip) is left to the
 # interpreter, which then reports or runs it as it always does.
+
+
+def _rein_serve(os, sys, json):
+    """Serves calls until rein is gone; returns (in a forked child only) that child's go."""
+    before = set(sys.modules)
+    import _signal
+    import _socket
+    import select
+
+    os.write(2, b"\0rein-warm-ready\n")
+    sock = _socket.socket(fileno=0)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    _signal.signal(_signal.SIGCHLD, lambda signum, frame: None)
+    _signal.set_wakeup_fd(wake_w)
+    children = {}
+
+    def send(text):
+        try:
+            sock.send(text.encode())
+        except OSError:
+            # rein is gone: its children's runs are over for it too.
+            os._exit(0)
+
+    while True:
+        try:
+            ready = select.select([0, wake_r], [], [])[0]
+        except InterruptedError:
+            ready = []
+        if wake_r in ready:
+            try:
+                os.read(wake_r, 4096)
+            except BlockingIOError:
+                pass
+        while children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            call = children.pop(pid, None)
+            if call is not None:
+                send("X %d %d" % (call, status))
+        if 0 not in ready:
+            continue
+        try:
+            data, ancillary, _flags, _addr = sock.recvmsg(1 << 20, _socket.CMSG_SPACE(3 * 4))
+        except OSError:
+            os._exit(0)
+        if not data:
+            # rein is gone: nothing more will come.
+            os._exit(0)
+        fds = []
+        for level, kind, payload in ancillary:
+            if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+                usable = len(payload) - len(payload) % 4
+                fds += [
+                    int.from_bytes(payload[i : i + 4], sys.byteorder, signed=True)
+                    for i in range(0, usable, 4)
+                ]
+        go = json.loads(data)
+        if len(fds) != 3:
+            for fd in fds:
+                os.close(fd)
+            send("E %d" % go["id"])
+            continue
+        pid = os.fork()
+        if pid == 0:
+            _signal.set_wakeup_fd(-1)
+            _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
+            os.close(wake_r)
+            os.close(wake_w)
+            # As a cold run's `/bin/sh -c`: it leads a session of its own (the group rein
+            # kills), waits for the script's process and exits with its status, 128 + the
+            # signal's number when a signal ended it.
+            os.setsid()
+            _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
+            send("P %d %d" % (go["id"], os.getpid()))
+            script = os.fork()
+            if script != 0:
+                os.close(fds[0])
+                os.close(fds[1])
+                sock.close()
+                while True:
+                    try:
+                        _, status = os.waitpid(script, 0)
+                        break
+                    except InterruptedError:
+                        continue
+                if os.WIFSIGNALED(status):
+                    signum = os.WTERMSIG(status)
+                    # dash's words on the call's stderr, for any signal but SIGINT and SIGPIPE.
+                    if signum not in (_signal.SIGINT, _signal.SIGPIPE):
+                        text = _signal.strsignal(signum) or "Signal %d" % signum
+                        if os.WCOREDUMP(status):
+                            text += " (core dumped)"
+                        try:
+                            os.write(fds[2], (text + "\n").encode())
+                        except OSError:
+                            pass
+                    os._exit(128 + signum)
+                os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+            _signal.signal(_signal.SIGINT, _signal.default_int_handler)
+            sock.detach()
+            for target, fd in enumerate(fds):
+                os.dup2(fd, target)
+            for fd in fds:
+                if fd > 2:
+                    os.close(fd)
+            for name in set(sys.modules) - before:
+                del sys.modules[name]
+            return go
+        for fd in fds:
+            os.close(fd)
+        children[pid] = go["id"]
+
+
 def _rein_warm_start():
     import atexit
     import builtins
@@ -25,20 +148,7 @@ def _rein_warm_start():
     import os
     import sys
 
-    def read_exact(n):
-        chunks = []
-        while n > 0:
-            chunk = os.read(0, n)
-            if not chunk:
-                # rein is gone before the call: nothing ran, nothing will.
-                os._exit(0)
-            chunks.append(chunk)
-            n -= len(chunk)
-        return b"".join(chunks)
-
-    os.write(2, b"\0rein-warm-ready\n")
-    size = int(read_exact(8), 16)
-    go = json.loads(read_exact(size))
+    go = _rein_serve(os, sys, json)
     for name in go["unset"]:
         os.environ.pop(name, None)
     for name, value in go["set"].items():
@@ -156,6 +266,6 @@ def exit_status(exc, sys):
 
 
 if not _rein_warm_start():
-    del _rein_warm_start, exit_status
+    del _rein_warm_start, _rein_serve, exit_status
     raise ImportError("No module named 'sitecustomize'", name="sitecustomize")
-del _rein_warm_start, exit_status
+del _rein_warm_start, _rein_serve, exit_status
