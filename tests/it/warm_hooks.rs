@@ -723,3 +723,101 @@ fn published_hooks_from_the_registries_behave_the_same_warm() {
         );
     }
 }
+
+/// Calls back to back (issue 33): a python hook on PreToolUse and PostToolUse of 20 Bash calls
+/// that follow each other with no pause. The interpreter started once serves each call (it
+/// forks one per call), so every call after it is ready runs warm; each runs exactly once.
+#[test]
+fn calls_back_to_back_run_warm() {
+    let s = Sandbox::new("proj", &["proj/.claude", "proj/hooks"]);
+    let ledger = s.path("ledger.txt");
+    s.write(
+        "hooks/b2b.py",
+        &format!(
+            "import json, os, sys\nd = json.load(sys.stdin)\n\
+             open({:?}, 'a').write(d['hook_event_name'] + ' ' + d['tool_input']['command'] + ' ' + str(os.getsid(0) != os.getpid()) + '\\n')\n",
+            ledger.display().to_string()
+        ),
+    );
+    let commands: Vec<String> = (0..20).map(|i| format!("echo {i}")).collect();
+    let refs: Vec<&str> = commands.iter().map(String::as_str).collect();
+    let hook = json!([{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "python3 $CLAUDE_PROJECT_DIR/hooks/b2b.py"}]}]);
+    let out = session(
+        &s,
+        json!({"PreToolUse": hook, "PostToolUse": hook}),
+        &refs,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<String> = std::fs::read_to_string(&ledger)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let expected: Vec<String> = (0..20)
+        .flat_map(|i| {
+            [
+                format!("PreToolUse echo {i} True"),
+                format!("PostToolUse echo {i} True"),
+            ]
+        })
+        .collect();
+    assert_eq!(lines, expected, "each firing ran its hook exactly once, in order, in a session it does not lead");
+    let log = run_log(&s);
+    assert_eq!(log.len(), 40);
+    let first_warm = log
+        .iter()
+        .position(|l| l["warm"] == true)
+        .expect("no call ran warm");
+    assert!(
+        log[first_warm..].iter().all(|l| l["warm"] == true),
+        "once the interpreter was ready every call ran warm: {:?}",
+        log.iter().map(|l| &l["warm"]).collect::<Vec<_>>()
+    );
+    assert!(first_warm <= 6, "the interpreter took {first_warm} calls to be ready");
+}
+
+/// A warm hook that hangs is killed at its timeout with everything it started (its session's
+/// group), and the next call still runs warm.
+#[test]
+fn a_hanging_warm_hook_is_killed_with_its_children_and_the_next_runs_warm() {
+    let s = Sandbox::new("proj", &["proj/.claude", "proj/hooks"]);
+    let marker = s.path("grandchild-ran");
+    s.write(
+        "hooks/hang.py",
+        &format!(
+            "import json, subprocess, sys, time\nd = json.load(sys.stdin)\n\
+             if 'hang' in d['tool_input']['command']:\n\
+             \x20   subprocess.Popen(['sh', '-c', 'sleep 3; touch {}'])\n\
+             \x20   time.sleep(60)\n\
+             print('ok')\n",
+            marker.display()
+        ),
+    );
+    let out = session(
+        &s,
+        json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "python3 $CLAUDE_PROJECT_DIR/hooks/hang.py", "timeout": 1}]}]}),
+        &["sleep 0.5", "echo hang", "echo after"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let log = run_log(&s);
+    assert_eq!(log.len(), 3, "{log:?}");
+    assert_eq!(log[1]["warm"], true, "{}", log[1]);
+    assert_eq!(log[1]["timed_out"], true, "{}", log[1]);
+    assert_eq!(log[2]["warm"], true, "the next call ran warm: {}", log[2]);
+    assert_eq!(log[2]["outcome"], "success", "{}", log[2]);
+    std::thread::sleep(std::time::Duration::from_millis(3500));
+    assert!(
+        !marker.exists(),
+        "the hung hook's child outlived its timeout and ran"
+    );
+}
