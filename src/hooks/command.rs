@@ -473,7 +473,7 @@ async fn run_inner(
         .map(|p| p as &mut (dyn process::StdoutWatch + Send));
     let launch = spec.warm_launch();
     let claimed = match &launch {
-        Some(launch) => warm::claim(launch).await,
+        Some(launch) => warm::claim(launch, stdin).await,
         None => Ok(None),
     };
     let raw = match claimed {
@@ -493,10 +493,10 @@ async fn run_inner(
             raw.warm = true;
             raw
         }
-        Ok(Some(warm::Claimed::Forked(forked))) => {
+        Ok(Some(warm::Claimed::Forked(forked, prefilled))) => {
             let run = process::run_forked(
                 forked,
-                process::Stdin::Bytes(stdin),
+                process::Stdin::Bytes(&stdin[prefilled..]),
                 job.output,
                 job.limits,
                 cancel,

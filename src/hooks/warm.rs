@@ -344,7 +344,8 @@ struct PoolState {
     spares: HashMap<String, Spare>,
     /// Python: one forking interpreter per launch key, serving every call.
     servers: HashMap<String, Arc<Server>>,
-    starting: std::collections::HashSet<String>,
+    /// Interpreters being started, with the wake-up for calls that wait for them.
+    starting: HashMap<String, Arc<tokio::sync::Notify>>,
     /// Launches whose interpreter did not load the start hook: cold for the rest of the run.
     failed: std::collections::HashSet<String>,
 }
@@ -432,7 +433,7 @@ pub fn prestart(launch: Launch) {
         }
         if state.spares.contains_key(&key)
             || state.servers.contains_key(&key)
-            || state.starting.contains(&key)
+            || state.starting.contains_key(&key)
             || state.failed.contains(&key)
         {
             return;
@@ -441,7 +442,9 @@ pub fn prestart(launch: Launch) {
             tracing::debug!(command = %launch.command, max = max_waiting(), "REIN_WARM_HOOKS_MAX interpreters wait already; this hook runs cold");
             return;
         }
-        state.starting.insert(key.clone());
+        state
+            .starting
+            .insert(key.clone(), Arc::new(tokio::sync::Notify::new()));
     }
     runtime.spawn(async move {
         let started = match launch.interpreter {
@@ -449,7 +452,10 @@ pub fn prestart(launch: Launch) {
             Interpreter::Node => start_spare(&launch).await.map(Started::Spare),
         };
         let mut state = pool().state.lock().unwrap_or_else(PoisonError::into_inner);
-        state.starting.remove(&key);
+        if let Some(started) = state.starting.remove(&key) {
+            // Calls waiting for it look again (and run cold if it did not start).
+            started.notify_waiters();
+        }
         match started {
             Ok(Started::Spare(spare)) => {
                 state.spares.insert(key, spare);
@@ -602,29 +608,87 @@ impl Drop for Server {
     }
 }
 
-/// The resident set of a process, in KiB (`VmRSS` of `/proc/<pid>/status`).
-fn resident_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+/// A `/proc/<pid>/…` memory figure in KiB: `VmRSS` of `status`, `Pss` of `smaps_rollup`.
+fn proc_kib(pid: u32, file: &str, field: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/{file}")).ok()?;
+    let line = text.lines().find(|l| l.starts_with(field))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-/// The resident memory of each interpreter waiting for a call, in KiB, with its command.
-pub fn waiting_memory() -> Vec<(String, Option<u64>)> {
+fn resident_kib(pid: u32) -> Option<u64> {
+    proc_kib(pid, "status", "VmRSS:")
+}
+
+/// What the interpreters waiting for one hook command cost.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WaitingCost {
+    /// The hook command.
+    pub command: String,
+    pub interpreter: Interpreter,
+    /// Its processes: a python server and the pair it forked for the next call; node's spare
+    /// and the `/bin/sh` that started it.
+    pub processes: usize,
+    /// Their resident memory, summed (pages they share counted once per process).
+    pub rss_kib: u64,
+    /// Their proportional share (each shared page split between its sharers): what they cost
+    /// the machine together.
+    pub pss_kib: u64,
+}
+
+fn cost_of(command: &str, interpreter: Interpreter, root: u32) -> WaitingCost {
+    let mut pids = vec![root];
+    pids.extend(process::descendants(root));
+    WaitingCost {
+        command: command.to_string(),
+        interpreter,
+        processes: pids.len(),
+        rss_kib: pids.iter().filter_map(|p| resident_kib(*p)).sum(),
+        pss_kib: pids
+            .iter()
+            .filter_map(|p| proc_kib(*p, "smaps_rollup", "Pss:"))
+            .sum(),
+    }
+}
+
+/// What each interpreter waiting for a call costs, by hook command.
+pub fn waiting_memory() -> Vec<WaitingCost> {
     let state = pool().state.lock().unwrap_or_else(PoisonError::into_inner);
-    let mut out: Vec<(String, Option<u64>)> = state
+    let mut out: Vec<WaitingCost> = state
         .servers
         .values()
-        .map(|server| (server.command.clone(), server.rss_kib()))
+        .filter_map(|server| {
+            let pid = server
+                .process
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .pid()?;
+            Some(cost_of(&server.command, Interpreter::Python, pid))
+        })
         .collect();
-    out.extend(state.spares.values().map(|spare| {
-        (
-            spare.command.clone(),
-            spare.process.pid().and_then(resident_kib),
-        )
+    out.extend(state.spares.values().filter_map(|spare| {
+        Some(cost_of(
+            &spare.command,
+            Interpreter::Node,
+            spare.process.pid()?,
+        ))
     }));
-    out.sort();
+    out.sort_by(|a, b| a.command.cmp(&b.command));
     out
+}
+
+/// Waits until no interpreter is starting (at most the start limit).
+pub async fn settle() {
+    let deadline = tokio::time::Instant::now() + START_LIMIT;
+    while !pool()
+        .state
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .starting
+        .is_empty()
+        && tokio::time::Instant::now() < deadline
+    {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 async fn start_server(launch: &Launch) -> Result<Server, StartError> {
@@ -770,8 +834,9 @@ fn go_body(
 pub enum Claimed {
     /// A pre-started node interpreter, and the go message to write before the hook's input.
     Spare(Prespawned, Vec<u8>),
-    /// A child a python server forked for this call, waiting for the hook's input.
-    Forked(process::Forked),
+    /// A child a python server forked for this call, and how much of the hook's input is in
+    /// its stdin already.
+    Forked(process::Forked, usize),
 }
 
 /// A warm start for `call`: `Ok(None)` when there is none ready (the call then runs cold).
@@ -779,14 +844,41 @@ pub enum Claimed {
 /// the call may have run, so it is not run again (at most once), and fails with that text.
 /// For node the caller starts the next spare with [`prestart`] once the call is over, so the
 /// two do not compete for the CPU.
-pub async fn claim(call: &Launch) -> Result<Option<Claimed>, String> {
+pub async fn claim(call: &Launch, stdin: &[u8]) -> Result<Option<Claimed>, String> {
     let key = call.key();
     let Some(dir) = boot_dir() else {
         return Ok(None);
     };
-    let (spare, server) = {
-        let mut state = pool().state.lock().unwrap_or_else(PoisonError::into_inner);
-        (state.spares.remove(&key), state.servers.get(&key).cloned())
+    let mut waited = false;
+    let (spare, server) = loop {
+        let starting = {
+            let mut state = pool().state.lock().unwrap_or_else(PoisonError::into_inner);
+            let found = (state.spares.remove(&key), state.servers.get(&key).cloned());
+            match (&found, state.starting.get(&key)) {
+                // Being started: the rest of its start costs less than a whole cold start
+                // (and does not compete with one for the CPU), so the call waits for it.
+                ((None, None), Some(notify)) if !waited => {
+                    let notify = Arc::clone(notify);
+                    drop(state);
+                    notify
+                }
+                _ => break found,
+            }
+        };
+        // Why create the future before waiting: it then sees a wake-up that comes at once.
+        let notified = starting.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        let still_starting = pool()
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .starting
+            .contains_key(&key);
+        if still_starting {
+            let _ = tokio::time::timeout(START_LIMIT, notified).await;
+        }
+        waited = true;
     };
     if let Some(mut spare) = spare {
         if spare.process.has_ended() {
@@ -821,6 +913,8 @@ pub async fn claim(call: &Launch) -> Result<Option<Claimed>, String> {
     let mut body = go_body(&server.env, call, dir);
     body.insert("id".into(), id.into());
     let packet = serde_json::Value::Object(body).to_string();
+    // The input waits in the pipe when the child starts: no round trip before it can read.
+    let prefilled = ends.prefill(stdin);
     if let Err(e) = process::send_packet(&server.socket, packet.as_bytes(), &theirs) {
         // Not delivered: nothing ran, the call runs cold.
         server
@@ -834,7 +928,7 @@ pub async fn claim(call: &Launch) -> Result<Option<Claimed>, String> {
     // The child has its own copies now; the pipes end when it (and what it starts) is done.
     drop(theirs);
     match tokio::time::timeout(START_LIMIT, pid_rx).await {
-        Ok(Ok(pid)) => Ok(Some(Claimed::Forked(ends.forked(pid, exit_rx)))),
+        Ok(Ok(pid)) => Ok(Some(Claimed::Forked(ends.forked(pid, exit_rx), prefilled))),
         Ok(Err(_)) => Err(
             "the warm python interpreter ended after it was handed the call and before the call's process started"
                 .to_string(),

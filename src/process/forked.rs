@@ -28,6 +28,20 @@ pub struct ForkedEnds {
 }
 
 impl ForkedEnds {
+    /// Writes as much of `bytes` to the child's stdin as the pipe takes without waiting (all
+    /// of a payload up to the pipe's capacity, 64 KiB on Linux), before the child exists: it
+    /// then finds its input ready. Returns how many bytes were written.
+    pub fn prefill(&self, bytes: &[u8]) -> usize {
+        let mut written = 0;
+        while written < bytes.len() {
+            match self.stdin.try_write(&bytes[written..]) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => written += n,
+            }
+        }
+        written
+    }
+
     /// The child, once its pid is known; `exit` yields its raw wait status.
     pub fn forked(self, pid: u32, exit: oneshot::Receiver<i32>) -> Forked {
         Forked {

@@ -572,6 +572,18 @@ async fn drive(
     }
 }
 
+/// The pids of every living descendant of `pid` (read from `/proc`).
+pub fn descendants(pid: u32) -> Vec<u32> {
+    libc::pid_t::try_from(pid)
+        .map(|root| {
+            tree::descendants(root)
+                .iter()
+                .filter_map(|m| u32::try_from(m.pid).ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// A program started by [`spawn_detached`], running on its own.
 #[derive(Debug)]
 pub struct Detached {

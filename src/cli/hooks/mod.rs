@@ -40,6 +40,7 @@ mod replay;
 mod simulate;
 mod test;
 mod validate;
+mod warm_cmd;
 
 use explain_cmd::*;
 use list::*;
@@ -148,6 +149,13 @@ pub enum HooksCommand {
         #[arg(long = "permission-mode", value_name = "MODE")]
         permission_mode: Option<String>,
     },
+    /// Start the interpreters a session keeps waiting for these settings' warm python and
+    /// node hooks, say what each costs in memory (proportional set size), and end them.
+    Warm {
+        /// One JSON document instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Explain which hooks would run for an event and why the others would not (runs nothing).
     Explain {
         #[command(flatten)]
@@ -210,6 +218,7 @@ pub fn run(args: HooksArgs, runtime: &tokio::runtime::Runtime) -> i32 {
         HooksCommand::Trust { json, .. } => trust_cmd(&ctx, json),
         HooksCommand::Test { firing, json } => test(ctx, &firing, json, runtime),
         HooksCommand::Explain { firing, json } => explain_cmd(ctx, &firing, json),
+        HooksCommand::Warm { json } => warm_cmd::warm_cmd(ctx, json, runtime),
         HooksCommand::Replay {
             paths,
             json,

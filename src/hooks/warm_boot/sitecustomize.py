@@ -3,10 +3,11 @@
 #
 # Before any call: imports what it needs (and `json`, which most hooks import), tells rein it is
 # ready, and serves: fd 0 is a Unix packet socket from rein, and each packet is one call's go
-# message with the call's three pipes attached. For each, the process forks a child that plays
-# the cold run's `/bin/sh -c`: it leads a session of its own, reports its pid, forks the call's
-# process and exits with its status; the server reports that wait status once it has reaped
-# it. The call's process puts the pipes on fds 0, 1 and 2 and makes
+# message with the call's three pipes attached. Two processes forked ahead of time take each
+# call: the first plays the cold run's `/bin/sh -c` (it leads a session of its own, takes the
+# call off the socket, reports its pid, hands the call to the second, and reports its status
+# once it has ended; the server then forks the next pair), the second is the call's process.
+# It puts the pipes on fds 0, 1 and 2 and makes
 # the environment, cwd and sys.path those of the call, takes every trace of the server out, and
 # runs, in order, what a cold start runs after this point: the user's own sitecustomize and
 # usercustomize, then the script as the interpreter's main: `sys.path[0]` the script's real
@@ -23,7 +24,7 @@
 
 
 def _rein_serve(os, sys, json):
-    """Serves calls until rein is gone; returns (in a forked child only) that child's go."""
+    """Serves calls until rein is gone; returns (in a call's process only) that call's go."""
     before = set(sys.modules)
     import _signal
     import _socket
@@ -34,46 +35,20 @@ def _rein_serve(os, sys, json):
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)
+    # Waiters say on this pipe that they took a call (T<pid>) or that rein is gone (E).
+    taken_r, taken_w = os.pipe()
     _signal.signal(_signal.SIGCHLD, lambda signum, frame: None)
     _signal.set_wakeup_fd(wake_w)
-    children = {}
+    waiting = set()
 
     def send(text):
         try:
             sock.send(text.encode())
         except OSError:
-            # rein is gone: its children's runs are over for it too.
+            # rein is gone: the call's run is over for it too.
             os._exit(0)
 
-    while True:
-        try:
-            ready = select.select([0, wake_r], [], [])[0]
-        except InterruptedError:
-            ready = []
-        if wake_r in ready:
-            try:
-                os.read(wake_r, 4096)
-            except BlockingIOError:
-                pass
-        while children:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                break
-            call = children.pop(pid, None)
-            if call is not None:
-                send("X %d %d" % (call, status))
-        if 0 not in ready:
-            continue
-        try:
-            data, ancillary, _flags, _addr = sock.recvmsg(1 << 20, _socket.CMSG_SPACE(3 * 4))
-        except OSError:
-            os._exit(0)
-        if not data:
-            # rein is gone: nothing more will come.
-            os._exit(0)
+    def fds_of(ancillary):
         fds = []
         for level, kind, payload in ancillary:
             if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
@@ -82,48 +57,34 @@ def _rein_serve(os, sys, json):
                     int.from_bytes(payload[i : i + 4], sys.byteorder, signed=True)
                     for i in range(0, usable, 4)
                 ]
-        go = json.loads(data)
-        if len(fds) != 3:
-            for fd in fds:
-                os.close(fd)
-            send("E %d" % go["id"])
-            continue
-        pid = os.fork()
-        if pid == 0:
-            _signal.set_wakeup_fd(-1)
-            _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
-            os.close(wake_r)
-            os.close(wake_w)
-            # As a cold run's `/bin/sh -c`: it leads a session of its own (the group rein
-            # kills), waits for the script's process and exits with its status, 128 + the
-            # signal's number when a signal ended it.
-            os.setsid()
-            _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
-            send("P %d %d" % (go["id"], os.getpid()))
-            script = os.fork()
-            if script != 0:
-                os.close(fds[0])
-                os.close(fds[1])
-                sock.close()
-                while True:
-                    try:
-                        _, status = os.waitpid(script, 0)
-                        break
-                    except InterruptedError:
-                        continue
-                if os.WIFSIGNALED(status):
-                    signum = os.WTERMSIG(status)
-                    # dash's words on the call's stderr, for any signal but SIGINT and SIGPIPE.
-                    if signum not in (_signal.SIGINT, _signal.SIGPIPE):
-                        text = _signal.strsignal(signum) or "Signal %d" % signum
-                        if os.WCOREDUMP(status):
-                            text += " (core dumped)"
-                        try:
-                            os.write(fds[2], (text + "\n").encode())
-                        except OSError:
-                            pass
-                    os._exit(128 + signum)
-                os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+        return fds
+
+    def waiter():
+        """A pair of processes forked ahead of a call. The first plays a cold run's
+        `/bin/sh -c`: it leads a session of its own (the group rein kills), takes one call off
+        the socket, hands it to the second (the call's process, forked and waiting already),
+        waits for it and reports its status (128 + the signal's number when a signal ended it,
+        with dash's words on the call's stderr), then exits with it."""
+        _signal.set_wakeup_fd(-1)
+        _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
+        _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
+        os.close(wake_r)
+        os.close(wake_w)
+        os.close(taken_r)
+        os.setsid()
+        hand, take = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
+        script = os.fork()
+        if script == 0:
+            hand.close()
+            os.close(taken_w)
+            try:
+                data, ancillary, _flags, _addr = take.recvmsg(1 << 20, _socket.CMSG_SPACE(3 * 4))
+            except OSError:
+                data, ancillary = b"", []
+            take.close()
+            if not data:
+                os._exit(0)
+            fds = fds_of(ancillary)
             _signal.signal(_signal.SIGINT, _signal.default_int_handler)
             sock.detach()
             for target, fd in enumerate(fds):
@@ -133,10 +94,100 @@ def _rein_serve(os, sys, json):
                     os.close(fd)
             for name in set(sys.modules) - before:
                 del sys.modules[name]
-            return go
-        for fd in fds:
-            os.close(fd)
-        children[pid] = go["id"]
+            return json.loads(data)
+        take.close()
+        try:
+            data, ancillary, _flags, _addr = sock.recvmsg(1 << 20, _socket.CMSG_SPACE(3 * 4))
+        except OSError:
+            data, ancillary = b"", []
+        if not data:
+            os.write(taken_w, b"E")
+            os._exit(0)
+        fds = fds_of(ancillary)
+        go = json.loads(data)
+        if len(fds) != 3:
+            send("E %d" % go["id"])
+            os._exit(0)
+        hand.sendmsg(
+            [data],
+            [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in fds))],
+        )
+        hand.close()
+        os.close(fds[0])
+        os.close(fds[1])
+        send("P %d %d" % (go["id"], os.getpid()))
+        os.write(taken_w, b"T%d\n" % os.getpid())
+        os.close(taken_w)
+        while True:
+            try:
+                _, status = os.waitpid(script, 0)
+                break
+            except InterruptedError:
+                continue
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1
+        if os.WIFSIGNALED(status):
+            signum = os.WTERMSIG(status)
+            code = 128 + signum
+            if signum not in (_signal.SIGINT, _signal.SIGPIPE):
+                text = _signal.strsignal(signum) or "Signal %d" % signum
+                if os.WCOREDUMP(status):
+                    text += " (core dumped)"
+                try:
+                    os.write(fds[2], (text + "\n").encode())
+                except OSError:
+                    pass
+        os.close(fds[2])
+        # The wait status of an exit with `code`.
+        send("X %d %d" % (go["id"], code << 8))
+        os._exit(code)
+
+    def fork_waiter():
+        pid = os.fork()
+        if pid == 0:
+            return waiter()
+        waiting.add(pid)
+        return None
+
+    go = fork_waiter()
+    if go is not None:
+        return go
+    pending = b""
+    while True:
+        try:
+            ready = select.select([taken_r, wake_r], [], [])[0]
+        except InterruptedError:
+            ready = []
+        if wake_r in ready:
+            try:
+                os.read(wake_r, 4096)
+            except BlockingIOError:
+                pass
+        while True:
+            try:
+                pid, _status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            if pid in waiting:
+                # A waiter that ended without taking a call (killed): another takes its place.
+                waiting.discard(pid)
+                go = fork_waiter()
+                if go is not None:
+                    return go
+        if taken_r not in ready:
+            continue
+        chunk = os.read(taken_r, 4096)
+        if not chunk or b"E" in chunk:
+            # rein is gone: nothing more will come.
+            os._exit(0)
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            waiting.discard(int(line[1:]))
+            go = fork_waiter()
+            if go is not None:
+                return go
 
 
 def _rein_warm_start():
