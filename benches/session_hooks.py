@@ -23,6 +23,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REIN = os.path.join(ROOT, "target", "release", "rein")
 QUICK = "--quick" in sys.argv
+# A first call of `sleep 0.5` before the back-to-back ones: the time a real session always
+# spends waiting for the model's first answer, during which the interpreters start.
+LEAD_IN = "--lead-in" in sys.argv
 
 PY_HOOK = """import json, sys
 d = json.load(sys.stdin)
@@ -58,6 +61,8 @@ def sandbox(interp, ext, body, calls, per_event):
     with open(os.path.join(project, ".claude", "settings.json"), "w") as f:
         json.dump(settings, f)
     steps = [{"tool_use": [{"name": "Bash", "input": {"command": "true"}}]} for _ in range(calls)]
+    if LEAD_IN:
+        steps.insert(0, {"tool_use": [{"name": "Bash", "input": {"command": "sleep 0.5"}}]})
     steps.append({"text": "done"})
     with open(os.path.join(project, "mock.json"), "w") as f:
         json.dump(steps, f)
@@ -94,28 +99,13 @@ def floor(interp, path, stdin, n):
     return statistics.median(times)
 
 
-def waiting_rss(interp, ext, body, per_event):
-    """VmRSS (MiB) of each interpreter waiting while a session sits in a long Bash call."""
+def waiting_cost(interp, ext, body, per_event):
+    """What `rein hooks warm` reports for per_event hook scripts."""
     root, project, env = sandbox(interp, ext, body, 0, per_event)
-    with open(os.path.join(project, "mock.json"), "w") as f:
-        json.dump([{"tool_use": [{"name": "Bash", "input": {"command": "sleep 3"}}]}, {"text": "done"}], f)
-    proc = subprocess.Popen([REIN, "-p", "go", "--trust", "--mock-script", "mock.json"], cwd=project,
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(1.5)
-    rss = []
-    out = subprocess.run(["pgrep", "-f", f"{project}/hook"], capture_output=True, text=True).stdout
-    for pid in out.split():
-        try:
-            with open(f"/proc/{pid}/status") as f:
-                exe = os.path.basename(os.readlink(f"/proc/{pid}/exe"))
-                for line in f:
-                    if line.startswith("VmRSS:"):
-                        rss.append((exe, int(line.split()[1]) / 1024))
-        except OSError:
-            pass
-    proc.wait()
+    out = subprocess.run([REIN, "hooks", "warm", "--json"], cwd=project, env=env, capture_output=True,
+                         text=True, check=True).stdout
     shutil.rmtree(root, ignore_errors=True)
-    return rss
+    return json.loads(out)
 
 
 def bench(name, interp, ext, body, cases, rounds):
@@ -148,7 +138,7 @@ def bench(name, interp, ext, body, cases, rounds):
         if fl is None:
             fl = floor(interp, os.path.join(p1, f"hook0.{ext}"), stdin, 30)
         base = statistics.median(times["no hooks"])
-        runs = 2 * calls * per_event
+        runs = 2 * (calls + (1 if LEAD_IN else 0)) * per_event
         for k in ("cold", "warm"):
             t = statistics.median(times[k])
             per = (t - base) / runs
@@ -162,15 +152,16 @@ def bench(name, interp, ext, body, cases, rounds):
     for calls, per_event, k, base, t, per, ratio, w in rows:
         print(f"| {calls} | {per_event} | {k} | {base * 1e3:.0f} ms | {t * 1e3:.0f} ms | "
               f"{per * 1e3:.2f} ms | {ratio:.3f}× | {w} |")
-    rss = waiting_rss(interp, ext, body, 4)
-    print(f"\nWaiting interpreters with 4 hook scripts: {len(rss)}: "
-          + ", ".join(f"{exe} {mib:.1f} MiB" for exe, mib in rss) + "\n")
+    cost = waiting_cost(interp, ext, body, 4)
+    per = ", ".join(f"{w['pss_kib'] / 1024:.1f} MiB ({w['processes']} processes)" for w in cost["waiting"])
+    print(f"\nWaiting with 4 hook scripts (`rein hooks warm`, proportional set size): {per}; "
+          f"total {cost['pss_kib_total'] / 1024:.1f} MiB.\n")
 
 
 if __name__ == "__main__":
     if not os.path.exists(REIN):
         raise SystemExit("build first: cargo build --release")
-    print(f"nproc {os.cpu_count()}; load {os.getloadavg()[0]:.2f}; "
+    print(f"nproc {os.cpu_count()}; load {os.getloadavg()[0]:.2f}; lead-in {LEAD_IN}; "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
     cases = [(20, 1), (20, 4)] if QUICK else [(20, 1), (20, 4), (200, 1), (200, 4)]
     rounds = 2 if QUICK else 3

@@ -476,6 +476,11 @@ async fn run_inner(
         Some(launch) => warm::claim(launch, stdin).await,
         None => Ok(None),
     };
+    // The next call's interpreter starts while this one runs (a python server already waiting
+    // makes this nothing): calls back to back then find it started, or partly so.
+    if let Some(launch) = &launch {
+        warm::prestart(launch.clone());
+    }
     let raw = match claimed {
         Ok(Some(warm::Claimed::Spare(pre, go))) => {
             let mut bytes = go;
@@ -525,10 +530,6 @@ async fn run_inner(
             raw
         }
     };
-    // The next call's interpreter starts now that this one is over.
-    if let Some(launch) = launch {
-        warm::prestart(launch);
-    }
     raw
 }
 

@@ -1,28 +1,38 @@
 //! Warm python and node hooks: the interpreter is started before the hook fires, so a call
 //! pays for running the script, not for starting python or node.
 //!
-//! rein's design: **one fresh interpreter per call, started ahead of time exactly as the cold
-//! run starts it** — the same `/bin/sh -c "<command>"` in its own session, the same argv, cwd,
-//! environment and pipes — with one addition: an interpreter start hook (`sitecustomize` on
-//! `PYTHONPATH` for python, `--require` in `NODE_OPTIONS` for node) that stops right after the
-//! interpreter has started, says it is ready on stderr (rein reads that off), and waits on stdin.
-//! When the hook fires, rein writes a short "go" message (the call's environment changes and
-//! cwd) and then the hook's input to that process's stdin; the start hook applies the changes and
-//! removes every trace of itself from the environment, `sys.path` and the module cache. Node then
-//! loads and runs the script itself, as a cold start does. Python's start hook runs the script
-//! as the interpreter's main would (`sys.path[0]`, `__main__`, `__file__`, the traceback of an
-//! uncaught exception from the script's frame, `SystemExit`'s status) and ends the process as the
+//! Python: **one interpreter per hook command, started once, forks a process per call.** It is
+//! started exactly as the cold run starts it — the same `/bin/sh -c "<command>"` in its own
+//! session, the same argv, cwd and environment — with one addition: an interpreter start hook
+//! (`sitecustomize` on `PYTHONPATH`) that stops right after the interpreter has started, says it
+//! is ready on stderr (rein reads that off) and serves calls on its stdin, a Unix packet socket
+//! from rein. Ahead of each call it forks a pair: a session leader that plays the cold run's
+//! `/bin/sh -c` (waits for the call's process, exits with its status, 128 + n and dash's words
+//! for a signal) and the call's process, waiting. rein makes the call's three pipes as for a
+//! spawn, puts the hook's input in the stdin pipe, and sends the go message (the call's
+//! environment changes and cwd) with the pipes attached (`SCM_RIGHTS`); the leader reports its
+//! pid (= the group rein kills on a timeout) and later its wait status. The call's process puts
+//! the pipes on fds 0–2, makes the environment, cwd and `sys.path` the call's, removes every trace
+//! of the server (the modules it imported to serve, its signal handlers and descriptors; `json`,
+//! which most hooks import, stays imported), and runs the
+//! script as the interpreter's main would (`sys.path[0]`, `__main__`, `__file__`, the traceback of
+//! an uncaught exception from the script's frame, `SystemExit`'s status) and ends as the
 //! interpreter's exit does (threads joined, atexit handlers, streams flushed) without its module
-//! teardown, which costs ~5 ms and nothing a hook does can see (see `warm_boot/sitecustomize.py`).
-//! The script's bytes are read when the call begins (an edit between two calls is seen). Each
-//! process serves one call; the next is started in the background once the call is over.
+//! teardown (see `warm_boot/sitecustomize.py`). The script's bytes are read when the call begins
+//! (an edit between two calls is seen). So calls back to back all find their process ready, and
+//! a call costs two forks of an idle interpreter instead of its start (docs/performance.md).
 //!
-//! Why not a fork server: a process forked from one pre-imported interpreter is not rein's
-//! child (its exit status would travel over a socket, and the runner's timeout, group kill and
-//! reaping would need a second implementation), and modules imported before the fork are state
-//! a cold run does not have. Node cannot fork at all. The cost of this choice: each call still
-//! costs one interpreter start of CPU, off the critical path; a burst of calls larger than the
-//! pool (one spare per handler) runs the rest cold.
+//! Node cannot fork: a node hook gets **one fresh interpreter per call, started ahead of time**
+//! the same way (`--require` in `NODE_OPTIONS`), which waits on a pipe for the go message and
+//! then loads and runs the script itself; the next is started as the call begins. A call that
+//! finds its interpreter still starting waits for it (the rest of a start is less than a cold
+//! start, and does not compete with one). Back to back, node calls therefore still pay most of a
+//! start each; running the script inside a long-lived node (a `vm` context or a worker thread)
+//! would change what the script sees (its fd 0, `process.exit`, the fatal-error text), so rein
+//! does not.
+//!
+//! `REIN_WARM_HOOKS_MAX` (default 16) caps the interpreters that wait at once; `rein hooks warm`
+//! says what each costs.
 //!
 //! A hook is eligible ([`eligibility`]) when its command is a simple command — words, plain
 //! quotes and `$CLAUDE_PROJECT_DIR`, nothing else of the shell's — that runs a script with
@@ -32,9 +42,11 @@
 //! environment on every call, which a pre-started interpreter would skip.
 //!
 //! At most once per firing: a spare that has died before it is claimed is discarded and the call
-//! runs cold; once the go message is written, whatever happens is that call's run. A spare never
-//! outlives rein: it waits on a pipe only rein writes to, and reads EOF (and exits without
-//! running anything) when rein is gone, SIGKILL included.
+//! runs cold, as does a call the python server's socket refuses; once the go message is
+//! delivered, whatever happens is that call's run (a server that dies before the call's pid
+//! arrives makes it a failed run, never a second one). A waiting interpreter never outlives rein:
+//! it waits on a pipe or socket only rein writes to, and reads EOF (and exits without running
+//! anything) when rein is gone, SIGKILL included.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -842,8 +854,7 @@ pub enum Claimed {
 /// A warm start for `call`: `Ok(None)` when there is none ready (the call then runs cold).
 /// `Err` when the call was handed to a server that ended before it said the call's child runs:
 /// the call may have run, so it is not run again (at most once), and fails with that text.
-/// For node the caller starts the next spare with [`prestart`] once the call is over, so the
-/// two do not compete for the CPU.
+/// For node the caller starts the next spare with [`prestart`] as the call begins.
 pub async fn claim(call: &Launch, stdin: &[u8]) -> Result<Option<Claimed>, String> {
     let key = call.key();
     let Some(dir) = boot_dir() else {

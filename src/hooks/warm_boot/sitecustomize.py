@@ -23,7 +23,7 @@
 # interpreter, which then reports or runs it as it always does.
 
 
-def _rein_serve(os, sys, json):
+def _rein_serve(os, sys, json, importlib):
     """Serves calls until rein is gone; returns (in a call's process only) that call's go."""
     before = set(sys.modules)
     import _signal
@@ -59,6 +59,21 @@ def _rein_serve(os, sys, json):
                 ]
         return fds
 
+    def rehearse():
+        # What the call does first, done once before it comes: the pages it touches are this
+        # process's own by then (copy-on-write), which takes ~0.3 ms off the call. Side-effect
+        # free (it imports nothing); the call does each of these again for real.
+        try:
+            for name in ("sitecustomize", "usercustomize"):
+                importlib.machinery.PathFinder.find_spec(name, sys.path)
+            if sys.argv and sys.argv[0]:
+                os.path.realpath(sys.argv[0])
+                os.path.abspath(sys.argv[0])
+            compile(b"import json\n", "<rein>", "exec", dont_inherit=True)
+            json.loads('{"a": [1, "b", {"c": null}]}')
+        except Exception:
+            pass
+
     def waiter():
         """A pair of processes forked ahead of a call. The first plays a cold run's
         `/bin/sh -c`: it leads a session of its own (the group rein kills), takes one call off
@@ -77,6 +92,7 @@ def _rein_serve(os, sys, json):
         if script == 0:
             hand.close()
             os.close(taken_w)
+            rehearse()
             try:
                 data, ancillary, _flags, _addr = take.recvmsg(1 << 20, _socket.CMSG_SPACE(3 * 4))
             except OSError:
@@ -199,7 +215,7 @@ def _rein_warm_start():
     import os
     import sys
 
-    go = _rein_serve(os, sys, json)
+    go = _rein_serve(os, sys, json, importlib)
     for name in go["unset"]:
         os.environ.pop(name, None)
     for name, value in go["set"].items():
