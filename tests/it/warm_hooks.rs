@@ -779,6 +779,20 @@ fn calls_back_to_back_run_warm() {
         log.iter().map(|l| &l["warm"]).collect::<Vec<_>>()
     );
     assert!(first_warm <= 6, "the interpreter took {first_warm} calls to be ready");
+    // The session is over: its interpreter and the processes it forked ahead end with it
+    // (none lingers, none keeps forking).
+    let count = || {
+        std::process::Command::new("pgrep")
+            .args(["-f", &format!("{}/hooks/b2b.py", s.project.display())])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).lines().count())
+            .unwrap_or(0)
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while count() > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(count(), 0, "an interpreter outlived the session");
 }
 
 /// A warm hook that hangs is killed at its timeout with everything it started (its session's

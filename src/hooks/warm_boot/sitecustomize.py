@@ -37,9 +37,11 @@ def _rein_serve(os, sys, json, importlib):
     os.set_blocking(wake_w, False)
     # Waiters say on this pipe that they took a call (T<pid>) or that rein is gone (E).
     taken_r, taken_w = os.pipe()
+    os.set_blocking(taken_r, False)
     _signal.signal(_signal.SIGCHLD, lambda signum, frame: None)
     _signal.set_wakeup_fd(wake_w)
     waiting = set()
+    GONE = 77
 
     def send(text):
         try:
@@ -117,8 +119,8 @@ def _rein_serve(os, sys, json, importlib):
         except OSError:
             data, ancillary = b"", []
         if not data:
-            os.write(taken_w, b"E")
-            os._exit(0)
+            # rein is gone: the server ends too (it tells this status from a killed waiter's).
+            os._exit(GONE)
         fds = fds_of(ancillary)
         go = json.loads(data)
         if len(fds) != 3:
@@ -160,7 +162,11 @@ def _rein_serve(os, sys, json, importlib):
     def fork_waiter():
         pid = os.fork()
         if pid == 0:
-            return waiter()
+            try:
+                return waiter()
+            except BaseException:
+                # Never the script: a waiter that fails before its call ends.
+                os._exit(1)
         waiting.add(pid)
         return None
 
@@ -168,6 +174,7 @@ def _rein_serve(os, sys, json, importlib):
     if go is not None:
         return go
     pending = b""
+    strikes = 0
     while True:
         try:
             ready = select.select([taken_r, wake_r], [], [])[0]
@@ -178,29 +185,41 @@ def _rein_serve(os, sys, json, importlib):
                 os.read(wake_r, 4096)
             except BlockingIOError:
                 pass
+        lost = 0
+        # Takings first: a waiter's T is written before it can end, so a waiter reaped below
+        # whose T is not here never took a call.
         while True:
             try:
-                pid, _status = os.waitpid(-1, os.WNOHANG)
+                chunk = os.read(taken_r, 4096)
+            except BlockingIOError:
+                break
+            pending += chunk
+            if len(chunk) < 4096:
+                break
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            waiting.discard(int(line[1:]))
+            lost += 1
+            strikes = 0
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 break
             if pid == 0:
                 break
             if pid in waiting:
-                # A waiter that ended without taking a call (killed): another takes its place.
                 waiting.discard(pid)
-                go = fork_waiter()
-                if go is not None:
-                    return go
-        if taken_r not in ready:
-            continue
-        chunk = os.read(taken_r, 4096)
-        if not chunk or b"E" in chunk:
-            # rein is gone: nothing more will come.
-            os._exit(0)
-        pending += chunk
-        *lines, pending = pending.split(b"\n")
-        for line in lines:
-            waiting.discard(int(line[1:]))
+                if os.WIFEXITED(status) and os.WEXITSTATUS(status) == GONE:
+                    os._exit(0)
+                # A waiter that ended without taking a call (killed): another takes its place,
+                # up to three in a row; then the server ends and rein runs the hook cold.
+                lost += 1
+                strikes += 1
+                if strikes >= 3:
+                    os._exit(0)
+        # One waiter at a time: the next call needs one; more come as calls take them.
+        if lost and not waiting:
             go = fork_waiter()
             if go is not None:
                 return go
