@@ -481,12 +481,12 @@ async fn run_inner(
     if let Some(launch) = &launch {
         warm::prestart(launch.clone());
     }
-    let raw = match claimed {
+    match claimed {
         Ok(Some(warm::Claimed::Spare(pre, go))) => {
             let mut bytes = go;
             bytes.extend_from_slice(stdin);
             let run = process::run_prespawned(
-                pre,
+                *pre,
                 process::Stdin::Bytes(&bytes),
                 job.output,
                 job.limits,
@@ -529,8 +529,7 @@ async fn run_inner(
             raw.warm = true;
             raw
         }
-    };
-    raw
+    }
 }
 
 /// The process runner's result as the hook engine sees it.

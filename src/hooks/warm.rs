@@ -845,7 +845,7 @@ fn go_body(
 #[derive(Debug)]
 pub enum Claimed {
     /// A pre-started node interpreter, and the go message to write before the hook's input.
-    Spare(Prespawned, Vec<u8>),
+    Spare(Box<Prespawned>, Vec<u8>),
     /// A child a python server forked for this call, and how much of the hook's input is in
     /// its stdin already.
     Forked(process::Forked, usize),
@@ -896,7 +896,7 @@ pub async fn claim(call: &Launch, stdin: &[u8]) -> Result<Option<Claimed>, Strin
             return Ok(None);
         }
         let go = go_message(&spare.env, call, dir);
-        return Ok(Some(Claimed::Spare(spare.process, go)));
+        return Ok(Some(Claimed::Spare(Box::new(spare.process), go)));
     }
     let Some(server) = server else {
         return Ok(None);

@@ -142,14 +142,7 @@ pub fn send_packet(socket: &OwnedFd, bytes: &[u8], fds: &[OwnedFd]) -> io::Resul
 pub fn recv_packet(socket: &OwnedFd, buf: &mut [u8]) -> io::Result<usize> {
     loop {
         // SAFETY: buf is valid for writes of its length.
-        let n = unsafe {
-            libc::recv(
-                socket.as_raw_fd(),
-                buf.as_mut_ptr().cast(),
-                buf.len(),
-                0,
-            )
-        };
+        let n = unsafe { libc::recv(socket.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
         if n >= 0 {
             return Ok(n as usize);
         }
@@ -205,7 +198,16 @@ pub async fn run_forked(
         stdout: Some(OutputPipe::Pipe(ends.stdout)),
         stderr: Some(OutputPipe::Pipe(ends.stderr)),
     };
-    drive(Instant::now(), spawned, stdin, output, limits, cancel, watch).await
+    drive(
+        Instant::now(),
+        spawned,
+        stdin,
+        output,
+        limits,
+        cancel,
+        watch,
+    )
+    .await
 }
 
 /// The wait side of a forked child.

@@ -50,11 +50,10 @@ mod group;
 mod spawn;
 
 use capture::*;
-use group::*;
 pub use forked::{
-    Forked, forked_pipes, packet_pair, prespawn_with_stdin, recv_packet, run_forked,
-    send_packet,
+    Forked, forked_pipes, packet_pair, prespawn_with_stdin, recv_packet, run_forked, send_packet,
 };
+use group::*;
 pub use group::{kill_group, kill_group_until, signal_group};
 use spawn::*;
 

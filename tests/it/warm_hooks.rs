@@ -743,11 +743,7 @@ fn calls_back_to_back_run_warm() {
     let refs: Vec<&str> = commands.iter().map(String::as_str).collect();
     let hook = json!([{"matcher": "Bash", "hooks": [
         {"type": "command", "command": "python3 $CLAUDE_PROJECT_DIR/hooks/b2b.py"}]}]);
-    let out = session(
-        &s,
-        json!({"PreToolUse": hook, "PostToolUse": hook}),
-        &refs,
-    );
+    let out = session(&s, json!({"PreToolUse": hook, "PostToolUse": hook}), &refs);
     assert!(
         out.status.success(),
         "{}",
@@ -766,7 +762,10 @@ fn calls_back_to_back_run_warm() {
             ]
         })
         .collect();
-    assert_eq!(lines, expected, "each firing ran its hook exactly once, in order, in a session it does not lead");
+    assert_eq!(
+        lines, expected,
+        "each firing ran its hook exactly once, in order, in a session it does not lead"
+    );
     let log = run_log(&s);
     assert_eq!(log.len(), 40);
     let first_warm = log
@@ -778,7 +777,10 @@ fn calls_back_to_back_run_warm() {
         "once the interpreter was ready every call ran warm: {:?}",
         log.iter().map(|l| &l["warm"]).collect::<Vec<_>>()
     );
-    assert!(first_warm <= 6, "the interpreter took {first_warm} calls to be ready");
+    assert!(
+        first_warm <= 6,
+        "the interpreter took {first_warm} calls to be ready"
+    );
     // The session is over: its interpreter and the processes it forked ahead end with it
     // (none lingers, none keeps forking).
     let count = || {
