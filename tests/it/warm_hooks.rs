@@ -837,3 +837,63 @@ fn a_hanging_warm_hook_is_killed_with_its_children_and_the_next_runs_warm() {
         "the hung hook's child outlived its timeout and ran"
     );
 }
+
+/// `rein hooks warm` starts the interpreters a session would keep waiting and says what each
+/// costs; a hook that cannot run warm starts none, and nothing is left running afterwards.
+#[test]
+fn hooks_warm_reports_what_the_waiting_interpreters_cost() {
+    let s = Sandbox::new("proj", &["proj/.claude", "proj/hooks"]);
+    s.write("hooks/cost.py", "import json, sys\njson.load(sys.stdin)\n");
+    s.settings(
+        json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "python3 $CLAUDE_PROJECT_DIR/hooks/cost.py"},
+        {"type": "command", "command": "echo cold | cat"}]}]}}),
+    );
+    let out = s.rein().args(["hooks", "warm", "--json"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let waiting = report["waiting"].as_array().unwrap();
+    assert_eq!(waiting.len(), 1, "{report}");
+    assert_eq!(waiting[0]["interpreter"], "python");
+    assert!(
+        waiting[0]["command"]
+            .as_str()
+            .unwrap()
+            .ends_with("hooks/cost.py")
+    );
+    // The server and the pair it forked for the next call, at least.
+    assert!(waiting[0]["processes"].as_u64().unwrap() >= 3, "{report}");
+    let pss = waiting[0]["pss_kib"].as_u64().unwrap();
+    assert!(
+        pss > 1024,
+        "a python interpreter costs more than 1 MiB: {report}"
+    );
+    assert_eq!(report["pss_kib_total"].as_u64().unwrap(), pss);
+    assert_eq!(report["max_waiting"], 16);
+    let count = || {
+        std::process::Command::new("pgrep")
+            .args(["-f", &format!("{}/hooks/cost.py", s.project.display())])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).lines().count())
+            .unwrap_or(0)
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while count() > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(count(), 0, "an interpreter outlived rein hooks warm");
+    // The cap: none may wait, so none is started (the hook runs cold).
+    let out = s
+        .rein()
+        .args(["hooks", "warm", "--json"])
+        .env("REIN_WARM_HOOKS_MAX", "0")
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["waiting"], json!([]), "{report}");
+    assert_eq!(report["max_waiting"], 0);
+}
