@@ -253,6 +253,17 @@ pub fn request_body(
     messages: &[Message],
     tools: &[ToolSpec],
 ) -> Value {
+    // Claude Code 2.1.328 marks a Bash result `"is_error": false` when it succeeded, and
+    // leaves the key out for every other tool's success (the recorded tool_results of
+    // tests/fixtures/cc-2.1.328: 58 of 58 Bash successes, 0 of 31 others).
+    let bash_calls: std::collections::HashSet<&str> = messages
+        .iter()
+        .flat_map(|m| &m.content)
+        .filter_map(|block| match block {
+            ContentBlock::ToolUse { id, name, .. } if name == "Bash" => Some(id.as_str()),
+            _ => None,
+        })
+        .collect();
     let mut out: Vec<Value> = Vec::new();
     for message in messages {
         let blocks: Vec<Value> = message
@@ -278,8 +289,10 @@ pub fn request_body(
                         "tool_use_id": tool_use_id,
                         "content": content,
                     });
-                    if *is_error && let Some(map) = block.as_object_mut() {
-                        map.insert("is_error".into(), Value::Bool(true));
+                    if (*is_error || bash_calls.contains(tool_use_id.as_str()))
+                        && let Some(map) = block.as_object_mut()
+                    {
+                        map.insert("is_error".into(), Value::Bool(*is_error));
                     }
                     Some(block)
                 }

@@ -798,3 +798,32 @@ fn message_display_fires_per_message_and_changes_only_what_is_shown() {
         ["MessageDisplay", "assistant", "MessageDisplay", "assistant"]
     );
 }
+
+/// A tool result's `is_error`, as Claude Code 2.1.328 sends it: `false` on a Bash success, left
+/// out on any other tool's success, `true` on a failure — compared result by result with the
+/// recordings of scenarios that mix Bash, Read, Write, Edit and failures.
+#[test]
+fn tool_results_carry_is_error_as_claude_code_sends_it() {
+    for name in ["env_cwd", "texts_files", "exec_form"] {
+        let fx = fixture(name);
+        let cc: Vec<Option<bool>> = fx["model"]["tool_results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.get("is_error").and_then(Value::as_bool))
+            .collect();
+        let r = run(name, &[]);
+        let last = r.requests.last().expect("a request");
+        let ours: Vec<Option<bool>> = last["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|m| m["content"].as_array())
+            .flatten()
+            .filter(|b| b["type"] == "tool_result")
+            .map(|b| b.get("is_error").and_then(Value::as_bool))
+            .collect();
+        assert!(!cc.is_empty(), "{name}: the recording has tool results");
+        assert_eq!(ours, cc, "{name}: is_error of each tool result");
+    }
+}
