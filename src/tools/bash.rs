@@ -412,7 +412,8 @@ fn human_duration(d: Duration) -> String {
 }
 
 /// A successful command's output over [`MAX_OUTPUT_CHARS`]: saved to a file, and the model
-/// gets Claude Code's `<persisted-output>` notice with a 2 KB preview; the response carries
+/// gets Claude Code's `<persisted-output>` notice with a 2 KB preview; the response (what
+/// PostToolUse hooks see) carries the first [`MAX_OUTPUT_CHARS`] characters as `stdout`, with
 /// `persistedOutputPath` and `persistedOutputSize`. `None` when the output fits (`teed`, the
 /// file that received it as it was printed, is then removed), or when it cannot be saved (the
 /// caller then truncates it with a note).
@@ -470,7 +471,10 @@ fn persist_output(c: &Captured, teed: Option<&Path>, ctx: &ToolContext) -> Optio
         format_size(PREVIEW_BYTES as u64),
         &text[..end]
     );
-    let mut response = bash_response(&content);
+    // What hooks see (Claude Code 2.1.328, fixture texts_more): the output's first
+    // MAX_OUTPUT_CHARS characters, with where the whole was saved and its size.
+    let head: String = text.chars().take(MAX_OUTPUT_CHARS).collect();
+    let mut response = bash_response(&head);
     if let Value::Object(map) = &mut response {
         map.insert(
             "persistedOutputPath".into(),

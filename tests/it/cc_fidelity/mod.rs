@@ -827,3 +827,35 @@ fn tool_results_carry_is_error_as_claude_code_sends_it() {
         assert_eq!(ours, cc, "{name}: is_error of each tool result");
     }
 }
+
+/// A Bash output too large for the model is saved to a file; the PostToolUse hook's
+/// `tool_response` holds, as Claude Code 2.1.328's does, the output's first 30000 characters as
+/// `stdout` (not the model's notice), with `persistedOutputPath` and `persistedOutputSize`.
+#[test]
+fn a_persisted_bash_output_reaches_post_tool_use_as_claude_codes_does() {
+    let fx = fixture("texts_more");
+    let r = run("texts_more", &[]);
+    let pick = |v: &Value| -> Value {
+        let tr = &v["tool_response"];
+        json!({
+            "stdout_chars": tr["stdout"].as_str().map(|s| s.chars().count()),
+            "stdout_head": tr["stdout"].as_str().map(|s| s.chars().take(40).collect::<String>()),
+            "keys": tr.as_object().map(|m| m.keys().cloned().collect::<Vec<_>>()),
+            "size": tr["persistedOutputSize"],
+        })
+    };
+    let cc: Vec<Value> = fixture_stdins(&fx, "PostToolUse")
+        .iter()
+        .filter(|s| s["tool_name"] == "Bash")
+        .map(&pick)
+        .collect();
+    let ours: Vec<Value> = r
+        .of("PostToolUse")
+        .iter()
+        .filter(|h| h.stdin["tool_name"] == "Bash")
+        .map(|h| pick(&h.stdin))
+        .collect();
+    assert!(!cc.is_empty());
+    assert_eq!(ours, cc);
+    assert_eq!(cc[0]["stdout_chars"], 30000);
+}
