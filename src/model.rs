@@ -48,6 +48,14 @@ pub enum ContentBlock {
     },
 }
 
+/// Whether a successful result of `tool` still carries `"is_error": false`, as Claude Code
+/// 2.1.328 writes it (on the wire and in its transcript): Bash results do, the other tools'
+/// successes leave the key out (the recorded tool_results of tests/fixtures/cc-2.1.328: 58 of
+/// 58 Bash successes, 0 of 31 others).
+pub fn success_marks_is_error(tool: &str) -> bool {
+    tool == "Bash"
+}
+
 /// One message of the conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Message {

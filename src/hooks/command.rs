@@ -473,7 +473,7 @@ async fn run_inner(
         .map(|p| p as &mut (dyn process::StdoutWatch + Send));
     let launch = spec.warm_launch();
     let claimed = match &launch {
-        Some(launch) => warm::claim(launch, stdin).await,
+        Some(launch) => warm::claim(launch, stdin, spec.timeout).await,
         None => Ok(None),
     };
     // The next call's interpreter starts while this one runs (a python server already waiting

@@ -429,6 +429,11 @@ const READY: &[u8] = b"\0rein-warm-ready\n";
 /// How long a spare may take to start before it is given up.
 const START_LIMIT: std::time::Duration = std::time::Duration::from_secs(20);
 
+/// The longest a call waits for an interpreter still starting before it runs cold: a few cold
+/// starts of a loaded machine. An interpreter that ignores the start hook is only found out
+/// after [`START_LIMIT`]; no call waits that long for it.
+const WAIT_FOR_START: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Starts a spare for `launch` in the background, unless one is waiting or starting already,
 /// or this launch failed to start warm before (it then stays cold for the session).
 pub fn prestart(launch: Launch) {
@@ -549,14 +554,10 @@ fn spawn_interpreter(launch: &Launch, socket: Option<OwnedFd>) -> Result<Prespaw
     .map_err(|e| StartError::Other(format!("{e:?}")))
 }
 
-async fn start_spare(launch: &Launch) -> Result<Spare, StartError> {
-    let mut process = spawn_interpreter(launch, None)?;
+/// Waits for the start hook's ready line on the interpreter's stderr.
+async fn await_ready(process: &mut Prespawned) -> Result<(), StartError> {
     match process.read_stderr(READY.len(), START_LIMIT).await {
-        Ok(bytes) if bytes == READY => Ok(Spare {
-            command: launch.command.clone(),
-            process,
-            env: launch.env.clone(),
-        }),
+        Ok(bytes) if bytes == READY => Ok(()),
         // Dropping the process kills it.
         Ok(bytes) => Err(StartError::NoStartHook(format!(
             "its stderr began {:?}",
@@ -571,6 +572,16 @@ async fn start_spare(launch: &Launch) -> Result<Spare, StartError> {
             "the interpreter did not get ready: {e}"
         ))),
     }
+}
+
+async fn start_spare(launch: &Launch) -> Result<Spare, StartError> {
+    let mut process = spawn_interpreter(launch, None)?;
+    await_ready(&mut process).await?;
+    Ok(Spare {
+        command: launch.command.clone(),
+        process,
+        env: launch.env.clone(),
+    })
 }
 
 /// A python interpreter that has started once and forks one child per call (see
@@ -593,7 +604,9 @@ struct Server {
 /// What a call sent to a [`Server`] waits for.
 #[derive(Default)]
 struct Waiting {
-    pid: Option<tokio::sync::oneshot::Sender<u32>>,
+    /// The call's process runs (its pid), or `None`: it never started (the pipes did not
+    /// arrive), so the call may run cold.
+    pid: Option<tokio::sync::oneshot::Sender<Option<u32>>>,
     exit: Option<tokio::sync::oneshot::Sender<i32>>,
 }
 
@@ -707,26 +720,7 @@ async fn start_server(launch: &Launch) -> Result<Server, StartError> {
     let (ours, theirs) =
         process::packet_pair().map_err(|e| StartError::Other(format!("socketpair: {e}")))?;
     let mut process = spawn_interpreter(launch, Some(theirs))?;
-    match process.read_stderr(READY.len(), START_LIMIT).await {
-        Ok(bytes) if bytes == READY => {}
-        Ok(bytes) => {
-            return Err(StartError::NoStartHook(format!(
-                "its stderr began {:?}",
-                String::from_utf8_lossy(&bytes)
-            )));
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
-            return Err(StartError::NoStartHook(format!(
-                "not ready after {} s",
-                START_LIMIT.as_secs()
-            )));
-        }
-        Err(e) => {
-            return Err(StartError::Other(format!(
-                "the interpreter did not get ready: {e}"
-            )));
-        }
-    }
+    await_ready(&mut process).await?;
     let reader = ours
         .try_clone()
         .map_err(|e| StartError::Other(format!("dup: {e}")))?;
@@ -773,7 +767,7 @@ fn read_reports(socket: &OwnedFd, calls: &Mutex<HashMap<u64, Waiting>>, dead: &A
                 if let Some(tx) = calls.get_mut(&call).and_then(|w| w.pid.take())
                     && let Ok(pid) = u32::try_from(pid)
                 {
-                    let _ = tx.send(pid);
+                    let _ = tx.send(Some(pid));
                 }
             }
             ("X", Some(status)) => {
@@ -781,6 +775,11 @@ fn read_reports(socket: &OwnedFd, calls: &Mutex<HashMap<u64, Waiting>>, dead: &A
                     && let Ok(status) = i32::try_from(status)
                 {
                     let _ = tx.send(status);
+                }
+            }
+            ("E", None) => {
+                if let Some(tx) = calls.remove(&call).and_then(|w| w.pid) {
+                    let _ = tx.send(None);
                 }
             }
             // Dropping the senders tells the waiting call.
@@ -855,7 +854,15 @@ pub enum Claimed {
 /// `Err` when the call was handed to a server that ended before it said the call's child runs:
 /// the call may have run, so it is not run again (at most once), and fails with that text.
 /// For node the caller starts the next spare with [`prestart`] as the call begins.
-pub async fn claim(call: &Launch, stdin: &[u8]) -> Result<Option<Claimed>, String> {
+///
+/// `limit` is the hook's timeout: the call waits at most that long (and at most
+/// [`WAIT_FOR_START`]) for an interpreter still starting, and at most that long for a server to
+/// start the call's process.
+pub async fn claim(
+    call: &Launch,
+    stdin: &[u8],
+    limit: Duration,
+) -> Result<Option<Claimed>, String> {
     let key = call.key();
     let Some(dir) = boot_dir() else {
         return Ok(None);
@@ -887,7 +894,7 @@ pub async fn claim(call: &Launch, stdin: &[u8]) -> Result<Option<Claimed>, Strin
             .starting
             .contains_key(&key);
         if still_starting {
-            let _ = tokio::time::timeout(START_LIMIT, notified).await;
+            let _ = tokio::time::timeout(limit.min(WAIT_FOR_START), notified).await;
         }
         waited = true;
     };
@@ -938,15 +945,17 @@ pub async fn claim(call: &Launch, stdin: &[u8]) -> Result<Option<Claimed>, Strin
     }
     // The child has its own copies now; the pipes end when it (and what it starts) is done.
     drop(theirs);
-    match tokio::time::timeout(START_LIMIT, pid_rx).await {
-        Ok(Ok(pid)) => Ok(Some(Claimed::Forked(ends.forked(pid, exit_rx), prefilled))),
+    match tokio::time::timeout(limit.min(START_LIMIT), pid_rx).await {
+        Ok(Ok(Some(pid))) => Ok(Some(Claimed::Forked(ends.forked(pid, exit_rx), prefilled))),
+        // The server refused the call before starting anything: it runs cold.
+        Ok(Ok(None)) => Ok(None),
         Ok(Err(_)) => Err(
             "the warm python interpreter ended after it was handed the call and before the call's process started"
                 .to_string(),
         ),
         Err(_) => Err(format!(
-            "the warm python interpreter did not start the call's process within {} s",
-            START_LIMIT.as_secs()
+            "the warm python interpreter did not start the call's process within {:?}",
+            limit.min(START_LIMIT)
         )),
     }
 }

@@ -155,25 +155,15 @@ pub fn recv_packet(socket: &OwnedFd, buf: &mut [u8]) -> io::Result<usize> {
 
 /// [`prespawn`] with `stdin` given (a socket, say) instead of a pipe.
 pub fn prespawn_with_stdin(program: &Program<'_>, stdin: OwnedFd) -> Result<Prespawned, Ending> {
-    let mut command = program.command();
-    command
-        .kill_on_drop(true)
-        .stdin(Stdio::from(stdin))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = command
-        .spawn()
-        .map_err(|e| Ending::SpawnFailed(e.to_string(), e.raw_os_error()))?;
-    let stdout = child.stdout.take().map(OutputPipe::Stdout);
-    let stderr = child.stderr.take().map(OutputPipe::Stderr);
-    Ok(Prespawned {
-        spawned: Spawned {
-            child: Proc::Child(child),
-            stdin: None,
-            stdout,
-            stderr,
+    spawn_with_stdin(
+        program,
+        Stdio::from(stdin),
+        Output::Separate {
+            stdout_cap: 0,
+            stderr_cap: 0,
         },
-    })
+    )
+    .map(|spawned| Prespawned { spawned })
 }
 
 /// [`run`] for a [`Forked`] child: writes `stdin` and drives it as [`run`] drives a child it
@@ -243,17 +233,8 @@ impl ForkedChild {
         ))
     }
 
+    /// Its status if already known (a forked child is never waited on before its run).
     pub(super) fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
-        if self.status.is_none() && !self.lost {
-            match self.exit.try_recv() {
-                Ok(status) => self.status = Some(status),
-                Err(oneshot::error::TryRecvError::Closed) => self.lost = true,
-                Err(oneshot::error::TryRecvError::Empty) => {}
-            }
-        }
-        if self.lost {
-            return Err(io::Error::other("the warm interpreter ended"));
-        }
         Ok(self.status.map(ExitStatus::from_raw))
     }
 }

@@ -112,11 +112,22 @@ pub(super) fn spawn(
     stdin: Stdin<'_>,
     output: Output<'_>,
 ) -> Result<Spawned, Ending> {
-    let mut command = program.command();
-    command.kill_on_drop(true).stdin(match stdin {
+    let stdin = match stdin {
         Stdin::Null => Stdio::null(),
         Stdin::Bytes(_) => Stdio::piped(),
-    });
+    };
+    spawn_with_stdin(program, stdin, output)
+}
+
+/// [`spawn`] with the child's stdin given as it is to be set up (a pipe, `/dev/null`, or a
+/// descriptor of the caller's).
+pub(super) fn spawn_with_stdin(
+    program: &Program<'_>,
+    stdin: Stdio,
+    output: Output<'_>,
+) -> Result<Spawned, Ending> {
+    let mut command = program.command();
+    command.kill_on_drop(true).stdin(stdin);
     let mut merged = None;
     match output {
         Output::Separate { .. } => {

@@ -897,3 +897,60 @@ fn hooks_warm_reports_what_the_waiting_interpreters_cost() {
     assert_eq!(report["waiting"], json!([]), "{report}");
     assert_eq!(report["max_waiting"], 0);
 }
+
+/// An interpreter that ignores rein's start hook (here a `python3` on PATH that runs the real
+/// one with `-I`) is only found out after the start limit (20 s); the first call waits for it
+/// at most a couple of seconds, then runs cold, and its answer is the cold run's.
+#[test]
+fn a_call_does_not_wait_long_for_an_interpreter_that_never_gets_ready() {
+    let s = Sandbox::new("proj", &["proj/.claude", "proj/hooks"]);
+    let python = real_python();
+    s.write(
+        "bin/python3",
+        &format!("#!/bin/sh\nexec {python} -I \"$@\"\n"),
+    );
+    let wrapper = s.path("bin/python3");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    s.write(
+        "hooks/guard.py",
+        "import json, sys\nd = json.load(sys.stdin)\nprint('checked ' + d['tool_input']['command'], file=sys.stderr)\nsys.exit(2)\n",
+    );
+    s.settings(json!({"permissions": {"allow": ["Bash"]}, "hooks": {"PreToolUse": [{"matcher": "Bash",
+        "hooks": [{"type": "command", "command": "python3 $CLAUDE_PROJECT_DIR/hooks/guard.py"}]}]}}));
+    let victim = s.path("victim.txt");
+    std::fs::write(&victim, "keep\n").unwrap();
+    let script = s.mock(json!([
+        {"tool_use": [{"name": "Bash", "input": {"command": format!("rm {}", victim.display())}}]},
+        say("done")
+    ]));
+    let path = format!(
+        "{}:{}",
+        s.path("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let started = std::time::Instant::now();
+    let out = s
+        .rein()
+        .env("PATH", path)
+        .args(["-p", "go", "--trust", "--mock-script"])
+        .arg(&script)
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(victim.exists(), "the guard refused the call");
+    let log = run_log(&s);
+    assert_eq!(log.len(), 1, "{log:?}");
+    assert_eq!(log[0]["warm"], false, "{}", log[0]);
+    assert_eq!(log[0]["exit_code"], 2, "{}", log[0]);
+    // Not the 20 s start limit: the wait for the interpreter is bounded.
+    assert!(
+        took < std::time::Duration::from_secs(12),
+        "the call waited {took:?} for an interpreter that never got ready"
+    );
+}

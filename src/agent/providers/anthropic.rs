@@ -253,14 +253,16 @@ pub fn request_body(
     messages: &[Message],
     tools: &[ToolSpec],
 ) -> Value {
-    // Claude Code 2.1.328 marks a Bash result `"is_error": false` when it succeeded, and
-    // leaves the key out for every other tool's success (the recorded tool_results of
-    // tests/fixtures/cc-2.1.328: 58 of 58 Bash successes, 0 of 31 others).
-    let bash_calls: std::collections::HashSet<&str> = messages
+    // The calls whose successful results carry `"is_error": false`.
+    let marked_calls: std::collections::HashSet<&str> = messages
         .iter()
         .flat_map(|m| &m.content)
         .filter_map(|block| match block {
-            ContentBlock::ToolUse { id, name, .. } if name == "Bash" => Some(id.as_str()),
+            ContentBlock::ToolUse { id, name, .. }
+                if crate::model::success_marks_is_error(name) =>
+            {
+                Some(id.as_str())
+            }
             _ => None,
         })
         .collect();
@@ -289,7 +291,7 @@ pub fn request_body(
                         "tool_use_id": tool_use_id,
                         "content": content,
                     });
-                    if (*is_error || bash_calls.contains(tool_use_id.as_str()))
+                    if (*is_error || marked_calls.contains(tool_use_id.as_str()))
                         && let Some(map) = block.as_object_mut()
                     {
                         map.insert("is_error".into(), Value::Bool(*is_error));

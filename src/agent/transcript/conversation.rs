@@ -64,14 +64,15 @@ impl Transcript {
     /// (`sourceToolAssistantUUID`, `permissionDecision`, …).
     pub fn tool_result(&self, ctx: &LineContext, r: &ToolResultLine<'_>) {
         // Claude Code's block key order: a result that ran starts with `tool_use_id`, an error
-        // it made itself ends with it; Bash results always carry `is_error`.
+        // it made itself ends with it; Bash results always carry `is_error`
+        // ([`crate::model::success_marks_is_error`]).
         let mut block = Map::new();
         if !r.is_error {
             block.insert("tool_use_id".into(), json!(r.tool_use_id));
         }
         block.insert("type".into(), json!("tool_result"));
         block.insert("content".into(), json!(r.content));
-        if r.is_error || r.tool_name == "Bash" {
+        if r.is_error || crate::model::success_marks_is_error(r.tool_name) {
             block.insert("is_error".into(), json!(r.is_error));
         }
         if r.is_error {
