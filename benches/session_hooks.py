@@ -20,28 +20,12 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-REIN = os.path.join(ROOT, "target", "release", "rein")
+from hookbench import NODE_HOOK, PY_HOOK, REIN, floor, real, sandbox_env, session, warm_share
+
 QUICK = "--quick" in sys.argv
 # A first call of `sleep 0.5` before the back-to-back ones: the time a real session always
 # spends waiting for the model's first answer, during which the interpreters start.
 LEAD_IN = "--lead-in" in sys.argv
-
-PY_HOOK = """import json, sys
-d = json.load(sys.stdin)
-if "rm -rf" in d.get("tool_input", {}).get("command", ""):
-    print("no", file=sys.stderr)
-    sys.exit(2)
-"""
-NODE_HOOK = """const d = JSON.parse(require('fs').readFileSync(0));
-if ((d.tool_input.command || '').includes('rm -rf')) { console.error('no'); process.exit(2); }
-"""
-
-
-def real(cmd, code):
-    return subprocess.run([cmd, "-e" if cmd == "node" else "-c", code], capture_output=True,
-                          text=True).stdout.strip()
-
 
 def sandbox(interp, ext, body, calls, per_event):
     root = tempfile.mkdtemp(prefix="rein-session-bench-")
@@ -66,37 +50,7 @@ def sandbox(interp, ext, body, calls, per_event):
     steps.append({"text": "done"})
     with open(os.path.join(project, "mock.json"), "w") as f:
         json.dump(steps, f)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("REIN_", "CLAUDE_", "OTEL_"))}
-    env.update({"HOME": os.path.join(root, "home"), "REIN_HOME": os.path.join(root, "home", ".rein"),
-                "REIN_MANAGED_SETTINGS_DIR": os.path.join(root, "none")})
-    return root, project, env
-
-
-def session(project, env):
-    start = time.perf_counter()
-    subprocess.run([REIN, "-p", "go", "--trust", "--mock-script", "mock.json"], cwd=project, env=env,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    return time.perf_counter() - start
-
-
-def warm_share(env):
-    logs = os.path.join(env["REIN_HOME"], "logs")
-    runs = []
-    if os.path.isdir(logs):
-        for name in os.listdir(logs):
-            with open(os.path.join(logs, name)) as f:
-                runs += [json.loads(line) for line in f]
-        shutil.rmtree(logs)
-    return sum(1 for r in runs if r["warm"]), len(runs)
-
-
-def floor(interp, path, stdin, n):
-    times = []
-    for _ in range(n):
-        s = time.perf_counter()
-        subprocess.run([interp, path], input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        times.append(time.perf_counter() - s)
-    return statistics.median(times)
+    return root, project, sandbox_env(root)
 
 
 def waiting_cost(interp, ext, body, per_event):

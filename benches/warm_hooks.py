@@ -20,27 +20,12 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-REIN = os.path.join(ROOT, "target", "release", "rein")
+from hookbench import NODE_HOOK, PY_HOOK, REIN, real, sandbox_env, session, warm_share
+from hookbench import floor as floor_n
+
 QUICK = "--quick" in sys.argv
 CALLS = 20
 ROUNDS = 3 if QUICK else 8
-
-PY_HOOK = """import json, sys
-d = json.load(sys.stdin)
-if "rm -rf" in d.get("tool_input", {}).get("command", ""):
-    print("no", file=sys.stderr)
-    sys.exit(2)
-"""
-NODE_HOOK = """const d = JSON.parse(require('fs').readFileSync(0));
-if ((d.tool_input.command || '').includes('rm -rf')) { console.error('no'); process.exit(2); }
-"""
-
-
-def real(cmd, code):
-    return subprocess.run([cmd, "-e" if cmd == "node" else "-c", code], capture_output=True,
-                          text=True).stdout.strip()
-
 
 def sandbox(interp, script_name, body, hooks):
     root = tempfile.mkdtemp(prefix="rein-warm-bench-")
@@ -62,38 +47,11 @@ def sandbox(interp, script_name, body, hooks):
     steps.append({"text": "done"})
     with open(os.path.join(project, "mock.json"), "w") as f:
         json.dump(steps, f)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("REIN_", "CLAUDE_", "OTEL_"))}
-    env.update({"HOME": os.path.join(root, "home"), "REIN_HOME": os.path.join(root, "home", ".rein"),
-                "REIN_MANAGED_SETTINGS_DIR": os.path.join(root, "none")})
-    return root, project, env
-
-
-def session(project, env):
-    start = time.perf_counter()
-    subprocess.run([REIN, "-p", "go", "--trust", "--mock-script", "mock.json"], cwd=project, env=env,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    return time.perf_counter() - start
-
-
-def warm_share(project_env):
-    """Fraction of hook runs that ran warm in the last session of this sandbox."""
-    _, env = project_env
-    logs = os.path.join(env["REIN_HOME"], "logs")
-    runs = []
-    for name in os.listdir(logs):
-        with open(os.path.join(logs, name)) as f:
-            runs += [json.loads(line) for line in f]
-    shutil.rmtree(logs)
-    return sum(1 for r in runs if r["warm"]), len(runs)
+    return root, project, sandbox_env(root)
 
 
 def floor(interp, path, stdin):
-    times = []
-    for _ in range(10 * ROUNDS):
-        s = time.perf_counter()
-        subprocess.run([interp, path], input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        times.append(time.perf_counter() - s)
-    return statistics.median(times)
+    return floor_n(interp, path, stdin, 10 * ROUNDS)
 
 
 def rss_of_waiting(project, env, script_name):
@@ -132,7 +90,7 @@ def bench(name, interp, script_name, body):
             project, env = variants[k]
             times[k].append(session(project, env))
             if k != "no hooks":
-                w, n = warm_share(variants[k])
+                w, n = warm_share(variants[k][1])
                 if k == "warm":
                     warm_runs[0] += w
                     warm_runs[1] += n
