@@ -25,8 +25,8 @@
 //! Node cannot fork: a node hook gets **one fresh interpreter per call, started ahead of time**
 //! the same way (`--require` in `NODE_OPTIONS`), which waits on a pipe for the go message and
 //! then loads and runs the script itself; the next is started as the call begins. A call that
-//! finds its interpreter still starting waits for it (the rest of a start is less than a cold
-//! start, and does not compete with one). Back to back, node calls therefore still pay most of a
+//! finds its interpreter (python's or node's) still starting waits for it, at most 2 s or its
+//! timeout (the rest of a start is less than a cold start, and does not compete with one). Back to back, node calls therefore still pay most of a
 //! start each; running the script inside a long-lived node (a `vm` context or a worker thread)
 //! would change what the script sees (its fd 0, `process.exit`, the fatal-error text), so rein
 //! does not.
