@@ -36,6 +36,19 @@ pub enum ContentBlock {
         /// The arguments.
         input: Value,
     },
+    /// A text the harness adds for the model that Claude Code 2.1.328 carries in a system-role
+    /// entry: a hook's context or a hook's blocking error (`SessionStart hook additional
+    /// context: …`, `UserPromptSubmit hook success: …`, `PostToolUse:Bash hook additional
+    /// context: …`), after the prompt or tool results of the user message it rides in
+    /// (fixtures `ctx_place`, `ctx_place2`, `stop_cap`). The public Messages API has no system
+    /// role inside `messages`, so both providers send each note as a `<system-reminder>` text
+    /// after the message's other blocks ([`reminder_text`]), as the protocol spec (§4.5)
+    /// prescribes. Transcripts and stream-json record these notes as hook attachments, not in
+    /// the user line.
+    SystemNote {
+        /// The text, unwrapped.
+        text: String,
+    },
     /// The result of a tool call, sent back to the model.
     ToolResult {
         /// The id of the call it answers.
@@ -46,6 +59,11 @@ pub enum ContentBlock {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
     },
+}
+
+/// A system note as a provider sends it: wrapped in `<system-reminder>` tags.
+pub fn reminder_text(text: &str) -> String {
+    format!("<system-reminder>\n{text}\n</system-reminder>")
 }
 
 /// Whether a successful result of `tool` still carries `"is_error": false`, as Claude Code

@@ -221,8 +221,8 @@ struct Replay {
     after_prompt: bool,
 }
 
-fn reminder(text: &str) -> ContentBlock {
-    crate::agent::session::system_reminder(text)
+fn note(text: &str) -> ContentBlock {
+    crate::agent::session::system_note(text)
 }
 
 impl Replay {
@@ -271,14 +271,32 @@ impl Replay {
             // Written after the prompt line (Claude Code's order): the entries follow the
             // prompt in its message.
             Some("UserPromptSubmit") if self.after_prompt => {
-                let blocks = entries.iter().map(|t| reminder(t));
+                let blocks = entries.iter().map(|t| note(t));
                 if let Some(last) = self.messages.last_mut() {
                     last.content.extend(blocks);
                 }
             }
             // Written before the prompt line (earlier rein versions).
             Some("UserPromptSubmit") => self.prompt_context.extend(entries),
-            // Stop's context is part of the feedback line.
+            // Stop's additional context is part of the feedback line; its blocking errors are
+            // system notes of that message, recorded after it. (A rein before the notes wrote
+            // them into the line as reminders: those are not added twice.)
+            Some("Stop") | Some("SubagentStop") if line["renderedRole"] == "system" => {
+                if let Some(last) = self.messages.last_mut()
+                    && last.role == Role::User
+                {
+                    for entry in entries {
+                        let old = format!("<system-reminder>\n{entry}\n</system-reminder>");
+                        let written = last
+                            .content
+                            .iter()
+                            .any(|b| matches!(b, ContentBlock::Text { text } if *text == old));
+                        if !written {
+                            last.content.push(note(&entry));
+                        }
+                    }
+                }
+            }
             Some("Stop") | Some("SubagentStop") => {}
             _ => self.pending.extend(entries),
         }
@@ -287,12 +305,11 @@ impl Replay {
     fn user(&mut self, v: &Value) {
         let content = &v["message"]["content"];
         if let Some(prompt) = content.as_str() {
-            let mut blocks: Vec<ContentBlock> =
-                self.pending.drain(..).map(|t| reminder(&t)).collect();
+            let mut blocks: Vec<ContentBlock> = self.pending.drain(..).map(|t| note(&t)).collect();
             blocks.push(ContentBlock::Text {
                 text: prompt.to_string(),
             });
-            blocks.extend(self.prompt_context.drain(..).map(|t| reminder(&t)));
+            blocks.extend(self.prompt_context.drain(..).map(|t| note(&t)));
             match self.messages.last_mut() {
                 // A prompt after a stopped tool call joins the message of its results.
                 Some(last) if crate::agent::session::ends_in_interruption(last) => {
@@ -357,7 +374,7 @@ impl Replay {
         if self.pending.is_empty() {
             return;
         }
-        let blocks: Vec<ContentBlock> = self.pending.drain(..).map(|t| reminder(&t)).collect();
+        let blocks: Vec<ContentBlock> = self.pending.drain(..).map(|t| note(&t)).collect();
         match self.messages.last_mut() {
             Some(last) if last.role == Role::User => last.content.extend(blocks),
             Some(_) | None => self.push_user(blocks),
@@ -402,7 +419,9 @@ impl Replay {
                     content: crate::agent::session::INTERRUPTED_TOOL_USE.to_string(),
                     is_error: true,
                 }),
-                ContentBlock::Text { .. } | ContentBlock::ToolResult { .. } => None,
+                ContentBlock::Text { .. }
+                | ContentBlock::SystemNote { .. }
+                | ContentBlock::ToolResult { .. } => None,
             })
             .collect();
         if !unanswered.is_empty() {

@@ -559,14 +559,24 @@ impl Observer for StreamJson {
                 }
                 self.emit(&Value::Object(line));
             }
-            Progress::Feedback { message } => self.emit(&json!({
-                "type": "user",
-                "message": message,
-                "parent_tool_use_id": null,
-                "session_id": sid,
-                "uuid": uuid_v4(),
-                "timestamp": timestamp_now(),
-            })),
+            Progress::Feedback { message } => {
+                // System notes are not the user message's: Claude Code's stream shows the
+                // Stop feedback text alone (fixture `stop_cap`).
+                let mut message = (*message).clone();
+                message
+                    .content
+                    .retain(|b| !matches!(b, ContentBlock::SystemNote { .. }));
+                if !message.content.is_empty() {
+                    self.emit(&json!({
+                        "type": "user",
+                        "message": message,
+                        "parent_tool_use_id": null,
+                        "session_id": sid,
+                        "uuid": uuid_v4(),
+                        "timestamp": timestamp_now(),
+                    }))
+                }
+            }
             Progress::Hook(report) => {
                 let event = report.event;
                 let hook_name = &report.hook_name;
@@ -751,7 +761,9 @@ fn shown_as(response: &ModelResponse, text: &str) -> ModelResponse {
             }
             keep
         }
-        ContentBlock::ToolUse { .. } | ContentBlock::ToolResult { .. } => true,
+        ContentBlock::ToolUse { .. }
+        | ContentBlock::SystemNote { .. }
+        | ContentBlock::ToolResult { .. } => true,
     });
     shown
 }

@@ -210,7 +210,9 @@ fn text_of(response: &ModelResponse) -> String {
         .iter()
         .filter_map(|b| match b {
             ContentBlock::Text { text } => Some(text.as_str()),
-            ContentBlock::ToolUse { .. } | ContentBlock::ToolResult { .. } => None,
+            ContentBlock::ToolUse { .. }
+            | ContentBlock::SystemNote { .. }
+            | ContentBlock::ToolResult { .. } => None,
         })
         .collect::<Vec<_>>()
         .join("\n")
@@ -563,11 +565,15 @@ async fn anthropic_streamed_text_answer() {
     assert_eq!(request.headers["x-api-key"], "test-key");
     assert_eq!(request.headers["anthropic-version"], "2023-06-01");
     assert_eq!(request.body["stream"], true);
-    assert_eq!(request.body["system"], "Be brief.");
+    assert_eq!(
+        request.body["system"],
+        json!([{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}])
+    );
     assert_eq!(request.body["max_tokens"], providers::DEFAULT_MAX_TOKENS);
     assert_eq!(
         request.body["messages"],
-        json!([{"role": "user", "content": [{"type": "text", "text": "hi"}]}])
+        json!([{"role": "user", "content": [{"type": "text", "text": "hi",
+            "cache_control": {"type": "ephemeral"}}]}])
     );
 }
 
@@ -606,7 +612,8 @@ async fn anthropic_tool_call_round_trip() {
             {"role": "assistant", "content": [{"type": "text", "text": "Listing."},
                 {"type": "tool_use", "id": "call_1", "name": "Bash", "input": {"command": "ls"}}]},
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_1",
-                "content": "PreToolUse:Bash hook error: no", "is_error": true}]}
+                "content": "PreToolUse:Bash hook error: no", "is_error": true,
+                "cache_control": {"type": "ephemeral"}}]}
         ])
     );
 }
@@ -857,7 +864,9 @@ fn tool_uses(response: &ModelResponse) -> Vec<(String, String, Value)> {
             ContentBlock::ToolUse { id, name, input } => {
                 Some((id.clone(), name.clone(), input.clone()))
             }
-            ContentBlock::Text { .. } | ContentBlock::ToolResult { .. } => None,
+            ContentBlock::Text { .. }
+            | ContentBlock::SystemNote { .. }
+            | ContentBlock::ToolResult { .. } => None,
         })
         .collect()
 }
@@ -1395,5 +1404,84 @@ async fn mock_tells_a_failure_from_a_refusal() {
     assert_eq!(
         text_of(&responses[1]),
         "The Bash call `ls secret` failed: Exit code 2\nls: cannot open directory 'secret': Permission denied"
+    );
+}
+
+/// System notes follow their message's other blocks as `<system-reminder>` texts, in both
+/// providers (the public APIs take no system role inside the conversation); the Anthropic
+/// request's last block carries the cache breakpoint.
+#[test]
+fn system_notes_follow_their_message_as_reminders() {
+    let note = |t: &str| ContentBlock::SystemNote { text: t.into() };
+    let r = |t: &str| format!("<system-reminder>\n{t}\n</system-reminder>");
+    let messages = vec![
+        Message {
+            role: Role::User,
+            content: vec![
+                note("SS"),
+                ContentBlock::Text { text: "go".into() },
+                note("UPS"),
+            ],
+        },
+        Message {
+            role: Role::Assistant,
+            content: vec![ContentBlock::ToolUse {
+                id: "t1".into(),
+                name: "Bash".into(),
+                input: json!({"command": "true"}),
+            }],
+        },
+        Message {
+            role: Role::User,
+            content: vec![
+                note("POST"),
+                ContentBlock::ToolResult {
+                    tool_use_id: "t1".into(),
+                    content: "ok".into(),
+                    is_error: false,
+                },
+            ],
+        },
+    ];
+    let body = crate::agent::providers::anthropic::request_body("m", None, 10, &messages, &[]);
+    let shape: Vec<(String, Value)> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["role"].as_str().unwrap().to_string(),
+                m["content"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        vec![
+            (
+                "user".into(),
+                json!([
+                    {"type": "text", "text": "go"},
+                    {"type": "text", "text": r("SS")},
+                    {"type": "text", "text": r("UPS")},
+                ])
+            ),
+            (
+                "assistant".into(),
+                json!([{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "true"}}])
+            ),
+            (
+                "user".into(),
+                json!([
+                    {"type": "tool_result", "tool_use_id": "t1", "content": "ok", "is_error": false},
+                    {"type": "text", "text": r("POST"), "cache_control": {"type": "ephemeral"}},
+                ])
+            ),
+        ]
+    );
+    let body = crate::agent::providers::openai::request_body("m", None, &messages, &[]);
+    assert_eq!(
+        body["messages"][0]["content"],
+        format!("go\n\n{}\n\n{}", r("SS"), r("UPS"))
     );
 }

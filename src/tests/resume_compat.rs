@@ -26,6 +26,7 @@ fn texts(blocks: &[ContentBlock]) -> Vec<String> {
         .iter()
         .map(|b| match b {
             ContentBlock::Text { text } => text.clone(),
+            ContentBlock::SystemNote { text } => format!("note {text}"),
             ContentBlock::ToolUse { id, .. } => format!("use {id}"),
             ContentBlock::ToolResult {
                 tool_use_id,
@@ -49,7 +50,8 @@ fn a_transcript_of_the_previous_rein_version_resumes_as_the_model_saw_it() {
         .iter()
         .map(|m| (m.role, texts(&m.content)))
         .collect();
-    let r = |t: &str| format!("<system-reminder>\n{t}\n</system-reminder>");
+    // Hook entries come back as the system notes the session sends them as.
+    let r = |t: &str| format!("note {t}");
     assert_eq!(
         got,
         vec![

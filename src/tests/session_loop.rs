@@ -333,6 +333,7 @@ fn texts(msg: &Message) -> Vec<String> {
         .iter()
         .filter_map(|b| match b {
             ContentBlock::Text { text } => Some(text.clone()),
+            ContentBlock::SystemNote { text } => Some(format!("[system] {text}")),
             _ => None,
         })
         .collect()
@@ -502,7 +503,7 @@ async fn updated_tool_output_is_rendered_for_the_model_with_fallback() {
 }
 
 #[tokio::test]
-async fn context_is_delivered_as_system_reminders_next_to_tool_results() {
+async fn context_is_delivered_as_system_notes_after_tool_results() {
     let mut h = harness(
         vec![Ok(calls(&[("t1", "Touch", json!({"path": "a"}))]))],
         |hk| {
@@ -523,8 +524,8 @@ async fn context_is_delivered_as_system_reminders_next_to_tool_results() {
     assert_eq!(
         texts(last),
         vec![
-            "<system-reminder>\nPostToolUse:Touch hook additional context: CTX\n</system-reminder>",
-            "<system-reminder>\nPostToolBatch hook additional context: BATCH\n</system-reminder>",
+            "[system] PostToolUse:Touch hook additional context: CTX",
+            "[system] PostToolBatch hook additional context: BATCH",
         ]
     );
     // Roles alternate.
@@ -707,9 +708,9 @@ async fn session_start_context_and_env_files_reach_the_first_request() {
     assert_eq!(
         texts(&first[0]),
         vec![
-            "<system-reminder>\nSessionStart:startup hook success: hello\n</system-reminder>",
+            "[system] SessionStart:startup hook success: hello",
             "the prompt",
-            "<system-reminder>\nUserPromptSubmit hook success: ups\n</system-reminder>",
+            "[system] UserPromptSubmit hook success: ups",
         ]
     );
     let start = h.fired().remove(0);

@@ -200,3 +200,20 @@ pub fn redact_json(v: &mut Value, project: &Path) {
         Value::Null | Value::Bool(_) | Value::Number(_) => {}
     }
 }
+
+/// A request's messages without the `cache_control` keys of their blocks: the Anthropic
+/// provider's cache breakpoint moves to each request's last block, which is not part of what
+/// the model was told.
+pub fn without_cache_control(messages: &[serde_json::Value]) -> Vec<serde_json::Value> {
+    let mut messages = messages.to_vec();
+    for block in messages
+        .iter_mut()
+        .filter_map(|m| m["content"].as_array_mut())
+        .flatten()
+    {
+        if let Some(block) = block.as_object_mut() {
+            block.remove("cache_control");
+        }
+    }
+    messages
+}

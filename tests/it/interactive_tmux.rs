@@ -1279,7 +1279,8 @@ fn ctrl_c_while_the_reply_streams_keeps_the_text_so_far_and_tells_the_model_as_c
     // one user message of the note and the new prompt (fixture run5-requests.json).
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
-    let messages = requests[1]["messages"].as_array().unwrap().clone();
+    let messages =
+        crate::harness::without_cache_control(requests[1]["messages"].as_array().unwrap());
     assert_eq!(messages.len(), 3, "{messages:?}");
     assert_eq!(block_texts(&messages[0]), ["go slow"]);
     assert_eq!(messages[1]["role"], "assistant");
@@ -1337,7 +1338,8 @@ fn ctrl_c_while_the_reply_streams_keeps_the_text_so_far_and_tells_the_model_as_c
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let rebuilt = server.requests()[0]["messages"].as_array().unwrap().clone();
+    let rebuilt =
+        crate::harness::without_cache_control(server.requests()[0]["messages"].as_array().unwrap());
     assert_eq!(rebuilt[..3], messages[..]);
 }
 

@@ -242,10 +242,33 @@ impl Model for AnthropicModel {
     }
 }
 
+fn ephemeral() -> Value {
+    json!({"type": "ephemeral"})
+}
+
+/// Appends a message of `role` to `out`, or its blocks to the last message when that has the
+/// same role.
+// Why: a dropped empty message (an empty reply a Stop hook continued) leaves two turns of one
+// role side by side; they are sent as one so the roles strictly alternate.
+fn push_merged(out: &mut Vec<Value>, role: &str, blocks: Vec<Value>) {
+    if blocks.is_empty() {
+        return;
+    }
+    if let Some(last) = out.last_mut()
+        && last["role"] == role
+        && let Some(content) = last.get_mut("content").and_then(Value::as_array_mut)
+    {
+        content.extend(blocks);
+        return;
+    }
+    out.push(json!({"role": role, "content": blocks}));
+}
+
 /// The Messages API request for a history. Empty text blocks and messages (which the API
-/// rejects) are dropped, consecutive messages of one role are merged, and a tool input that is
-/// not an object (malformed arguments kept as a string) is sent as `{}`, the only shape the API
-/// accepts.
+/// rejects) are dropped, consecutive messages of one role are merged, a message's system notes
+/// follow its other blocks as `<system-reminder>` texts (see [`ContentBlock::SystemNote`]), and
+/// a tool input that is not an object (malformed arguments kept as a string) is sent as `{}`,
+/// the only shape the API accepts.
 pub fn request_body(
     model: &str,
     system: Option<&str>,
@@ -268,12 +291,17 @@ pub fn request_body(
         .collect();
     let mut out: Vec<Value> = Vec::new();
     for message in messages {
+        let mut notes: Vec<&str> = Vec::new();
         let blocks: Vec<Value> = message
             .content
             .iter()
             .filter_map(|block| match block {
                 ContentBlock::Text { text } if text.is_empty() => None,
                 ContentBlock::Text { text } => Some(json!({"type": "text", "text": text})),
+                ContentBlock::SystemNote { text } => {
+                    notes.push(text);
+                    None
+                }
                 ContentBlock::ToolUse { id, name, input } => {
                     let input = match input {
                         Value::Object(_) => input.clone(),
@@ -300,29 +328,38 @@ pub fn request_body(
                 }
             })
             .collect();
-        if blocks.is_empty() {
-            continue;
-        }
         let role = match message.role {
             Role::User => "user",
             Role::Assistant => "assistant",
         };
-        // Why: a dropped empty message (an empty reply a Stop hook continued) leaves two turns
-        // of one role side by side; they are sent as one so the roles strictly alternate.
-        if let Some(last) = out.last_mut()
-            && last["role"] == role
-            && let Some(content) = last.get_mut("content").and_then(Value::as_array_mut)
-        {
-            content.extend(blocks);
-            continue;
-        }
-        out.push(json!({"role": role, "content": blocks}));
+        let mut blocks = blocks;
+        blocks.extend(
+            notes
+                .into_iter()
+                .filter(|t| !t.is_empty())
+                .map(|t| json!({"type": "text", "text": crate::model::reminder_text(t)})),
+        );
+        push_merged(&mut out, role, blocks);
+    }
+    // Prompt caching, where Claude Code 2.1.328 puts its breakpoints: the system prompt and the
+    // last block of the last message, so each request reads back what the one before wrote.
+    if let Some(block) = out
+        .last_mut()
+        .and_then(|m| m.get_mut("content"))
+        .and_then(Value::as_array_mut)
+        .and_then(|c| c.last_mut())
+        .and_then(Value::as_object_mut)
+    {
+        block.insert("cache_control".into(), ephemeral());
     }
     let mut body = Map::new();
     body.insert("model".into(), json!(model));
     body.insert("max_tokens".into(), json!(max_tokens));
     if let Some(system) = system {
-        body.insert("system".into(), json!(system));
+        body.insert(
+            "system".into(),
+            json!([{"type": "text", "text": system, "cache_control": ephemeral()}]),
+        );
     }
     body.insert("messages".into(), Value::Array(out));
     if !tools.is_empty() {

@@ -186,7 +186,9 @@ impl<'a> Synthesizer<'a> {
             .iter()
             .filter_map(|b| match b {
                 ContentBlock::ToolUse { id, name, .. } => Some((id.as_str(), name.as_str())),
-                ContentBlock::Text { .. } | ContentBlock::ToolResult { .. } => None,
+                ContentBlock::Text { .. }
+                | ContentBlock::SystemNote { .. }
+                | ContentBlock::ToolResult { .. } => None,
             })
             .collect();
         let keys: Vec<u64> = self.calls.keys().copied().collect();
@@ -235,7 +237,7 @@ pub fn replay(response: &ModelResponse, sink: &(dyn Fn(&Value) + Send + Sync)) {
             ContentBlock::ToolUse { id, name, input } => {
                 s.tool(k as u64, Some(id), Some(name), &input.to_string());
             }
-            ContentBlock::ToolResult { .. } => {}
+            ContentBlock::ToolResult { .. } | ContentBlock::SystemNote { .. } => {}
         }
     }
     s.finish(response);

@@ -322,10 +322,14 @@ pub fn request_body(
     for message in messages {
         match message.role {
             Role::User => {
-                let mut texts = Vec::new();
+                let mut texts: Vec<String> = Vec::new();
+                let mut notes: Vec<String> = Vec::new();
                 for block in &message.content {
                     match block {
-                        ContentBlock::Text { text } => texts.push(text.as_str()),
+                        ContentBlock::Text { text } => texts.push(text.clone()),
+                        ContentBlock::SystemNote { text } => {
+                            notes.push(crate::model::reminder_text(text))
+                        }
                         ContentBlock::ToolResult {
                             tool_use_id,
                             content,
@@ -338,6 +342,7 @@ pub fn request_body(
                         ContentBlock::ToolUse { .. } => {}
                     }
                 }
+                texts.append(&mut notes);
                 if !texts.is_empty() {
                     out.push(json!({"role": "user", "content": texts.join("\n\n")}));
                 }
@@ -360,7 +365,7 @@ pub fn request_body(
                                 "function": {"name": name, "arguments": arguments},
                             }));
                         }
-                        ContentBlock::ToolResult { .. } => {}
+                        ContentBlock::ToolResult { .. } | ContentBlock::SystemNote { .. } => {}
                     }
                 }
                 let mut entry = Map::new();

@@ -2,9 +2,11 @@
 //! UserPromptSubmit, model requests, the tool pipeline, Stop (with its block cap) and
 //! StopFailure.
 //!
-//! Model-facing hook texts are delivered as user-role text blocks wrapped in
-//! `<system-reminder>` tags, merged into the next user message next to its tool results
-//! (the Messages API needs alternating roles).
+//! Model-facing hook texts are system notes ([`ContentBlock::SystemNote`]) of the next user
+//! message, sent after its prompt or tool results, where Claude Code 2.1.328 sends its
+//! system-role entries. Other harness texts (background notices, Stop's additional context,
+//! a command's files) are `<system-reminder>` texts in their place in the user message, as
+//! Claude Code sends those.
 
 mod command;
 mod compaction;
@@ -142,7 +144,9 @@ pub struct TurnOutcome {
     pub result: String,
     /// Turns as Claude Code 2.1.328 counts them in its `result`: one per assistant message, and
     /// one per tool call for a message with several (fixtures `two_calls`, `three_rounds`,
-    /// `text_and_call` in `tests/fixtures/cc-2.1.328/`).
+    /// `text_and_call` in `tests/fixtures/cc-2.1.328/`), less one per Stop continuation that
+    /// brought context only, no feedback (fixture `ctx_place2`: Claude Code counts the user
+    /// lines of the conversation, and that context is an attachment).
     pub num_turns: u32,
     /// Model requests made for this prompt (what `--max-turns` limits, as in Claude Code:
     /// fixture `two_calls_max2`).
@@ -355,10 +359,19 @@ pub(crate) fn ends_in_interruption(message: &Message) -> bool {
             if matches!(text.strip_suffix('\n'), Some(INTERRUPTED_TOOL_USE | INTERRUPTED_BY_USER)))
 }
 
-/// Wraps a model-facing hook text for the Messages API.
+/// A hook's model-facing text (its context, a blocking error the model is told about), sent in
+/// the system role: see [`ContentBlock::SystemNote`].
+pub fn system_note(text: &str) -> ContentBlock {
+    ContentBlock::SystemNote {
+        text: text.to_string(),
+    }
+}
+
+/// Wraps a model-facing harness text in the user message (a background command's notice, a
+/// file a command mentions, an agent's instructions), as Claude Code 2.1.328 sends those.
 pub fn system_reminder(text: &str) -> ContentBlock {
     ContentBlock::Text {
-        text: format!("<system-reminder>\n{text}\n</system-reminder>"),
+        text: crate::model::reminder_text(text),
     }
 }
 
@@ -369,7 +382,9 @@ pub fn response_text(response: &ModelResponse) -> String {
         .iter()
         .filter_map(|b| match b {
             ContentBlock::Text { text } => Some(text.as_str()),
-            ContentBlock::ToolUse { .. } | ContentBlock::ToolResult { .. } => None,
+            ContentBlock::ToolUse { .. }
+            | ContentBlock::SystemNote { .. }
+            | ContentBlock::ToolResult { .. } => None,
         })
         .collect();
     parts.join("\n")
@@ -487,6 +502,8 @@ impl Session {
             text: task,
         });
         if !context.is_empty() {
+            // The subagent's transcript keeps SubagentStart's context as the reminders an
+            // isMeta line holds (no hook attachment of its own records it there).
             let message = Message {
                 role: Role::User,
                 content: context.iter().map(|t| system_reminder(t)).collect(),
@@ -497,7 +514,7 @@ impl Session {
             .filter(|i| !i.is_empty())
             .map(system_reminder)
             .into_iter()
-            .chain(context.iter().map(|t| system_reminder(t)))
+            .chain(context.iter().map(|t| system_note(t)))
             .collect();
         content.push(ContentBlock::Text {
             text: task.to_string(),

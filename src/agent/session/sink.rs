@@ -105,7 +105,9 @@ impl Sink {
                 self.release_all(ctx);
                 let calls = response.content.iter().filter_map(|b| match b {
                     ContentBlock::ToolUse { id, name, .. } => Some((id.clone(), name.clone())),
-                    ContentBlock::Text { .. } | ContentBlock::ToolResult { .. } => None,
+                    ContentBlock::Text { .. }
+                    | ContentBlock::SystemNote { .. }
+                    | ContentBlock::ToolResult { .. } => None,
                 });
                 if let Ok(mut outstanding) = self.outstanding.lock() {
                     *outstanding = calls.collect();

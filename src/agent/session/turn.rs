@@ -85,12 +85,8 @@ impl Session {
             prompt_id: &prompt_id,
             text: prompt,
         });
-        let pending: Vec<ContentBlock> = self
-            .pending
-            .drain(..)
-            .map(|t| system_reminder(&t))
-            .collect();
-        let context = ups.common.context.iter().map(|t| system_reminder(t));
+        let pending: Vec<ContentBlock> = self.pending.drain(..).map(|t| system_note(&t)).collect();
+        let context = ups.common.context.iter().map(|t| system_note(t));
         let mut messages = match command_messages {
             Some(mut messages) => {
                 if let Some(first) = messages.first_mut() {
@@ -131,25 +127,25 @@ impl Session {
     pub(super) fn deliver_pending(&mut self) {
         let mut entries: Vec<String> = self.pending.drain(..).collect();
         entries.extend(self.hooks.take_async_context());
+        let mut blocks: Vec<ContentBlock> = entries.iter().map(|t| system_note(t)).collect();
         // Background commands that ended while the model was working (or, interactively,
         // while the person was typing): told at the next request.
-        entries.extend(
+        blocks.extend(
             self.ctx
                 .background
                 .take_unannounced()
                 .iter()
                 .filter_map(|t| t.notification())
-                .map(|n| format!("{BACKGROUND_NOTICE}\n\n{n}")),
+                .map(|n| system_reminder(&format!("{BACKGROUND_NOTICE}\n\n{n}"))),
         );
-        if entries.is_empty() {
+        if blocks.is_empty() {
             return;
         }
-        let blocks = entries.iter().map(|t| system_reminder(t));
         match self.messages.last_mut() {
             Some(last) if last.role == Role::User => last.content.extend(blocks),
             Some(_) | None => self.messages.push(Message {
                 role: Role::User,
-                content: blocks.collect(),
+                content: blocks,
             }),
         }
     }
@@ -278,7 +274,9 @@ impl Session {
                         name: name.clone(),
                         input: input.clone(),
                     }),
-                    ContentBlock::Text { .. } | ContentBlock::ToolResult { .. } => None,
+                    ContentBlock::Text { .. }
+                    | ContentBlock::SystemNote { .. }
+                    | ContentBlock::ToolResult { .. } => None,
                 })
                 .collect();
             self.messages.push(Message {
@@ -349,11 +347,22 @@ impl Session {
             }
             stop_blocks += 1;
             stop_hook_active = true;
+            if feedback.is_none() {
+                outcome.num_turns = outcome.num_turns.saturating_sub(1);
+            }
             let mut content = Vec::new();
             if let Some(text) = feedback {
                 content.push(ContentBlock::Text { text });
             }
-            content.extend(common.context.iter().map(|t| system_reminder(t)));
+            // Stop's additional context comes wrapped as a reminder of the user message (its
+            // fold wraps it); its blocking errors are system notes (fixture `ctx_place2`).
+            content.extend(common.context.iter().map(|t| {
+                if t.starts_with("<system-reminder>") {
+                    ContentBlock::Text { text: t.clone() }
+                } else {
+                    system_note(t)
+                }
+            }));
             let message = Message {
                 role: Role::User,
                 content,

@@ -47,9 +47,18 @@ impl Transcript {
 
     /// A user-role text message rein adds on its own (Stop feedback, reminders): `isMeta`, as
     /// Claude Code marks the messages no person typed. `content` keeps the exact blocks the
-    /// model was sent, so a resumed session sends them again unchanged.
+    /// model was sent in the user message, so a resumed session sends them again unchanged;
+    /// system notes are left out (their hook attachments hold them, as in Claude Code's
+    /// transcript), and a message of notes only writes no line.
     pub fn user_blocks(&self, ctx: &LineContext, blocks: &[ContentBlock]) {
-        let content: Vec<Value> = blocks.iter().map(block_json).collect();
+        let content: Vec<Value> = blocks
+            .iter()
+            .filter(|b| !matches!(b, ContentBlock::SystemNote { .. }))
+            .map(block_json)
+            .collect();
+        if content.is_empty() {
+            return;
+        }
         let mut line = self.head(ctx, "user", true);
         line.insert(
             "message".into(),
@@ -187,7 +196,9 @@ impl Transcript {
             .iter()
             .filter_map(|b| match b {
                 ContentBlock::ToolUse { id, .. } => Some(id.clone()),
-                ContentBlock::Text { .. } | ContentBlock::ToolResult { .. } => None,
+                ContentBlock::Text { .. }
+                | ContentBlock::SystemNote { .. }
+                | ContentBlock::ToolResult { .. } => None,
             })
             .collect();
         if let Some(uuid) = self.finish_and_write(line, extra)

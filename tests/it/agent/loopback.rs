@@ -29,7 +29,10 @@ impl Api {
     /// The request's system prompt (Anthropic `system`; OpenAI's leading system message).
     pub fn system_of(self, body: &Value) -> String {
         match self {
-            Api::Anthropic => body["system"].as_str().unwrap_or_default().to_string(),
+            Api::Anthropic => body["system"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
             Api::OpenAi => {
                 let first = &body["messages"][0];
                 if first["role"] == "system" {
@@ -43,7 +46,9 @@ impl Api {
 
     /// The request's conversation, without OpenAI's system message.
     pub fn messages_of(self, body: &Value) -> Vec<Value> {
-        let all = body["messages"].as_array().cloned().unwrap_or_default();
+        let all = crate::harness::without_cache_control(
+            body["messages"].as_array().map_or(&[][..], Vec::as_slice),
+        );
         match self {
             Api::Anthropic => all,
             Api::OpenAi => all.into_iter().filter(|m| m["role"] != "system").collect(),

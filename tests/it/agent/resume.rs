@@ -125,6 +125,10 @@ fn continue_rebuilds_the_history_the_model_saw_and_fires_session_start_resume() 
         assert!(reply.contains("FIRST-DONE") && after[before.len()]["role"] == "assistant");
         let prompt = serde_json::to_string(&after[before.len() + 1]).unwrap();
         assert!(prompt.contains("second prompt"), "{prompt}");
+        assert!(
+            prompt.contains("SessionStart:resume hook success"),
+            "{prompt}"
+        );
 
         let starts: Vec<Value> = std::fs::read_to_string(s.path("start-stdin.jsonl"))
             .unwrap()

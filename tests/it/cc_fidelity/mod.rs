@@ -365,6 +365,9 @@ fn result_line_matches_at_each_kind_of_end() {
         "message_display",
         "cwd_env_file",
         "message_display_tool",
+        // A Stop hook that adds context once: the turn goes on, the count does not.
+        "ctx_place2",
+        "ctx_place",
     ] {
         let fx = fixture(name);
         let r = run(name, &[]);
@@ -858,4 +861,121 @@ fn a_persisted_bash_output_reaches_post_tool_use_as_claude_codes_does() {
     assert!(!cc.is_empty());
     assert_eq!(ours, cc);
     assert_eq!(cc[0]["stdout_chars"], 30000);
+}
+
+/// Where each hook's model-facing text reaches the model, against the recordings' `hook_texts`
+/// (fixtures `ctx_place`, `ctx_place2`, `stop_cap`): the same text, in the same request, after
+/// the prompt or tool results it follows. Claude Code 2.1.328 carries hook context and blocking
+/// errors in a role-`system` message; rein, for the public Messages API, in the user message
+/// as a `<system-reminder>` (protocol spec §4.5; docs/differences.md). Stop's additional
+/// context is a reminder of the user message in both, wrapped once.
+#[test]
+fn hook_texts_reach_the_model_as_claude_code_sends_them() {
+    let cases: [(&str, &[&str]); 3] = [
+        ("ctx_place", &["SS-CONTEXT-MARK", "POST-CONTEXT-MARK"]),
+        ("ctx_place2", &["PRE-CONTEXT-MARK", "STOP-CONTEXT-MARK"]),
+        (
+            "stop_cap",
+            &["Stop hook feedback", "Stop hook blocking error"],
+        ),
+    ];
+    let unwrap = |t: &str| -> String {
+        t.strip_prefix("<system-reminder>\n")
+            .and_then(|t| t.strip_suffix("\n</system-reminder>"))
+            .unwrap_or(t)
+            .to_string()
+    };
+    // The replay runs each hook through a recorder, so the command a text quotes is left out.
+    let unquote = |t: &str| -> String {
+        match (t.find("from command: \""), t.find("\": ")) {
+            (Some(a), Some(b)) if a < b => format!("{}<CMD>{}", &t[..a + 14], &t[b..]),
+            _ => t.to_string(),
+        }
+    };
+    for (name, needles) in cases {
+        let fx = fixture(name);
+        let r = run(name, &[]);
+        for needle in needles {
+            // The recording's hook texts, else the messages new in each request (where the
+            // rig files a text that is not a hook's own output, as Stop's blocking error).
+            let from_turns = || {
+                fx["model"]["turns"].as_array()?.iter().find_map(|t| {
+                    let m = t["new_messages"]
+                        .as_array()?
+                        .iter()
+                        .find(|m| m["content"].to_string().contains(needle))?;
+                    let text = match &m["content"] {
+                        Value::String(s) => s.clone(),
+                        c => c[0]["text"].as_str()?.to_string(),
+                    };
+                    Some(json!({"turn": t["turn_served"], "role": m["role"], "excerpt": text}))
+                })
+            };
+            let cc = fx["model"]["hook_texts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|h| h["excerpt"].as_str().unwrap().contains(needle))
+                .cloned()
+                .or_else(from_turns)
+                .unwrap_or_else(|| panic!("{name}: {needle} in the recording"));
+            // The first request holding the text, the message and the block.
+            let (turn, message, index, text) = r
+                .requests
+                .iter()
+                .enumerate()
+                .find_map(|(i, body)| {
+                    body["messages"].as_array().unwrap().iter().find_map(|m| {
+                        let blocks = m["content"].as_array()?;
+                        let (k, b) = blocks.iter().enumerate().find(|(_, b)| {
+                            b["text"].as_str().is_some_and(|t| t.contains(needle))
+                        })?;
+                        Some((i, m.clone(), k, b["text"].as_str()?.to_string()))
+                    })
+                })
+                .unwrap_or_else(|| panic!("{name}: {needle} reached the model"));
+            assert_eq!(turn as u64, cc["turn"].as_u64().unwrap(), "{name} {needle}");
+            assert_eq!(message["role"], "user", "{name} {needle}: {message}");
+            let start = cc["excerpt"].as_str().unwrap();
+            // The first message's excerpt runs on into Claude Code's environment block.
+            let start = start.split("\n\n# Environment").next().unwrap();
+            let (ours, theirs) = if cc["role"] == "system" {
+                // After everything else of its message, as the system entry follows it.
+                let blocks = message["content"].as_array().unwrap();
+                assert!(
+                    blocks[index + 1..].iter().all(|b| b["text"]
+                        .as_str()
+                        .is_some_and(|t| t.starts_with("<system-reminder>"))),
+                    "{name} {needle}: {message}"
+                );
+                assert!(text.starts_with("<system-reminder>\n"), "{text:?}");
+                (unquote(&unwrap(&text)), unquote(start))
+            } else {
+                (unquote(&text), unquote(start))
+            };
+            assert!(
+                ours.starts_with(&theirs),
+                "{name} {needle}: {ours:?} vs {theirs:?}"
+            );
+        }
+    }
+    // The prompt's hook texts follow it, SessionStart's first, as in Claude Code's system
+    // entry (ctx_place, from its raw request).
+    let r = run("ctx_place", &[]);
+    let first = r.requests[0]["messages"].as_array().unwrap();
+    assert_eq!(first.len(), 1, "{first:?}");
+    let texts: Vec<&str> = first[0]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "hello",
+            "<system-reminder>\nSessionStart hook additional context: SS-CONTEXT-MARK\n</system-reminder>",
+            "<system-reminder>\nUserPromptSubmit hook success: UPS-PLAIN-MARK\n</system-reminder>",
+        ]
+    );
 }

@@ -61,7 +61,8 @@ pub struct Replay {
     pub hooks: Vec<HookRun>,
     /// Every `tool_result` block the model was sent, in order, normalized.
     pub tool_results: Vec<Value>,
-    /// The body of every main-loop request.
+    /// The body of every main-loop request, its messages' `cache_control` keys left out as the
+    /// recordings leave them out (the oracle strips them).
     pub requests: Vec<Value>,
     /// rein's stdout lines as JSON (stream-json), normalized.
     pub stream: Vec<Value>,
@@ -194,7 +195,20 @@ pub fn run(name: &str, extra: &[&str]) -> Replay {
         std::thread::sleep(std::time::Duration::from_secs_f64(settle.min(2.5)));
     }
 
-    let requests = api.requests();
+    let mut requests = api.requests();
+    for body in &mut requests {
+        for block in body["messages"]
+            .as_array_mut()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m["content"].as_array_mut())
+            .flatten()
+        {
+            if let Some(block) = block.as_object_mut() {
+                block.remove("cache_control");
+            }
+        }
+    }
     let mut norm = Normalizer::new(&project, &sandbox.home);
     // Longest first: `'…' 1` is a prefix of `'…' 10`.
     wrapped.sort_by_key(|(w, _): &(String, String)| std::cmp::Reverse(w.len()));

@@ -843,13 +843,11 @@ fn empty_reply_continued(p: Provider) {
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     // The system prompt (OpenAI's leading system message) is not part of the conversation.
-    let messages: Vec<Value> = requests[1].body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] != "system")
-        .cloned()
-        .collect();
+    let messages: Vec<Value> =
+        crate::harness::without_cache_control(requests[1].body["messages"].as_array().unwrap())
+            .into_iter()
+            .filter(|m| m["role"] != "system")
+            .collect();
     let feedback = format!(
         "Stop hook feedback:\n[{}]: say something\n",
         e.path("hooks/stop.sh").display()

@@ -175,7 +175,9 @@ fn first_user_text(messages: &[Message]) -> String {
         .iter()
         .filter_map(|b| match b {
             ContentBlock::Text { text } => Some(text.as_str()),
-            ContentBlock::ToolUse { .. } | ContentBlock::ToolResult { .. } => None,
+            ContentBlock::ToolUse { .. }
+            | ContentBlock::SystemNote { .. }
+            | ContentBlock::ToolResult { .. } => None,
         })
         .collect::<Vec<_>>()
         .join("\n")
@@ -189,7 +191,7 @@ fn estimated_usage(messages: &[Message], response: &ModelResponse) -> Usage {
         blocks
             .iter()
             .map(|b| match b {
-                ContentBlock::Text { text } => text.len(),
+                ContentBlock::Text { text } | ContentBlock::SystemNote { text } => text.len(),
                 ContentBlock::ToolUse { name, input, .. } => name.len() + input.to_string().len(),
                 ContentBlock::ToolResult { content, .. } => content.len(),
             } as u64)

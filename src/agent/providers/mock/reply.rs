@@ -37,6 +37,7 @@ pub(super) fn find_prompt(messages: &[Message]) -> Option<(usize, String)> {
                     Some(text.as_str())
                 }
                 ContentBlock::Text { .. }
+                | ContentBlock::SystemNote { .. }
                 | ContentBlock::ToolUse { .. }
                 | ContentBlock::ToolResult { .. } => None,
             })
@@ -74,14 +75,15 @@ pub(super) fn steps_after(messages: &[Message]) -> Vec<Step<'_>> {
                         step.result = Some((content.as_str(), *is_error));
                     }
                 }
-                ContentBlock::Text { .. } => {}
+                ContentBlock::Text { .. } | ContentBlock::SystemNote { .. } => {}
             }
         }
     }
     steps.into_iter().map(|(_, step)| step).collect()
 }
 
-/// Hook context (`<system-reminder>` texts) that arrived since the last assistant message.
+/// Hook context (system notes and `<system-reminder>` texts) that arrived since the last
+/// assistant message.
 pub(super) fn fresh_hook_notes(messages: &[Message]) -> Vec<String> {
     let start = messages
         .iter()
@@ -95,6 +97,7 @@ pub(super) fn fresh_hook_notes(messages: &[Message]) -> Vec<String> {
             ContentBlock::Text { text } if is_reminder(text) => {
                 Some(first_lines(strip_reminder(text), 3, 300))
             }
+            ContentBlock::SystemNote { text } => Some(first_lines(text, 3, 300)),
             ContentBlock::Text { .. }
             | ContentBlock::ToolUse { .. }
             | ContentBlock::ToolResult { .. } => None,
