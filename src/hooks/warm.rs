@@ -42,9 +42,10 @@
 //! environment on every call, which a pre-started interpreter would skip.
 //!
 //! At most once per firing: a spare that has died before it is claimed is discarded and the call
-//! runs cold, as does a call the python server's socket refuses; once the go message is
-//! delivered, whatever happens is that call's run (a server that dies before the call's pid
-//! arrives makes it a failed run, never a second one). A waiting interpreter never outlives rein:
+//! runs cold, as does a call the python server's socket refuses or that its server ends before
+//! taking (a waiter reports the call's pid before it hands the call to the script's process, so
+//! a call without a pid report never ran); once the pid has arrived, whatever happens is that
+//! call's run, never a second one. A waiting interpreter never outlives rein:
 //! it waits on a pipe or socket only rein writes to, and reads EOF (and exits without running
 //! anything) when rein is gone, SIGKILL included.
 
@@ -851,8 +852,8 @@ pub enum Claimed {
 }
 
 /// A warm start for `call`: `Ok(None)` when there is none ready (the call then runs cold).
-/// `Err` when the call was handed to a server that ended before it said the call's child runs:
-/// the call may have run, so it is not run again (at most once), and fails with that text.
+/// `Err` when a server took the call but did not start its process in time: the call may run
+/// still, so it is not run again (at most once), and fails with that text.
 /// For node the caller starts the next spare with [`prestart`] as the call begins.
 ///
 /// `limit` is the hook's timeout: the call waits at most that long (and at most
@@ -949,10 +950,14 @@ pub async fn claim(
         Ok(Ok(Some(pid))) => Ok(Some(Claimed::Forked(ends.forked(pid, exit_rx), prefilled))),
         // The server refused the call before starting anything: it runs cold.
         Ok(Ok(None)) => Ok(None),
-        Ok(Err(_)) => Err(
-            "the warm python interpreter ended after it was handed the call and before the call's process started"
-                .to_string(),
-        ),
+        // The server ended before any of its processes said it took the call. A waiter reports
+        // its pid before it hands the call to the script's process, so the script never had
+        // it: the call runs cold (a server killed just before the call, its socket not yet
+        // closed, takes the packet into a queue nobody reads).
+        Ok(Err(_)) => {
+            tracing::debug!(command = %call.command, "the warm python server ended before it took the call; it runs cold");
+            Ok(None)
+        }
         Err(_) => Err(format!(
             "the warm python interpreter did not start the call's process within {:?}",
             limit.min(START_LIMIT)

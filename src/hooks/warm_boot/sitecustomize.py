@@ -126,6 +126,9 @@ def _rein_serve(os, sys, json, importlib):
         if len(fds) != 3:
             send("E %d" % go["id"])
             os._exit(0)
+        # The pid first, then the hand-off: a call rein has no pid for never reached the
+        # script's process, so rein may run it cold when this server dies before the report.
+        send("P %d %d" % (go["id"], os.getpid()))
         hand.sendmsg(
             [data],
             [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in fds))],
@@ -133,7 +136,6 @@ def _rein_serve(os, sys, json, importlib):
         hand.close()
         os.close(fds[0])
         os.close(fds[1])
-        send("P %d %d" % (go["id"], os.getpid()))
         os.write(taken_w, b"T%d\n" % os.getpid())
         os.close(taken_w)
         while True:
