@@ -160,6 +160,13 @@ impl EngineBuilder {
         self
     }
 
+    /// Answers in an output style ([`crate::agent::output_style`]): one of
+    /// [`crate::agent::output_style::Styles::discover`]'s, or one built in code.
+    pub fn output_style(mut self, style: crate::agent::output_style::OutputStyle) -> EngineBuilder {
+        self.prompt.output_style = Some(style);
+        self
+    }
+
     /// More MCP servers, as `--mcp-config` takes them: a file path or inline JSON
     /// (`{"mcpServers": {…}}`). They start with the servers of `~/.claude.json` and the
     /// approved ones of `.mcp.json` (see [`Engine::start_mcp_servers`]).

@@ -281,6 +281,9 @@ pub struct PromptOptions {
     pub replace: Option<String>,
     /// `--append-system-prompt`/`--append-system-prompt-file`, in order: added at the end.
     pub append: Vec<String>,
+    /// The `outputStyle` in effect (`None` for `default`); it shapes rein's own prompt and is
+    /// left out with `replace`, which is the whole prompt.
+    pub output_style: Option<crate::agent::output_style::OutputStyle>,
 }
 
 /// Facts about where the agent works.
@@ -396,6 +399,24 @@ fn memory_label(file: &MemoryFile) -> &'static str {
     }
 }
 
+/// rein's prompt under an output style: the first paragraph says replies follow the style, and
+/// the "How to work" section goes unless the style keeps it.
+fn styled(base: &str, style: &crate::agent::output_style::OutputStyle) -> String {
+    let mut out = base.replacen(
+        "explaining what you found.",
+        "explaining what you found. How you word your replies is set by the output style \
+         described below.",
+        1,
+    );
+    if !style.keep_coding_instructions
+        && let Some(start) = out.find("# How to work\n")
+        && let Some(len) = out[start..].find("\n\n# ")
+    {
+        out.replace_range(start..start + len + 2, "");
+    }
+    out
+}
+
 /// The whole system prompt: rein's prompt (or `options.replace`), the environment, the memory
 /// files in load order, then `options.append`.
 pub fn system_prompt(
@@ -408,8 +429,19 @@ pub fn system_prompt(
         Some(text) => text.clone(),
         None => {
             let mut base = BASE_PROMPT.replace("{tools}", &tool_lines(tools));
+            if let Some(style) = &options.output_style {
+                base = styled(&base, style);
+            }
             base.push_str("\n\n");
             base.push_str(&environment_section(environment));
+            if let Some(style) = &options.output_style {
+                base.push_str(&format!(
+                    "\n\n# Output style: {name}\n{body}\n\nThe {name} output style is on for \
+                     this session: follow it in every reply.",
+                    name = style.name,
+                    body = style.body
+                ));
+            }
             base
         }
     };

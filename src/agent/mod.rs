@@ -4,6 +4,7 @@ pub mod agent_hook;
 pub mod compact;
 pub mod cost;
 pub mod instructions;
+pub mod output_style;
 pub mod providers;
 pub mod resume;
 pub mod session;

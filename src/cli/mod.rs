@@ -340,6 +340,59 @@ pub(crate) fn catalog_for(
     crate::commands::Catalog::discover(&settings.claude_dir, project_dir, &plugins)
 }
 
+/// The output styles of a project ([`crate::agent::output_style`]) and the one `outputStyle`
+/// chooses (`None` for `default`), with every problem as a diagnostic: a style file skipped,
+/// a setting that names no style.
+pub(crate) fn output_style_for(
+    settings: &crate::settings::schema::Settings,
+    project_dir: &std::path::Path,
+) -> (
+    crate::agent::output_style::Styles,
+    Option<crate::agent::output_style::OutputStyle>,
+    Vec<crate::settings::schema::Diagnostic>,
+) {
+    use crate::settings::schema::{Diagnostic, Location, Severity};
+    let plugins: Vec<(String, Vec<PathBuf>)> = settings
+        .plugins
+        .iter()
+        .map(|p| (p.name.clone(), p.output_styles.clone()))
+        .collect();
+    let styles =
+        crate::agent::output_style::Styles::discover(&settings.claude_dir, project_dir, &plugins);
+    let mut diags: Vec<Diagnostic> = styles
+        .errors
+        .iter()
+        .map(|e| Diagnostic {
+            severity: Severity::Error,
+            location: Location {
+                file: std::sync::Arc::from(e.path.display().to_string()),
+                line: u32::try_from(e.line).unwrap_or(u32::MAX),
+                col: 1,
+            },
+            message: format!("{}; this output style is skipped", e.message),
+        })
+        .collect();
+    let chosen = match &settings.output_style {
+        Some((name, _)) if name == crate::agent::output_style::DEFAULT => None,
+        Some((name, at)) => {
+            let found = styles.find(name).cloned();
+            if found.is_none() {
+                diags.push(Diagnostic {
+                    severity: Severity::Warning,
+                    location: at.clone(),
+                    message: format!(
+                        "\"outputStyle\" names \"{name}\", which no output style has, so the default style is on (Claude Code does the same, in silence); the styles are: {}",
+                        styles.names().join(", ")
+                    ),
+                });
+            }
+            found
+        }
+        None => None,
+    };
+    (styles, chosen, diags)
+}
+
 /// The agent folders of the plugins the settings loaded, with each plugin's name.
 pub(crate) fn plugin_agent_dirs(
     plugins: &[crate::settings::plugins::Plugin],

@@ -186,6 +186,9 @@ pub struct StreamJson {
     pub mcp_servers: Vec<Value>,
     /// `slash_commands`, `skills` and `plugins` of `init` (see [`StreamJson::with_catalog`]).
     pub catalog: (Vec<String>, Vec<String>, Vec<Value>),
+    /// `output_style`: the `outputStyle` setting as written (Claude Code 2.1.328 reports a name
+    /// no style has as it is, too), `default` without one.
+    pub output_style: String,
     /// `--include-hook-events`: a `hook_started` and a `hook_response` line per hook run
     /// (SessionStart's are written without it too).
     pub include_hook_events: bool,
@@ -216,6 +219,7 @@ impl StreamJson {
             tools,
             mcp_servers: Vec::new(),
             catalog: Default::default(),
+            output_style: crate::agent::output_style::DEFAULT.to_string(),
             include_hook_events: false,
             include_partial_messages: false,
             init_per_prompt: false,
@@ -239,6 +243,7 @@ impl StreamJson {
             "permissionMode": self.permission_mode.lock().map(|m| m.clone()).unwrap_or_default(),
             "slash_commands": self.catalog.0,
             "claude_code_version": crate::cli::sdk::SPEAKS_CLAUDE_CODE,
+            "output_style": self.output_style,
             "skills": self.catalog.1,
             "plugins": self.catalog.2,
             "rein_version": env!("CARGO_PKG_VERSION"),

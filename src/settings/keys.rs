@@ -228,4 +228,5 @@ pub const HONOURED_KEYS: &[&str] = &[
     "enabledMcpjsonServers",
     "disabledMcpjsonServers",
     "enabledPlugins",
+    "outputStyle",
 ];

@@ -437,6 +437,9 @@ fn merge(
         if fs.transcript_dir.is_some() {
             settings.transcript_dir = fs.transcript_dir;
         }
+        if let Some(style) = fs.output_style.take() {
+            settings.output_style = Some((style.value, style.location));
+        }
         if let Some(d) = fs.disable_all_hooks {
             disable = Some((d, fs.source, fs.label.to_string()));
         }

@@ -1,6 +1,6 @@
 //! Plugins as Claude Code 2.1.328 loads them (spec §1.1 row 6): a folder with an optional
 //! `.claude-plugin/plugin.json` and any of `hooks/hooks.json`, `commands/`, `agents/`,
-//! `skills/`, `.mcp.json`.
+//! `skills/`, `output-styles/`, `.mcp.json`.
 //!
 //! Where plugins come from, in load order:
 //!
@@ -64,6 +64,8 @@ pub struct Plugin {
     pub agents: Vec<PathBuf>,
     /// Folders of skills (`skills/` and the manifest's `skills`).
     pub skills: Vec<PathBuf>,
+    /// Folders of output styles (`output-styles/` and the manifest's `outputStyles`).
+    pub output_styles: Vec<PathBuf>,
     /// Its MCP servers file (`.mcp.json`, or the manifest's `mcpServers` path).
     pub mcp_config: Option<PathBuf>,
 }
@@ -251,6 +253,7 @@ struct Manifest {
     commands: Vec<PathBuf>,
     agents: Vec<PathBuf>,
     skills: Vec<PathBuf>,
+    output_styles: Vec<PathBuf>,
     mcp_servers: Option<PathBuf>,
 }
 
@@ -329,6 +332,7 @@ fn read_manifest(root: &Path, diags: &mut Vec<Diagnostic>) -> Manifest {
     m.commands = paths("commands", diags);
     m.agents = paths("agents", diags);
     m.skills = paths("skills", diags);
+    m.output_styles = paths("outputStyles", diags);
     if let Some(member) = spanned::get(members, "hooks") {
         let v = member.value.value.to_serde();
         let items: Vec<Value> = match v {
@@ -455,6 +459,7 @@ fn load_one(
         commands: dirs("commands", &manifest.commands),
         agents: dirs("agents", &manifest.agents),
         skills: dirs("skills", &manifest.skills),
+        output_styles: dirs("output-styles", &manifest.output_styles),
         mcp_config: manifest.mcp_servers.or(mcp.is_file().then_some(mcp)),
     });
 }

@@ -78,6 +78,8 @@ pub struct Settings {
     /// `transcriptDir`: where session transcripts go instead of `~/.rein/projects` (rein's
     /// own key; highest tier wins).
     pub transcript_dir: Option<String>,
+    /// `outputStyle` (highest tier that sets it wins), with the file and line that set it.
+    pub output_style: Option<(String, Location)>,
     pub files: Vec<LoadedFile>,
     /// Plugins loaded (`--plugin-dir`, `enabledPlugins`), in load order; their hooks are at
     /// the end of [`Settings::handlers`].

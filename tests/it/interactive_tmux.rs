@@ -1374,3 +1374,58 @@ fn a_project_command_is_listed_completed_and_run_on_a_real_terminal() {
         tmux.screen()
     );
 }
+
+#[test]
+fn output_style_lists_the_styles_and_switches_the_following_requests() {
+    use crate::agent::loopback::{Api, Loopback, Turn};
+    let sandbox = Sandbox::new("proj", &[]);
+    sandbox.write(
+        ".claude/output-styles/terse.md",
+        "---\nname: Terse\ndescription: One line answers\n---\nTERSE-BODY\n",
+    );
+    let server = Loopback::start(Api::Anthropic, vec![Turn::text("ONE"), Turn::text("TWO")]);
+    let (tmux, _code_file) = launch_with(
+        &sandbox,
+        &["--provider", "anthropic", "--trust"],
+        &[
+            ("ANTHROPIC_BASE_URL", &server.url),
+            ("ANTHROPIC_API_KEY", "test-key"),
+            ("REIN_MAX_RETRIES", "0"),
+        ],
+    );
+    tmux.wait_for("the first prompt", at_input_prompt);
+    tmux.type_line("hello");
+    tmux.wait_for("the first answer", |s| {
+        s.contains("ONE") && at_input_prompt(s)
+    });
+    tmux.type_line("/output-style");
+    tmux.wait_for("the list", |s| {
+        s.contains("* default") && s.contains("Terse") && s.contains("One line answers")
+    });
+    tmux.type_line("/output-style Nope");
+    tmux.wait_for("the refusal", |s| {
+        s.contains("No output style is named Nope")
+    });
+    tmux.type_line("/output-style Terse");
+    tmux.wait_for("the switch", |s| {
+        s.contains("Output style set to Terse for this session.") && at_input_prompt(s)
+    });
+    tmux.type_line("again");
+    tmux.wait_for("the second answer", |s| {
+        s.contains("TWO") && at_input_prompt(s)
+    });
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let system = |i: usize| {
+        requests[i]["system"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(!system(0).contains("TERSE-BODY"), "{}", system(0));
+    assert!(
+        system(1).contains("# Output style: Terse\nTERSE-BODY"),
+        "{}",
+        system(1)
+    );
+}

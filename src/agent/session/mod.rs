@@ -588,6 +588,28 @@ impl Session {
         self.prompt = Some(prompt);
     }
 
+    /// The output style for the following requests (`None`: rein's own prompt alone);
+    /// `false` when the session was given its whole system prompt, which no style changes.
+    pub(crate) fn set_output_style(
+        &mut self,
+        style: Option<crate::agent::output_style::OutputStyle>,
+    ) -> bool {
+        let Some(prompt) = self.prompt.as_mut() else {
+            return false;
+        };
+        if prompt.options.replace.is_some() {
+            return false;
+        }
+        prompt.options.output_style = style;
+        self.system = Some(prompt.text());
+        true
+    }
+
+    /// The output style the following requests use.
+    pub(crate) fn output_style(&self) -> Option<&crate::agent::output_style::OutputStyle> {
+        self.prompt.as_ref()?.options.output_style.as_ref()
+    }
+
     /// Continues a conversation rebuilt from a transcript: its messages become the history,
     /// its undelivered context is pending, and new transcript lines chain after its last one.
     /// Call before [`Session::start_as`]`("resume")`.

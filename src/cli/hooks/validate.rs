@@ -33,6 +33,7 @@ pub(super) fn all_diagnostics(ctx: &Context) -> Vec<Diagnostic> {
             ),
         });
     }
+    diags.extend(crate::cli::output_style_for(settings, &ctx.project_dir).2);
     let home = std::env::var_os("HOME")
         .map(std::path::PathBuf::from)
         .unwrap_or_default();

@@ -63,6 +63,9 @@ struct Setup {
     pub(super) read_filter: ReadFilter,
     /// Slash commands and skills ([`crate::commands`]).
     pub(super) catalog: Arc<crate::commands::Catalog>,
+    /// The output styles and the one `outputStyle` turned on ([`crate::agent::output_style`]).
+    pub(super) styles: crate::agent::output_style::Styles,
+    pub(super) output_style: Option<crate::agent::output_style::OutputStyle>,
 }
 
 /// A signal that ended the run early: its exit code (128 + signo) and its name.
@@ -273,6 +276,9 @@ async fn main_inner(prompt: Option<String>, mut args: RunArgs, headless: bool) -
             )
             .with_mcp_servers(mcp.init_entries())
             .with_catalog(&setup.catalog, &setup.settings.plugins);
+            if let Some((name, _)) = &setup.settings.output_style {
+                stream.output_style = name.clone();
+            }
             stream.include_hook_events = args.include_hook_events;
             stream.include_partial_messages = args.include_partial_messages;
             stream.init_per_prompt = stream_input;
@@ -331,7 +337,21 @@ async fn main_inner(prompt: Option<String>, mut args: RunArgs, headless: bool) -
         eprintln!("rein: warning: {error}");
     }
     if let Some(opening) = &opening {
-        opening.answer(&definitions, &setup.permission_mode, &applied);
+        let styles_named = (
+            setup
+                .settings
+                .output_style
+                .as_ref()
+                .map_or(crate::agent::output_style::DEFAULT, |(name, _)| name)
+                .to_string(),
+            setup.styles.names(),
+        );
+        opening.answer(
+            &definitions,
+            &setup.permission_mode,
+            &applied,
+            &styles_named,
+        );
     }
     let wired = subagent::wire(
         Box::new(dispatcher),
@@ -434,6 +454,7 @@ async fn main_inner(prompt: Option<String>, mut args: RunArgs, headless: bool) -
             probe: setup.probe.clone(),
             shadow_log: shadow_log.clone(),
             catalog: Arc::clone(&setup.catalog),
+            styles: setup.styles.clone(),
         };
         spinner.spawn_drawing(
             Glyphs::detect().call != "*",

@@ -42,6 +42,10 @@ pub(super) fn build(
         probe,
     } = build_model(args, &settings)?;
     let catalog = Arc::new(build_catalog(&settings, &project_dir));
+    let (styles, output_style, problems) = crate::cli::output_style_for(&settings, &project_dir);
+    for problem in problems {
+        eprintln!("{problem}");
+    }
     let mut tools = build_tools();
     if catalog.skill_listing().is_some() {
         tools.push(Arc::new(crate::tools::skill::SkillTool::new(Arc::clone(
@@ -114,6 +118,8 @@ pub(super) fn build(
         gate,
         read_filter,
         catalog,
+        styles,
+        output_style,
     })
 }
 
@@ -225,6 +231,7 @@ pub(super) fn instructions(
             (None, None) => None,
         },
         append: Vec::new(),
+        output_style: None,
     };
     if let Some(text) = &args.append_system_prompt {
         options.append.push(text.clone());
@@ -234,6 +241,7 @@ pub(super) fn instructions(
             .append
             .push(read("--append-system-prompt-file", path)?);
     }
+    options.output_style = setup.output_style.clone();
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from);

@@ -47,6 +47,7 @@ impl Opening {
         definitions: &[crate::agent::subagent::AgentDefinition],
         permission_mode: &str,
         applied: &Applied,
+        styles: &(String, Vec<String>),
     ) {
         let Some((id, _)) = &self.initialize else {
             return;
@@ -55,7 +56,7 @@ impl Opening {
             .iter()
             .map(|d| (d.name.clone(), d.description.clone(), d.model.clone()))
             .collect();
-        let answer = answer(&agents, permission_mode, applied);
+        let answer = answer(&agents, permission_mode, applied, styles);
         self.control
             .emit(&crate::cli::sdk::requests::response_line(id, Ok(answer)));
     }
@@ -222,13 +223,15 @@ pub fn apply(request: &Value, args: &mut RunArgs) -> (Applied, Vec<String>) {
     (applied, ignored)
 }
 
-/// What rein answers to `initialize` (Claude Code 2.1.328's keys the SDKs read: commands,
+/// What rein answers to `initialize` (`styles`: the `outputStyle` setting, and every style's
+/// name) (Claude Code 2.1.328's keys the SDKs read: commands,
 /// agents, output styles, models, account, pid, versions, the permission mode, whether the
 /// hooks were registered and what they support).
 pub fn answer(
     agents: &[(String, String, Option<String>)],
     permission_mode: &str,
     applied: &Applied,
+    (style, styles): &(String, Vec<String>),
 ) -> Value {
     let mut answer = json!({
         "commands": [],
@@ -239,8 +242,8 @@ pub fn answer(
             }
             a
         }).collect::<Vec<_>>(),
-        "output_style": "default",
-        "available_output_styles": ["default"],
+        "output_style": style,
+        "available_output_styles": styles,
         "models": [],
         "account": {},
         "pid": std::process::id(),

@@ -64,6 +64,8 @@ pub struct TerminalContext {
     /// The user's, project's and plugins' slash commands and skills: `/help` lists them, Tab
     /// completes them, and `/name args` runs one as a prompt.
     pub catalog: std::sync::Arc<crate::commands::Catalog>,
+    /// The output styles `/output-style` switches between.
+    pub styles: crate::agent::output_style::Styles,
 }
 
 /// The slash commands and what they do (for `/help`).
@@ -89,6 +91,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     (
         "/model [NAME]",
         "the model in use; with a NAME, switch to it for the following requests",
+    ),
+    (
+        "/output-style [NAME]",
+        "the output styles; with a NAME, answer in that style for the rest of the session",
     ),
     (
         "/resume [ID]",
@@ -315,6 +321,7 @@ async fn slash(
                 println!("Model set to {}.", session.model_name());
             }
         }
+        "output-style" => output_style(session, ctx, rest, color),
         "resume" => {
             if let Err(e) = resume(session, ctx, editor, rest).await {
                 eprintln!("{}", paint(color, "31", &e));
@@ -330,6 +337,55 @@ async fn slash(
         ),
     }
     Slash::Done
+}
+
+/// `/output-style [NAME]`: lists the styles (the one in use marked), or switches to NAME for
+/// the following requests (not written to the settings: `outputStyle` keeps the default).
+fn output_style(session: &mut Session, ctx: &TerminalContext, name: &str, color: bool) {
+    use crate::agent::output_style::DEFAULT;
+    let current = session
+        .output_style()
+        .map_or(DEFAULT.to_string(), |s| s.name.clone());
+    if name.is_empty() {
+        println!("Output styles (set one with /output-style NAME, or outputStyle in settings):");
+        for style in ctx.styles.names() {
+            let mark = if style == current { "*" } else { " " };
+            let what = ctx
+                .styles
+                .find(&style)
+                .and_then(|s| s.description.clone())
+                .unwrap_or_else(|| {
+                    if style == DEFAULT {
+                        "rein's own prompt alone".to_string()
+                    } else {
+                        String::new()
+                    }
+                });
+            println!(" {mark} {style:<24} {what}");
+        }
+        return;
+    }
+    let chosen = if name == DEFAULT {
+        None
+    } else {
+        match ctx.styles.find(name) {
+            Some(style) => Some(style.clone()),
+            None => {
+                let text = format!(
+                    "No output style is named {name}; the styles are: {}",
+                    ctx.styles.names().join(", ")
+                );
+                eprintln!("{}", paint(color, "31", &text));
+                return;
+            }
+        }
+    };
+    if session.set_output_style(chosen) {
+        println!("Output style set to {name} for this session.");
+    } else {
+        let text = "--system-prompt gave the whole system prompt; no output style changes it";
+        eprintln!("{}", paint(color, "31", text));
+    }
 }
 
 fn hooks_list(ctx: &TerminalContext) {

@@ -67,6 +67,8 @@ pub struct FileSettings {
     pub model: Option<String>,
     pub effort_level: Option<String>,
     pub transcript_dir: Option<String>,
+    /// `outputStyle`, with where it is written.
+    pub output_style: Option<Located<String>>,
     /// `enabledPlugins`: `"name@marketplace": true|false`, in file order.
     pub enabled_plugins: Vec<(String, Located<bool>)>,
     pub diagnostics: Vec<Diagnostic>,
@@ -173,6 +175,7 @@ fn parse_shaped(
         model: None,
         effort_level: None,
         transcript_dir: None,
+        output_style: None,
         enabled_plugins: Vec::new(),
         diagnostics: Vec::new(),
     };
@@ -356,6 +359,12 @@ impl FileCx<'_> {
         }
         if let Some(m) = spanned::get(members, "enabledPlugins") {
             self.enabled_plugins(&m.value);
+        }
+        if let Some(m) = spanned::get(members, "outputStyle")
+            && let Some(value) = self.string_setting(m)
+        {
+            let location = self.location(m.value.offset);
+            self.out.output_style = Some(Located { value, location });
         }
         if let Some(m) = spanned::get(members, "transcriptDir") {
             self.out.transcript_dir = self.string_setting(m);

@@ -4,4 +4,5 @@
 mod compact;
 mod instructions;
 pub mod loopback;
+mod output_styles;
 mod resume;

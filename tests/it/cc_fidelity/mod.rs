@@ -408,7 +408,6 @@ fn stream_json_lines_carry_claude_codes_keys() {
         "terminal_slash_commands",
         "apiKeySource",
         "claude_code_version",
-        "output_style",
         "agents",
         "skills",
         "plugins",
