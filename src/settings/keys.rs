@@ -229,4 +229,5 @@ pub const HONOURED_KEYS: &[&str] = &[
     "disabledMcpjsonServers",
     "enabledPlugins",
     "outputStyle",
+    "statusLine",
 ];

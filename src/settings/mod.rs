@@ -437,6 +437,9 @@ fn merge(
         if fs.transcript_dir.is_some() {
             settings.transcript_dir = fs.transcript_dir;
         }
+        if let Some(line) = fs.status_line.take() {
+            settings.status_line = Some((line.value, line.location, fs.source));
+        }
         if let Some(style) = fs.output_style.take() {
             settings.output_style = Some((style.value, style.location));
         }

@@ -80,6 +80,9 @@ pub struct Settings {
     pub transcript_dir: Option<String>,
     /// `outputStyle` (highest tier that sets it wins), with the file and line that set it.
     pub output_style: Option<(String, Location)>,
+    /// `statusLine` (highest tier that sets it wins): the command, where it is written and
+    /// from which tier (a repository's runs only in a trusted folder).
+    pub status_line: Option<(crate::settings::parse::StatusLineSpec, Location, SourceKind)>,
     pub files: Vec<LoadedFile>,
     /// Plugins loaded (`--plugin-dir`, `enabledPlugins`), in load order; their hooks are at
     /// the end of [`Settings::handlers`].

@@ -78,6 +78,26 @@ pub fn local_is_tracked(project_dir: &Path) -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// An item of what the repository runs: its definition's digest and that of every script its
+/// command names.
+fn fingerprint(label: String, definition: &Value, command: &str, project_dir: &Path) -> Item {
+    let definition = serde_json::to_vec(definition).unwrap_or_default();
+    let mut parts = vec![("definition".to_string(), sha256_hex(&definition))];
+    let mut bytes = definition;
+    for script in scripts_named(command, project_dir) {
+        let content = std::fs::read(&script).unwrap_or_default();
+        parts.push((format!("script {}", script.display()), sha256_hex(&content)));
+        bytes.extend_from_slice(script.to_string_lossy().as_bytes());
+        bytes.push(0);
+        bytes.extend(content);
+    }
+    Item {
+        label,
+        digest: sha256_hex(&bytes),
+        parts,
+    }
+}
+
 /// The fingerprinted items of what the repository controls in `project_dir`.
 pub fn items(project_dir: &Path) -> Vec<Item> {
     let mut out = Vec::new();
@@ -107,30 +127,28 @@ pub fn items(project_dir: &Path) -> Vec<Item> {
                             .or_else(|| handler.get("prompt"))
                             .and_then(Value::as_str)
                             .unwrap_or_default();
-                        let definition = serde_json::to_vec(&json!({
-                            "event": event, "matcher": matcher, "handler": handler
-                        }))
-                        .unwrap_or_default();
-                        let mut parts = vec![("definition".to_string(), sha256_hex(&definition))];
-                        let mut bytes = definition;
-                        for script in scripts_named(command, project_dir) {
-                            let content = std::fs::read(&script).unwrap_or_default();
-                            parts.push((
-                                format!("script {}", script.display()),
-                                sha256_hex(&content),
-                            ));
-                            bytes.extend_from_slice(script.to_string_lossy().as_bytes());
-                            bytes.push(0);
-                            bytes.extend(content);
-                        }
-                        out.push(Item {
-                            label: format!("{event} hook `{command}`"),
-                            digest: sha256_hex(&bytes),
-                            parts,
-                        });
+                        out.push(fingerprint(
+                            format!("{event} hook `{command}`"),
+                            &json!({"event": event, "matcher": matcher, "handler": handler}),
+                            command,
+                            project_dir,
+                        ));
                     }
                 }
             }
+        }
+        // The status line is a command the repository runs, as a hook is.
+        if let Some(line) = value.get("statusLine") {
+            let command = line
+                .get("command")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            out.push(fingerprint(
+                format!("statusLine command `{command}`"),
+                &json!({"statusLine": line}),
+                command,
+                project_dir,
+            ));
         }
         let esc = json!({
             "permissions": value.get("permissions"),
@@ -194,6 +212,13 @@ pub fn describe(project_dir: &Path) -> Vec<String> {
                     }
                 }
             }
+        }
+        if let Some(command) = value
+            .get("statusLine")
+            .and_then(|l| l.get("command"))
+            .and_then(Value::as_str)
+        {
+            out.push(format!("{rel}: runs the status line command `{command}`"));
         }
         let perms = value.get("permissions");
         for rule in perms

@@ -884,3 +884,46 @@ fn hook_tool_names_are_the_tools_a_session_offers() {
         assert!(!offered.iter().any(|o| o == name), "{name} is a rein tool");
     }
 }
+
+#[test]
+fn status_line_and_output_style_merge_by_tier_and_bad_ones_are_located() {
+    let env = Env::new();
+    env.user(r#"{"statusLine": {"type": "command", "command": "user.sh", "padding": 2}, "outputStyle": "Learning"}"#);
+    env.project(r#"{"outputStyle": "Terse"}"#);
+    let s = env.load();
+    let (spec, _, source) = s.status_line.clone().unwrap();
+    assert_eq!(
+        (spec.command.as_str(), spec.padding, source),
+        ("user.sh", 2, SourceKind::User)
+    );
+    assert_eq!(
+        s.output_style.as_ref().map(|(n, _)| n.as_str()),
+        Some("Terse")
+    );
+
+    env.project("{\n  \"statusLine\": {\"type\": \"static\", \"command\": \"x\"}\n}");
+    let s = env.load();
+    assert_eq!(
+        s.status_line.as_ref().map(|(l, _, _)| l.command.as_str()),
+        Some("user.sh")
+    );
+    let text = env.render(&s);
+    assert!(
+        text.contains("<tmp>/project/.claude/settings.json:2:")
+            && text.contains("must be \"command\""),
+        "{text}"
+    );
+    env.project(r#"{"statusLine": {"type": "command", "command": "p.sh", "padding": -1}}"#);
+    let s = env.load();
+    let (spec, _, source) = s.status_line.clone().unwrap();
+    assert_eq!(
+        (spec.command.as_str(), spec.padding, source),
+        ("p.sh", 0, SourceKind::Project)
+    );
+    assert!(
+        env.render(&s)
+            .contains("\"padding\" must be a whole number"),
+        "{}",
+        env.render(&s)
+    );
+}

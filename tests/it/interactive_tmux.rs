@@ -1429,3 +1429,152 @@ fn output_style_lists_the_styles_and_switches_the_following_requests() {
         system(1)
     );
 }
+
+/// The keys of each run's stdin in `tests/fixtures/cc-2.1.328/status_line`, each with the
+/// kinds of its members.
+fn status_shape(v: &serde_json::Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for (k, inner) in v.as_object().unwrap() {
+        out.push(k.clone());
+        if let Some(obj) = inner.as_object() {
+            for (k2, leaf) in obj {
+                let kind = match leaf {
+                    serde_json::Value::Number(_) => "number",
+                    serde_json::Value::String(_) => "string",
+                    serde_json::Value::Bool(_) => "bool",
+                    serde_json::Value::Array(_) => "array",
+                    serde_json::Value::Object(_) => "object",
+                    serde_json::Value::Null => "null",
+                };
+                out.push(format!("{k}.{k2}:{kind}"));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_status_line_command_reads_claude_codes_json_and_shows_above_each_prompt() {
+    use crate::agent::loopback::{Api, Loopback, Turn};
+    let sandbox = Sandbox::new("proj", &[]);
+    let status = sandbox.script(
+        "status.sh",
+        "tee -a \"$CLAUDE_PROJECT_DIR/status.jsonl\" | python3 -c 'import json,sys; d=json.load(sys.stdin); c=d[\"context_window\"]; print(\"ST-%s-out%d-added%d\" % (d[\"model\"][\"id\"], c[\"total_output_tokens\"], d[\"cost\"][\"total_lines_added\"]))'; echo >> \"$CLAUDE_PROJECT_DIR/status.jsonl\"; echo second-line",
+    );
+    sandbox.settings(json!({"statusLine": {"type": "command", "command": status}}));
+    let made = sandbox.path("made.txt").display().to_string();
+    let server = Loopback::start(
+        Api::Anthropic,
+        vec![
+            Turn::text("ONE"),
+            Turn::call(
+                "w1",
+                "Write",
+                json!({"file_path": made, "content": "a\nb\nc\n"}),
+            ),
+            Turn::text("TWO"),
+        ],
+    );
+    let (tmux, _code_file) = launch_with(
+        &sandbox,
+        &[
+            "--provider",
+            "anthropic",
+            "--model",
+            "claude-status",
+            "--trust",
+            "--permission-mode",
+            "acceptEdits",
+        ],
+        &[
+            ("ANTHROPIC_BASE_URL", &server.url),
+            ("ANTHROPIC_API_KEY", "test-key"),
+            ("REIN_MAX_RETRIES", "0"),
+        ],
+    );
+    tmux.wait_for("the first drawing", |s| {
+        s.contains("  ST-claude-status-out0-added0\n  second-line") && at_input_prompt(s)
+    });
+    tmux.type_line("hello");
+    tmux.wait_for("the drawing after the reply", |s| {
+        s.contains("ONE") && s.contains("ST-claude-status-out2-added0") && at_input_prompt(s)
+    });
+    tmux.type_line("write it");
+    tmux.wait_for("the drawing after the edit", |s| {
+        s.contains("TWO") && s.contains("ST-claude-status-out6-added3") && at_input_prompt(s)
+    });
+    assert!(sandbox.exists("made.txt"));
+
+    let runs = jsonl(&sandbox.path("status.jsonl"));
+    assert_eq!(runs.len(), 3, "one drawing at start, one after each prompt");
+    assert!(runs[0].get("prompt_id").is_none(), "{}", runs[0]);
+    assert!(runs[2]["prompt_id"].is_string(), "{}", runs[2]);
+    assert_eq!(runs[2]["session_id"], runs[0]["session_id"]);
+    assert_eq!(
+        runs[2]["workspace"]["project_dir"],
+        sandbox.project.display().to_string()
+    );
+    assert_eq!(
+        runs[2]["context_window"]["current_usage"]["input_tokens"],
+        10
+    );
+    assert_eq!(runs[2]["cost"]["total_lines_removed"], 0);
+    // Claude Code's keys and the kinds of their members, as its third run had them (without
+    // what rein has no counterpart for: its prompt-cache report, thinking, effort).
+    let fixture = jsonl(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/cc-2.1.328/status_line/status-stdin.jsonl"),
+    );
+    assert_eq!(fixture.len(), 3, "Claude Code drew it three times too");
+    let ours = status_shape(&runs[2]);
+    let missing: Vec<String> = status_shape(&fixture[2])
+        .into_iter()
+        .filter(|k| {
+            !k.starts_with("prompt_cache") && !k.starts_with("thinking") && !k.starts_with("effort")
+        })
+        .filter(|k| !ours.contains(k))
+        .collect();
+    assert!(missing.is_empty(), "missing {missing:?}; ours: {ours:?}");
+}
+
+#[test]
+fn a_failing_status_line_shows_nothing_and_says_why_once() {
+    let sandbox = Sandbox::new("proj", &[]);
+    let status = sandbox.script("status.sh", "cat > /dev/null; echo NEVER-SHOWN; exit 3");
+    sandbox.settings(json!({"statusLine": {"type": "command", "command": status}}));
+    let (tmux, _code_file) = launch_with(&sandbox, &["--trust"], &[]);
+    tmux.wait_for("the first prompt", at_input_prompt);
+    tmux.type_line("/cost");
+    tmux.wait_for("the cost", |s| {
+        s.contains("Tokens this session") && at_input_prompt(s)
+    });
+    tmux.type_line("/cost");
+    let screen = tmux.wait_for("the second cost", |s| {
+        s.matches("Tokens this session").count() == 2 && at_input_prompt(s)
+    });
+    assert!(!screen.contains("NEVER-SHOWN"), "{screen}");
+    assert_eq!(
+        screen.matches("exited 3; nothing shown").count(),
+        1,
+        "{screen}"
+    );
+}
+
+#[test]
+fn a_repositorys_status_line_is_in_the_trust_question_and_does_not_run_when_declined() {
+    let sandbox = Sandbox::new("proj", &["proj/.claude"]);
+    let status = sandbox.script("status.sh", "cat > /dev/null; touch status-ran; echo hi");
+    sandbox.settings(json!({"statusLine": {"type": "command", "command": status}}));
+    let (tmux, code_file) = launch(&sandbox);
+    let screen = tmux.wait_for("the trust question", |s| s.contains(TRUST_QUESTION));
+    assert!(
+        screen.contains("runs the status line command") && screen.contains("status.sh"),
+        "{screen}"
+    );
+    tmux.type_line("n");
+    assert_eq!(exit_code(&tmux, &code_file), "1");
+    assert!(
+        !sandbox.exists("status-ran"),
+        "the untrusted status line ran"
+    );
+}

@@ -197,6 +197,13 @@ pub struct SessionUsage {
     pub context_tokens: Option<u64>,
     /// Requests whose provider reported no usage.
     pub unreported: u64,
+    /// The last request's tokens, when its provider reported them.
+    pub last: Option<Usage>,
+    /// Time spent waiting for the model's replies, milliseconds.
+    pub api_ms: u64,
+    /// Lines the file tools added and removed ([`changed_lines`]).
+    pub lines_added: u64,
+    pub lines_removed: u64,
 }
 
 impl SessionUsage {
@@ -207,9 +214,44 @@ impl SessionUsage {
             return;
         };
         self.total.add(usage);
+        self.last = Some(*usage);
         add_model_usage(&mut self.by_model, model, usage);
         self.context_tokens = Some(usage.prompt_tokens() + usage.output_tokens);
     }
+}
+
+/// The lines a successful file tool call added and removed, from its `tool_response`: the
+/// `+`/`-` lines of `structuredPatch`, or every line of a new file's `content` (Write's
+/// `create`). Other tools change none.
+pub fn changed_lines(tool_name: &str, response: &serde_json::Value) -> (u64, u64) {
+    if !matches!(tool_name, "Edit" | "Write" | "MultiEdit") {
+        return (0, 0);
+    }
+    if response.get("type").and_then(serde_json::Value::as_str) == Some("create") {
+        let content = response
+            .get("content")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("");
+        return (content.lines().count() as u64, 0);
+    }
+    let (mut added, mut removed) = (0, 0);
+    let hunks = response
+        .get("structuredPatch")
+        .and_then(serde_json::Value::as_array);
+    for line in hunks
+        .into_iter()
+        .flatten()
+        .filter_map(|h| h.get("lines").and_then(serde_json::Value::as_array))
+        .flatten()
+        .filter_map(serde_json::Value::as_str)
+    {
+        if line.starts_with('+') {
+            added += 1;
+        } else if line.starts_with('-') {
+            removed += 1;
+        }
+    }
+    (added, removed)
 }
 
 fn add_model_usage(list: &mut Vec<(String, Usage)>, model: &str, usage: &Usage) {
@@ -556,6 +598,26 @@ impl Session {
     /// The session's transcript.
     pub fn transcript_path(&self) -> &std::path::Path {
         &self.config.transcript_path
+    }
+
+    /// The id of the prompt being (or last) run; `None` before the first.
+    pub fn prompt_id(&self) -> Option<&str> {
+        self.prompt_id.as_deref()
+    }
+
+    /// The effort level sent to the model, if any.
+    pub fn effort(&self) -> Option<&str> {
+        self.model.effort()
+    }
+
+    /// The context window the session compacts by, in tokens.
+    pub fn context_window(&self) -> u64 {
+        self.compaction.window
+    }
+
+    /// The working directory the tools are in now (a Bash `cd` moves it).
+    pub fn current_dir(&self) -> PathBuf {
+        self.ctx.current_dir()
     }
 
     /// Whether the context reached the auto-compaction threshold.

@@ -72,6 +72,13 @@ impl Session {
             Some(pipeline.batch(&reports, &batch_base).await)
         };
 
+        for report in &reports {
+            if let Some(response) = &report.response {
+                let (added, removed) = changed_lines(&report.tool_name, response);
+                self.usage.lines_added += added;
+                self.usage.lines_removed += removed;
+            }
+        }
         let mut content: Vec<ContentBlock> = reports
             .iter()
             .map(|r| ContentBlock::ToolResult {

@@ -190,7 +190,9 @@ impl Session {
             self.sink.observe(Progress::RequestStarted);
             let asked = std::time::Instant::now();
             let answer = self.model.respond(request).await;
-            outcome.api_ms += asked.elapsed().as_millis() as u64;
+            let waited = asked.elapsed().as_millis() as u64;
+            outcome.api_ms += waited;
+            self.usage.api_ms += waited;
             let response = match answer {
                 Ok(r) => {
                     // A model that does not stream (the mock, an embedder's own): its reply's

@@ -301,6 +301,22 @@ async fn main_inner(prompt: Option<String>, mut args: RunArgs, headless: bool) -
     }
     let observers: Arc<dyn Observer> = Arc::new(observers);
     let permissions_text = permissions_summary(&setup.permission_mode, &setup.settings);
+    // The terminal's status line (a repository's only in a trusted folder).
+    let status_line = if interactive {
+        match crate::cli::terminal::status_line::StatusLine::from_settings(
+            &setup.settings,
+            &setup.project_dir,
+            &setup.add_dirs,
+        ) {
+            Ok(line) => line,
+            Err(warning) => {
+                eprintln!("{warning}");
+                None
+            }
+        }
+    } else {
+        None
+    };
     let mut dispatcher = Dispatcher::new(setup.settings.handlers, env);
     // The SDK's hooks stay registered until the session ends (dropping unregisters).
     let _sdk_hooks = opening
@@ -455,6 +471,7 @@ async fn main_inner(prompt: Option<String>, mut args: RunArgs, headless: bool) -
             shadow_log: shadow_log.clone(),
             catalog: Arc::clone(&setup.catalog),
             styles: setup.styles.clone(),
+            status_line,
         };
         spinner.spawn_drawing(
             Glyphs::detect().call != "*",

@@ -4,6 +4,7 @@
 
 pub mod editor;
 pub mod spinner;
+pub mod status_line;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -66,6 +67,8 @@ pub struct TerminalContext {
     pub catalog: std::sync::Arc<crate::commands::Catalog>,
     /// The output styles `/output-style` switches between.
     pub styles: crate::agent::output_style::Styles,
+    /// The `statusLine` command, drawn before each input prompt ([`status_line`]).
+    pub status_line: Option<status_line::StatusLine>,
 }
 
 /// The slash commands and what they do (for `/help`).
@@ -156,7 +159,14 @@ pub async fn run(
     };
     let prompt = if color { "\x1b[1m>\x1b[0m " } else { "> " };
     let mut interrupts = 0u32;
+    let mut status_line = ctx.status_line.clone();
+    let mut status_due = true;
     loop {
+        if std::mem::take(&mut status_due)
+            && let Some(line) = status_line.as_mut()
+        {
+            draw_status_line(session, line).await;
+        }
         let read = tokio::select! {
             read = editor.read(prompt) => read,
             _ = sigterm.recv() => return Some(143),
@@ -180,6 +190,7 @@ pub async fn run(
         if text.is_empty() {
             continue;
         }
+        status_due = true;
         // A Ctrl+C pressed while nothing was running (during start-up, between prompts) must
         // not stop the next turn the moment it starts.
         while let Some(Some(())) = sigint.recv().now_or_never() {}
@@ -244,6 +255,18 @@ pub async fn run(
             }
             TurnEnd::Completed | TurnEnd::Deferred => {}
         }
+    }
+}
+
+/// Runs the status line command and prints what it showed.
+async fn draw_status_line(session: &Session, line: &mut status_line::StatusLine) {
+    let style = session
+        .output_style()
+        .map_or(crate::agent::output_style::DEFAULT, |s| s.name.as_str())
+        .to_string();
+    let input = line.input(session, &style);
+    if let Some(text) = line.draw(&input, session).await {
+        println!("{text}");
     }
 }
 

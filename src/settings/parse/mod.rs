@@ -38,6 +38,14 @@ pub struct Located<T> {
     pub location: Location,
 }
 
+/// A `statusLine` setting: the command run for the terminal's status line, and the columns
+/// added before what it prints.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusLineSpec {
+    pub command: String,
+    pub padding: u16,
+}
+
 /// What one file contributes before merging.
 #[derive(Debug)]
 pub struct FileSettings {
@@ -69,6 +77,8 @@ pub struct FileSettings {
     pub transcript_dir: Option<String>,
     /// `outputStyle`, with where it is written.
     pub output_style: Option<Located<String>>,
+    /// `statusLine`, with where it is written.
+    pub status_line: Option<Located<StatusLineSpec>>,
     /// `enabledPlugins`: `"name@marketplace": true|false`, in file order.
     pub enabled_plugins: Vec<(String, Located<bool>)>,
     pub diagnostics: Vec<Diagnostic>,
@@ -176,6 +186,7 @@ fn parse_shaped(
         effort_level: None,
         transcript_dir: None,
         output_style: None,
+        status_line: None,
         enabled_plugins: Vec::new(),
         diagnostics: Vec::new(),
     };
@@ -366,6 +377,9 @@ impl FileCx<'_> {
             let location = self.location(m.value.offset);
             self.out.output_style = Some(Located { value, location });
         }
+        if let Some(m) = spanned::get(members, "statusLine") {
+            self.status_line(&m.value);
+        }
         if let Some(m) = spanned::get(members, "transcriptDir") {
             self.out.transcript_dir = self.string_setting(m);
         }
@@ -400,6 +414,71 @@ impl FileCx<'_> {
                 }
             }
         }
+    }
+
+    /// `statusLine: {"type": "command", "command": "…", "padding": N}`.
+    fn status_line(&mut self, node: &Node) {
+        let Some(members) = node.value.as_object() else {
+            self.error(
+                node.offset,
+                format!(
+                    "\"statusLine\" must be an object {{\"type\": \"command\", \"command\": \"…\"}}, found {}; no status line is shown",
+                    node.value.type_name()
+                ),
+            );
+            return;
+        };
+        match spanned::get(members, "type").map(|m| (m, m.value.value.as_str())) {
+            Some((_, Some("command"))) => {}
+            Some((m, _)) => {
+                self.error(
+                    m.value.offset,
+                    "\"statusLine\".\"type\" must be \"command\" (the only kind Claude Code has); no status line is shown",
+                );
+                return;
+            }
+            None => {
+                self.error(
+                    node.offset,
+                    "\"statusLine\" has no \"type\": write \"type\": \"command\"; no status line is shown",
+                );
+                return;
+            }
+        }
+        let command = match spanned::get(members, "command") {
+            Some(m) => match m.value.value.as_str() {
+                Some(c) if !c.trim().is_empty() => c.to_string(),
+                _ => {
+                    self.error(
+                        m.value.offset,
+                        "\"statusLine\".\"command\" must be a non-empty string; no status line is shown",
+                    );
+                    return;
+                }
+            },
+            None => {
+                self.error(
+                    node.offset,
+                    "\"statusLine\" has no \"command\"; no status line is shown",
+                );
+                return;
+            }
+        };
+        let mut padding = 0;
+        if let Some(m) = spanned::get(members, "padding") {
+            match m.value.value.as_f64() {
+                Some(n) if (0.0..=80.0).contains(&n) && n.fract() == 0.0 => padding = n as u16,
+                _ => self.warn(
+                    m.value.offset,
+                    "\"statusLine\".\"padding\" must be a whole number from 0 to 80; 0 is used",
+                ),
+            }
+        }
+        let location = self.location(node.offset);
+        self.out.status_line = Some(Located {
+            value: StatusLineSpec { command, padding },
+            location,
+        });
     }
 
     fn enabled_plugins(&mut self, node: &Node) {
