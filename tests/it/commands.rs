@@ -105,3 +105,76 @@ fn a_broken_command_file_is_named_and_the_rest_still_run() {
         "rein hooks validate names it too: {stdout}{stderr}"
     );
 }
+
+/// A command's `model` answers every request of its turn, and the session's model the next
+/// prompt (Claude Code 2.1.328: fixture `tests/fixtures/cc-2.1.328/command_model`, both
+/// requests of the command's turn name its model); an alias keeps the session's model.
+#[test]
+fn a_commands_model_answers_its_turn_and_the_session_model_the_next() {
+    use crate::agent::loopback::{Api, Loopback, Turn};
+    let sb = Sandbox::new("proj", &["proj/.claude/commands"]);
+    sb.write(
+        ".claude/commands/fast.md",
+        "---\ndescription: Fast one\nmodel: claude-fast\n---\nDo it quickly: $ARGUMENTS\n",
+    );
+    sb.write(
+        ".claude/commands/alias.md",
+        "---\nmodel: haiku\n---\nAliased: $ARGUMENTS\n",
+    );
+    sb.settings(json!({"permissions": {"allow": ["Bash"]}}));
+    let server = Loopback::start(
+        Api::Anthropic,
+        vec![
+            Turn::call("b1", "Bash", json!({"command": "echo hi"})),
+            Turn::text("done"),
+            Turn::text("next"),
+            Turn::text("aliased"),
+        ],
+    );
+    let input = [
+        json!({"type": "user", "message": {"role": "user", "content": "/fast go"}}),
+        json!({"type": "user", "message": {"role": "user", "content": "plain prompt"}}),
+        json!({"type": "user", "message": {"role": "user", "content": "/alias x"}}),
+    ]
+    .iter()
+    .map(|v| v.to_string() + "\n")
+    .collect::<String>();
+    let mut cmd = sb.rein();
+    cmd.args([
+        "-p",
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+    ])
+    .args(["--verbose", "--model", "claude-main", "--trust"])
+    .stdin(std::process::Stdio::piped())
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped());
+    Api::Anthropic.point(&mut cmd, &server.url);
+    let mut child = cmd.spawn().unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let models: Vec<String> = server
+        .requests()
+        .iter()
+        .map(|r| r["model"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        models,
+        ["claude-fast", "claude-fast", "claude-main", "claude-main"],
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

@@ -325,6 +325,8 @@ pub struct Session {
     fallback: Option<Arc<dyn Model>>,
     /// The slash commands and skills a prompt `/name` runs ([`crate::commands`]).
     catalog: Option<Arc<crate::commands::Catalog>>,
+    /// Builds the provider with another model id: a command's `model` runs its turn on it.
+    model_factory: Option<crate::agent::subagent::ModelFactory>,
 }
 
 /// A part outside the session (the subagents' runtime, prompt hooks' model) that must follow
@@ -492,6 +494,7 @@ impl Session {
             max_budget_usd: None,
             fallback: None,
             catalog: None,
+            model_factory: None,
         }
     }
 
@@ -648,6 +651,14 @@ impl Session {
         self.system = Some(prompt.text());
         self.memory = prompt.memory.files.clone();
         self.prompt = Some(prompt);
+    }
+
+    /// How to build the provider with another model id (`None`, the mock: one model only).
+    pub(crate) fn set_model_factory(
+        &mut self,
+        factory: Option<crate::agent::subagent::ModelFactory>,
+    ) {
+        self.model_factory = factory;
     }
 
     /// The output style for the following requests (`None`: rein's own prompt alone);

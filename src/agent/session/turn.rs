@@ -68,11 +68,15 @@ impl Session {
         // A slash command's body replaces the prompt for the model (UserPromptSubmit saw the
         // prompt as typed, as Claude Code's does).
         let mut command_messages = None;
+        let mut command_model = None;
         if for_model.is_none()
             && let Some((entry, args)) = self.command_for(prompt)
         {
             match self.expand_command(&entry, &args).await {
-                command::Expansion::Messages(messages) => command_messages = Some(messages),
+                command::Expansion::Messages(messages) => {
+                    command_messages = Some(messages);
+                    command_model = entry.model.clone();
+                }
                 command::Expansion::Failed(text) => {
                     outcome.result = text.clone();
                     outcome.end = TurnEnd::PromptBlocked { text };
@@ -119,7 +123,25 @@ impl Session {
         }
         self.messages.extend(messages);
 
+        // A command's `model` answers its turn (every request of it, as in Claude Code
+        // 2.1.328: fixture `command_model`); the session's model answers the next prompt. An
+        // alias (`haiku`, …) has no provider id in rein and keeps the session's model.
+        let session_model = match command_model.as_deref() {
+            Some(wanted) if wanted != self.model.name() => {
+                let picked = crate::agent::subagent::pick_model(
+                    &self.model,
+                    self.model_factory.as_ref(),
+                    Some(wanted),
+                );
+                (!Arc::ptr_eq(&picked, &self.model))
+                    .then(|| std::mem::replace(&mut self.model, picked))
+            }
+            _ => None,
+        };
         self.turn_loop(&mut outcome).await;
+        if let Some(model) = session_model {
+            self.model = model;
+        }
         outcome
     }
 

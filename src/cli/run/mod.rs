@@ -403,6 +403,7 @@ async fn main_inner(prompt: Option<String>, mut args: RunArgs, headless: bool) -
     );
     session.set_prompt(prompt_parts);
     session.set_commands(Arc::clone(&setup.catalog));
+    session.set_model_factory(setup.models.clone());
     session.follow(runtime);
     session.follow(hook_models);
     session.set_attended(interactive);
