@@ -1267,3 +1267,35 @@ fn list_says_never_fires_for_tools_rein_does_not_have() {
         "{out}"
     );
 }
+
+/// `rein hooks list` shows the status line command, where it is written and whether it runs
+/// (a repository's only once the folder is trusted).
+#[test]
+fn hooks_list_shows_the_status_line_and_whether_it_runs() {
+    let s = crate::harness::Sandbox::new("proj", &["proj/.claude"]);
+    s.settings(serde_json::json!({"statusLine": {"type": "command", "command": "./status.sh"}}));
+    let list = |s: &crate::harness::Sandbox| -> serde_json::Value {
+        let out = s.rein().args(["hooks", "list", "--json"]).output().unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let v = list(&s);
+    assert_eq!(v["status_line"]["command"], "./status.sh", "{v}");
+    assert_eq!(v["status_line"]["source"], "project");
+    assert_eq!(v["status_line"]["line"], 2);
+    assert_eq!(v["status_line"]["runs"], false, "untrusted folder: {v}");
+    let text = s.rein().args(["hooks", "list"]).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("Status line")
+            && text.contains("./status.sh")
+            && text.contains("not trusted"),
+        "{text}"
+    );
+    let trusted = s.rein().args(["hooks", "trust"]).output().unwrap();
+    assert!(
+        trusted.status.success(),
+        "{}",
+        String::from_utf8_lossy(&trusted.stderr)
+    );
+    assert_eq!(list(&s)["status_line"]["runs"], true);
+}

@@ -116,6 +116,17 @@ pub(super) fn list(ctx: &Context, as_json: bool) -> i32 {
             ));
         }
     }
+    if let Some((spec, at, _)) = &settings.status_line {
+        out.push_str(&format!(
+            "\nStatus line (the terminal runs it before each prompt): `{}`  ({at}{})\n",
+            spec.command,
+            if status_line_held(settings) {
+                "; not run: this folder is not trusted"
+            } else {
+                ""
+            }
+        ));
+    }
     out.push('\n');
     if statuses.is_empty() {
         out.push_str("No hooks configured.\n");
@@ -292,7 +303,27 @@ pub(super) fn list_json(ctx: &Context, statuses: &[HandlerStatus<'_>]) -> Value 
         "project_dir": ctx.project_dir.display().to_string(),
         "files": files,
         "handlers": handlers,
+        "status_line": settings.status_line.as_ref().map(|(spec, at, source)| json!({
+            "command": spec.command,
+            "padding": spec.padding,
+            "source": source.as_str(),
+            "file": at.file.to_string(),
+            "line": at.line,
+            "col": at.col,
+            "runs": !status_line_held(settings),
+        })),
         "diagnostics": settings.diagnostics.iter().map(diagnostic_json).collect::<Vec<_>>(),
+    })
+}
+
+/// Whether the status line is a repository's in a folder that is not trusted (it does not run).
+fn status_line_held(settings: &crate::settings::schema::Settings) -> bool {
+    settings.status_line.as_ref().is_some_and(|(_, _, source)| {
+        matches!(
+            source,
+            crate::settings::schema::SourceKind::Project
+                | crate::settings::schema::SourceKind::Local
+        ) && !settings.repo_trusted
     })
 }
 
