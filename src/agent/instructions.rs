@@ -315,13 +315,16 @@ impl Environment {
     }
 }
 
-/// rein's own system prompt: what the agent is and how to work with its tools and hooks.
-/// `{tools}` lists the tools the session offers.
-const BASE_PROMPT: &str = "\
+/// rein's own system prompt, in three parts: what the agent is ([`INTRO`]), how to work
+/// ([`HOW_TO_WORK`], which an output style may replace) and its tools and hooks
+/// ([`TOOLS_AND_HOOKS`], where `{tools}` lists the tools the session offers).
+const INTRO: &str = "\
 You are rein, a coding agent running in the user's terminal on their own machine. You help \
 with software work: reading and changing code, running commands, finding out why something \
-fails, and explaining what you found.
+fails, and explaining what you found.";
 
+/// rein's coding guidance (see [`INTRO`]).
+const HOW_TO_WORK: &str = "\
 # How to work
 - Find out before you change: read the relevant files and search the code first, then make \
 the smallest change that does the job, then check it (build, run the tests, run the command).
@@ -331,8 +334,10 @@ one clear question.
 not verify. Never claim a command passed without having run it.
 - Be brief. The terminal shows plain text: short paragraphs, lists where they help, file \
 references as path:line.
-- Do not create files the task does not need, and do not revert changes you did not make.
+- Do not create files the task does not need, and do not revert changes you did not make.";
 
+/// rein's tools and hooks guidance (see [`INTRO`]).
+const TOOLS_AND_HOOKS: &str = "\
 # Tools
 {tools}
 Call several tools in one reply when they do not depend on each other. Paths given to file \
@@ -399,24 +404,6 @@ fn memory_label(file: &MemoryFile) -> &'static str {
     }
 }
 
-/// rein's prompt under an output style: the first paragraph says replies follow the style, and
-/// the "How to work" section goes unless the style keeps it.
-fn styled(base: &str, style: &crate::agent::output_style::OutputStyle) -> String {
-    let mut out = base.replacen(
-        "explaining what you found.",
-        "explaining what you found. How you word your replies is set by the output style \
-         described below.",
-        1,
-    );
-    if !style.keep_coding_instructions
-        && let Some(start) = out.find("# How to work\n")
-        && let Some(len) = out[start..].find("\n\n# ")
-    {
-        out.replace_range(start..start + len + 2, "");
-    }
-    out
-}
-
 /// The whole system prompt: rein's prompt (or `options.replace`), the environment, the memory
 /// files in load order, then `options.append`.
 pub fn system_prompt(
@@ -428,10 +415,20 @@ pub fn system_prompt(
     let mut out = match &options.replace {
         Some(text) => text.clone(),
         None => {
-            let mut base = BASE_PROMPT.replace("{tools}", &tool_lines(tools));
-            if let Some(style) = &options.output_style {
-                base = styled(&base, style);
+            let style = options.output_style.as_ref();
+            let mut base = INTRO.to_string();
+            if style.is_some() {
+                base.push_str(
+                    " How you word your replies is set by the output style described below.",
+                );
             }
+            // A style replaces the coding guidance unless it keeps it.
+            if style.is_none_or(|s| s.keep_coding_instructions) {
+                base.push_str("\n\n");
+                base.push_str(HOW_TO_WORK);
+            }
+            base.push_str("\n\n");
+            base.push_str(&TOOLS_AND_HOOKS.replace("{tools}", &tool_lines(tools)));
             base.push_str("\n\n");
             base.push_str(&environment_section(environment));
             if let Some(style) = &options.output_style {

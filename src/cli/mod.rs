@@ -340,6 +340,15 @@ pub(crate) fn catalog_for(
     crate::commands::Catalog::discover(&settings.claude_dir, project_dir, &plugins)
 }
 
+/// The `outputStyle` setting as written, `default` without one (what `init` and `initialize`
+/// report, as Claude Code 2.1.328 does, a name no style has included).
+pub(crate) fn output_style_setting(settings: &crate::settings::schema::Settings) -> &str {
+    settings
+        .output_style
+        .as_ref()
+        .map_or(crate::agent::output_style::DEFAULT, |(name, _)| name)
+}
+
 /// The output styles of a project ([`crate::agent::output_style`]) and the one `outputStyle`
 /// chooses (`None` for `default`), with every problem as a diagnostic: a style file skipped,
 /// a setting that names no style.
@@ -351,7 +360,7 @@ pub(crate) fn output_style_for(
     Option<crate::agent::output_style::OutputStyle>,
     Vec<crate::settings::schema::Diagnostic>,
 ) {
-    use crate::settings::schema::{Diagnostic, Location, Severity};
+    use crate::settings::schema::{Diagnostic, Severity};
     let plugins: Vec<(String, Vec<PathBuf>)> = settings
         .plugins
         .iter()
@@ -362,14 +371,12 @@ pub(crate) fn output_style_for(
     let mut diags: Vec<Diagnostic> = styles
         .errors
         .iter()
-        .map(|e| Diagnostic {
-            severity: Severity::Error,
-            location: Location {
-                file: std::sync::Arc::from(e.path.display().to_string()),
-                line: u32::try_from(e.line).unwrap_or(u32::MAX),
-                col: 1,
-            },
-            message: format!("{}; this output style is skipped", e.message),
+        .map(|e| {
+            Diagnostic::error_at(
+                &e.path,
+                e.line,
+                format!("{}; this output style is skipped", e.message),
+            )
         })
         .collect();
     let chosen = match &settings.output_style {

@@ -186,8 +186,7 @@ pub struct StreamJson {
     pub mcp_servers: Vec<Value>,
     /// `slash_commands`, `skills` and `plugins` of `init` (see [`StreamJson::with_catalog`]).
     pub catalog: (Vec<String>, Vec<String>, Vec<Value>),
-    /// `output_style`: the `outputStyle` setting as written (Claude Code 2.1.328 reports a name
-    /// no style has as it is, too), `default` without one.
+    /// `output_style`: [`crate::cli::output_style_setting`].
     pub output_style: String,
     /// `--include-hook-events`: a `hook_started` and a `hook_response` line per hook run
     /// (SessionStart's are written without it too).

@@ -438,7 +438,17 @@ fn merge(
             settings.transcript_dir = fs.transcript_dir;
         }
         if let Some(line) = fs.status_line.take() {
-            settings.status_line = Some((line.value, line.location, fs.source));
+            // A command the repository would run, as a hook is: not before the folder is
+            // trusted (a lower tier's status line stays).
+            if repo_controlled && !repo_trusted {
+                settings.diagnostics.push(Diagnostic {
+                    severity: Severity::Warning,
+                    location: line.location,
+                    message: "\"statusLine\" of this repository-controlled file does not run until the folder is trusted (`rein hooks trust` or --trust); it is a command, like a hook".to_string(),
+                });
+            } else {
+                settings.status_line = Some((line.value, line.location, fs.source));
+            }
         }
         if let Some(style) = fs.output_style.take() {
             settings.output_style = Some((style.value, style.location));

@@ -36,6 +36,21 @@ pub struct Diagnostic {
     pub message: String,
 }
 
+impl Diagnostic {
+    /// An error at `line` of a file that is not a settings file (a command, agent or style).
+    pub fn error_at(path: &std::path::Path, line: usize, message: String) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Error,
+            location: Location {
+                file: std::sync::Arc::from(path.display().to_string()),
+                line: u32::try_from(line).unwrap_or(u32::MAX),
+                col: 1,
+            },
+            message,
+        }
+    }
+}
+
 impl std::fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let sev = match self.severity {
@@ -80,8 +95,8 @@ pub struct Settings {
     pub transcript_dir: Option<String>,
     /// `outputStyle` (highest tier that sets it wins), with the file and line that set it.
     pub output_style: Option<(String, Location)>,
-    /// `statusLine` (highest tier that sets it wins): the command, where it is written and
-    /// from which tier (a repository's runs only in a trusted folder).
+    /// `statusLine` (highest tier that sets it wins; a repository-controlled file's only in a
+    /// trusted folder): the command, where it is written and from which tier.
     pub status_line: Option<(crate::settings::parse::StatusLineSpec, Location, SourceKind)>,
     pub files: Vec<LoadedFile>,
     /// Plugins loaded (`--plugin-dir`, `enabledPlugins`), in load order; their hooks are at

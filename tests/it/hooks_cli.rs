@@ -1268,27 +1268,42 @@ fn list_says_never_fires_for_tools_rein_does_not_have() {
     );
 }
 
-/// `rein hooks list` shows the status line command, where it is written and whether it runs
-/// (a repository's only once the folder is trusted).
+/// `rein hooks list` shows the status line command and where it is written; a repository's
+/// is held back (named at its line) until the folder is trusted, and the user's runs meanwhile.
 #[test]
-fn hooks_list_shows_the_status_line_and_whether_it_runs() {
+fn hooks_list_shows_the_status_line_and_a_repositorys_waits_for_trust() {
     let s = crate::harness::Sandbox::new("proj", &["proj/.claude"]);
+    crate::harness::write(
+        &s.home.join(".claude/settings.json"),
+        r#"{"statusLine": {"type": "command", "command": "~/user-status.sh"}}"#,
+    );
     s.settings(serde_json::json!({"statusLine": {"type": "command", "command": "./status.sh"}}));
     let list = |s: &crate::harness::Sandbox| -> serde_json::Value {
         let out = s.rein().args(["hooks", "list", "--json"]).output().unwrap();
         serde_json::from_slice(&out.stdout).unwrap()
     };
     let v = list(&s);
-    assert_eq!(v["status_line"]["command"], "./status.sh", "{v}");
-    assert_eq!(v["status_line"]["source"], "project");
-    assert_eq!(v["status_line"]["line"], 2);
-    assert_eq!(v["status_line"]["runs"], false, "untrusted folder: {v}");
+    assert_eq!(
+        v["status_line"]["command"], "~/user-status.sh",
+        "untrusted folder: {v}"
+    );
+    assert_eq!(v["status_line"]["source"], "user");
+    let settings = s.path(".claude/settings.json").display().to_string();
+    assert!(
+        v["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["file"] == settings
+                && d["line"] == 2
+                && d["message"].as_str().unwrap().contains("\"statusLine\"")
+                && d["message"].as_str().unwrap().contains("trusted")),
+        "{v}"
+    );
     let text = s.rein().args(["hooks", "list"]).output().unwrap();
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(
-        text.contains("Status line")
-            && text.contains("./status.sh")
-            && text.contains("not trusted"),
+        text.contains("Status line") && text.contains("~/user-status.sh"),
         "{text}"
     );
     let trusted = s.rein().args(["hooks", "trust"]).output().unwrap();
@@ -1297,5 +1312,8 @@ fn hooks_list_shows_the_status_line_and_whether_it_runs() {
         "{}",
         String::from_utf8_lossy(&trusted.stderr)
     );
-    assert_eq!(list(&s)["status_line"]["runs"], true);
+    let v = list(&s);
+    assert_eq!(v["status_line"]["command"], "./status.sh", "{v}");
+    assert_eq!(v["status_line"]["source"], "project");
+    assert_eq!(v["status_line"]["line"], 2);
 }

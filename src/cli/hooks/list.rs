@@ -118,13 +118,8 @@ pub(super) fn list(ctx: &Context, as_json: bool) -> i32 {
     }
     if let Some((spec, at, _)) = &settings.status_line {
         out.push_str(&format!(
-            "\nStatus line (the terminal runs it before each prompt): `{}`  ({at}{})\n",
-            spec.command,
-            if status_line_held(settings) {
-                "; not run: this folder is not trusted"
-            } else {
-                ""
-            }
+            "\nStatus line (the terminal runs it before each prompt): `{}`  ({at})\n",
+            spec.command
         ));
     }
     out.push('\n');
@@ -310,20 +305,8 @@ pub(super) fn list_json(ctx: &Context, statuses: &[HandlerStatus<'_>]) -> Value 
             "file": at.file.to_string(),
             "line": at.line,
             "col": at.col,
-            "runs": !status_line_held(settings),
         })),
         "diagnostics": settings.diagnostics.iter().map(diagnostic_json).collect::<Vec<_>>(),
-    })
-}
-
-/// Whether the status line is a repository's in a folder that is not trusted (it does not run).
-fn status_line_held(settings: &crate::settings::schema::Settings) -> bool {
-    settings.status_line.as_ref().is_some_and(|(_, _, source)| {
-        matches!(
-            source,
-            crate::settings::schema::SourceKind::Project
-                | crate::settings::schema::SourceKind::Local
-        ) && !settings.repo_trusted
     })
 }
 

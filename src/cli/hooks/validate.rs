@@ -15,23 +15,16 @@ pub(super) fn all_diagnostics(ctx: &Context) -> Vec<Diagnostic> {
     // `allowed-tools` rule that does not parse allows nothing.
     let catalog = crate::cli::catalog_for(settings, &ctx.project_dir);
     for e in &catalog.errors {
-        diags.push(Diagnostic {
-            severity: Severity::Error,
-            location: crate::settings::schema::Location {
-                file: std::sync::Arc::from(e.path.display().to_string()),
-                line: u32::try_from(e.line).unwrap_or(u32::MAX),
-                col: 1,
-            },
-            message: format!(
-                "{}; this {} is skipped",
-                e.message,
-                if e.kind == crate::commands::Kind::Skill {
-                    "skill"
-                } else {
-                    "command"
-                }
-            ),
-        });
+        let what = if e.kind == crate::commands::Kind::Skill {
+            "skill"
+        } else {
+            "command"
+        };
+        diags.push(Diagnostic::error_at(
+            &e.path,
+            e.line,
+            format!("{}; this {what} is skipped", e.message),
+        ));
     }
     diags.extend(crate::cli::output_style_for(settings, &ctx.project_dir).2);
     let home = std::env::var_os("HOME")
@@ -44,15 +37,11 @@ pub(super) fn all_diagnostics(ctx: &Context) -> Vec<Diagnostic> {
         None,
     );
     for e in agent_errors {
-        diags.push(Diagnostic {
-            severity: Severity::Error,
-            location: crate::settings::schema::Location {
-                file: std::sync::Arc::from(e.path.display().to_string()),
-                line: u32::try_from(e.line).unwrap_or(u32::MAX),
-                col: 1,
-            },
-            message: format!("{}; this agent is skipped", e.message),
-        });
+        diags.push(Diagnostic::error_at(
+            &e.path,
+            e.line,
+            format!("{}; this agent is skipped", e.message),
+        ));
     }
     for entry in &catalog.entries {
         for rule in &entry.allowed_tools {

@@ -276,9 +276,7 @@ async fn main_inner(prompt: Option<String>, mut args: RunArgs, headless: bool) -
             )
             .with_mcp_servers(mcp.init_entries())
             .with_catalog(&setup.catalog, &setup.settings.plugins);
-            if let Some((name, _)) = &setup.settings.output_style {
-                stream.output_style = name.clone();
-            }
+            stream.output_style = crate::cli::output_style_setting(&setup.settings).to_string();
             stream.include_hook_events = args.include_hook_events;
             stream.include_partial_messages = args.include_partial_messages;
             stream.init_per_prompt = stream_input;
@@ -302,21 +300,16 @@ async fn main_inner(prompt: Option<String>, mut args: RunArgs, headless: bool) -
     let observers: Arc<dyn Observer> = Arc::new(observers);
     let permissions_text = permissions_summary(&setup.permission_mode, &setup.settings);
     // The terminal's status line (a repository's only in a trusted folder).
-    let status_line = if interactive {
-        match crate::cli::terminal::status_line::StatusLine::from_settings(
-            &setup.settings,
-            &setup.project_dir,
-            &setup.add_dirs,
-        ) {
-            Ok(line) => line,
-            Err(warning) => {
-                eprintln!("{warning}");
-                None
-            }
-        }
-    } else {
-        None
-    };
+    let status_line = interactive
+        .then(|| {
+            crate::cli::terminal::status_line::StatusLine::from_settings(
+                &setup.settings,
+                &setup.project_dir,
+                &setup.add_dirs,
+            )
+        })
+        .flatten();
+    let style_setting = crate::cli::output_style_setting(&setup.settings).to_string();
     let mut dispatcher = Dispatcher::new(setup.settings.handlers, env);
     // The SDK's hooks stay registered until the session ends (dropping unregisters).
     let _sdk_hooks = opening
@@ -353,20 +346,11 @@ async fn main_inner(prompt: Option<String>, mut args: RunArgs, headless: bool) -
         eprintln!("rein: warning: {error}");
     }
     if let Some(opening) = &opening {
-        let styles_named = (
-            setup
-                .settings
-                .output_style
-                .as_ref()
-                .map_or(crate::agent::output_style::DEFAULT, |(name, _)| name)
-                .to_string(),
-            setup.styles.names(),
-        );
         opening.answer(
             &definitions,
             &setup.permission_mode,
             &applied,
-            &styles_named,
+            (&style_setting, &setup.styles.names()),
         );
     }
     let wired = subagent::wire(

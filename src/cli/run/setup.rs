@@ -231,7 +231,7 @@ pub(super) fn instructions(
             (None, None) => None,
         },
         append: Vec::new(),
-        output_style: None,
+        output_style: setup.output_style.clone(),
     };
     if let Some(text) = &args.append_system_prompt {
         options.append.push(text.clone());
@@ -241,7 +241,6 @@ pub(super) fn instructions(
             .append
             .push(read("--append-system-prompt-file", path)?);
     }
-    options.output_style = setup.output_style.clone();
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from);

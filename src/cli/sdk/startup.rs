@@ -47,7 +47,7 @@ impl Opening {
         definitions: &[crate::agent::subagent::AgentDefinition],
         permission_mode: &str,
         applied: &Applied,
-        styles: &(String, Vec<String>),
+        (style, styles): (&str, &[String]),
     ) {
         let Some((id, _)) = &self.initialize else {
             return;
@@ -56,7 +56,7 @@ impl Opening {
             .iter()
             .map(|d| (d.name.clone(), d.description.clone(), d.model.clone()))
             .collect();
-        let answer = answer(&agents, permission_mode, applied, styles);
+        let answer = answer(&agents, permission_mode, applied, (style, styles));
         self.control
             .emit(&crate::cli::sdk::requests::response_line(id, Ok(answer)));
     }
@@ -231,7 +231,7 @@ pub fn answer(
     agents: &[(String, String, Option<String>)],
     permission_mode: &str,
     applied: &Applied,
-    (style, styles): &(String, Vec<String>),
+    (style, styles): (&str, &[String]),
 ) -> Value {
     let mut answer = json!({
         "commands": [],

@@ -164,8 +164,9 @@ pub async fn run(
     loop {
         if std::mem::take(&mut status_due)
             && let Some(line) = status_line.as_mut()
+            && let Some(text) = line.draw(session, color).await
         {
-            draw_status_line(session, line).await;
+            println!("{text}");
         }
         let read = tokio::select! {
             read = editor.read(prompt) => read,
@@ -255,18 +256,6 @@ pub async fn run(
             }
             TurnEnd::Completed | TurnEnd::Deferred => {}
         }
-    }
-}
-
-/// Runs the status line command and prints what it showed.
-async fn draw_status_line(session: &Session, line: &mut status_line::StatusLine) {
-    let style = session
-        .output_style()
-        .map_or(crate::agent::output_style::DEFAULT, |s| s.name.as_str())
-        .to_string();
-    let input = line.input(session, &style);
-    if let Some(text) = line.draw(&input, session).await {
-        println!("{text}");
     }
 }
 

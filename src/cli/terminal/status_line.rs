@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 use crate::agent::session::Session;
 use crate::process::{AfterLinger, Ending, Job, Limits, Output, Program, Stdin};
-use crate::settings::schema::{Settings, SourceKind};
+use crate::settings::schema::Settings;
 
 /// Longest a drawing may take; the prompt waits for it.
 pub const TIMEOUT: Duration = Duration::from_secs(5);
@@ -43,22 +43,15 @@ pub struct StatusLine {
 }
 
 impl StatusLine {
-    /// The status line the settings configure: `Ok(None)` without one, `Err` (the one line to
-    /// show) when a repository's is held back because the folder is not trusted.
+    /// The status line the settings configure (the loader has already held back a
+    /// repository's in a folder that is not trusted).
     pub fn from_settings(
         settings: &Settings,
         project_dir: &Path,
         add_dirs: &[PathBuf],
-    ) -> Result<Option<StatusLine>, String> {
-        let Some((spec, at, source)) = &settings.status_line else {
-            return Ok(None);
-        };
-        if matches!(source, SourceKind::Project | SourceKind::Local) && !settings.repo_trusted {
-            return Err(format!(
-                "rein: warning: {at}: this folder is not trusted, so its \"statusLine\" command does not run (rein --trust, or answer the trust question)"
-            ));
-        }
-        Ok(Some(StatusLine {
+    ) -> Option<StatusLine> {
+        let (spec, _, _) = settings.status_line.as_ref()?;
+        Some(StatusLine {
             command: spec.command.clone(),
             padding: spec.padding,
             project_dir: project_dir.to_path_buf(),
@@ -66,46 +59,56 @@ impl StatusLine {
             settings_env: settings.env.clone(),
             started: Instant::now(),
             failing: false,
-        }))
+        })
     }
 
-    /// What the command reads: Claude Code 2.1.328's keys, from the session's state.
-    pub fn input(&self, session: &Session, output_style: &str) -> Value {
+    /// What the command reads: Claude Code 2.1.328's keys in its order, from the session's
+    /// state.
+    pub fn input(&self, session: &Session) -> Value {
         let usage = session.usage();
         let cwd = session.current_dir();
         let window = session.context_window();
         let used = usage.context_tokens;
-        let mut input = json!({
-            "session_id": session.session_id(),
-            "transcript_path": session.transcript_path(),
-            "cwd": cwd,
-        });
-        let Some(obj) = input.as_object_mut() else {
-            return input;
-        };
+        let style = session
+            .output_style()
+            .map_or(crate::agent::output_style::DEFAULT, |s| s.name.as_str());
+        let mut input = serde_json::Map::new();
+        input.insert("session_id".into(), json!(session.session_id()));
+        input.insert("transcript_path".into(), json!(session.transcript_path()));
+        input.insert("cwd".into(), json!(cwd));
         if let Some(id) = session.prompt_id() {
-            obj.insert("prompt_id".into(), json!(id));
+            input.insert("prompt_id".into(), json!(id));
         }
         if let Some(level) = session.effort() {
-            obj.insert("effort".into(), json!({"level": level}));
+            input.insert("effort".into(), json!({"level": level}));
         }
-        let rest = json!({
-            "model": {"id": session.model_name(), "display_name": session.model_name()},
-            "workspace": {
+        input.insert(
+            "model".into(),
+            json!({"id": session.model_name(), "display_name": session.model_name()}),
+        );
+        input.insert(
+            "workspace".into(),
+            json!({
                 "current_dir": cwd,
                 "project_dir": self.project_dir,
                 "added_dirs": self.add_dirs,
-            },
-            "version": crate::cli::sdk::SPEAKS_CLAUDE_CODE,
-            "output_style": {"name": output_style},
-            "cost": {
+            }),
+        );
+        input.insert("version".into(), json!(crate::cli::sdk::SPEAKS_CLAUDE_CODE));
+        input.insert("output_style".into(), json!({"name": style}));
+        input.insert(
+            "cost".into(),
+            json!({
                 "total_cost_usd": crate::agent::cost::total_usd(&usage.by_model),
                 "total_duration_ms": self.started.elapsed().as_millis() as u64,
                 "total_api_duration_ms": usage.api_ms,
                 "total_lines_added": usage.lines_added,
                 "total_lines_removed": usage.lines_removed,
-            },
-            "context_window": {
+            }),
+        );
+        input.insert(
+            "context_window".into(),
+            json!({
                 "total_input_tokens": usage.total.prompt_tokens(),
                 "total_output_tokens": usage.total.output_tokens,
                 "context_window_size": window,
@@ -117,21 +120,22 @@ impl StatusLine {
                 })),
                 "used_percentage": used.map(|t| percent(t, window)),
                 "remaining_percentage": used.map(|t| 100 - percent(t, window)),
-            },
-            "exceeds_200k_tokens": used.is_some_and(|t| t > 200_000),
-            "fast_mode": false,
-            "rein_version": env!("CARGO_PKG_VERSION"),
-        });
-        if let Value::Object(rest) = rest {
-            obj.extend(rest);
-        }
-        input
+            }),
+        );
+        input.insert(
+            "exceeds_200k_tokens".into(),
+            json!(used.is_some_and(|t| t > 200_000)),
+        );
+        input.insert("fast_mode".into(), json!(false));
+        input.insert("rein_version".into(), json!(env!("CARGO_PKG_VERSION")));
+        Value::Object(input)
     }
 
-    /// Runs the command on `input`; returns the text to print (each line indented), or the
-    /// one line saying why nothing is shown (once per failure streak), or nothing.
-    pub async fn draw(&mut self, input: &Value, session: &Session) -> Option<String> {
-        let bytes = serde_json::to_vec(input).unwrap_or_default();
+    /// Runs the command on the session's [`StatusLine::input`]; returns the text to print
+    /// (each line indented), or the one line saying why nothing is shown (once per failure
+    /// streak, dim where `color`), or nothing.
+    pub async fn draw(&mut self, session: &Session, color: bool) -> Option<String> {
+        let bytes = serde_json::to_vec(&self.input(session)).unwrap_or_default();
         let mut env = crate::hooks::environment::bash_env(
             &self.settings_env,
             session.session_id(),
@@ -195,9 +199,10 @@ impl StatusLine {
             } else {
                 format!(": {stderr}")
             };
-            return Some(format!(
-                "\x1b[2mstatus line: `{}` {why}{said}; nothing shown\x1b[0m",
-                self.command
+            return Some(super::paint(
+                color,
+                "2",
+                &format!("status line: `{}` {why}{said}; nothing shown", self.command),
             ));
         }
         self.failing = false;
