@@ -3,7 +3,7 @@
 //!
 //! | where | name |
 //! |---|---|
-//! | built in | `default` (rein's own prompt), `Explanatory`, `Learning` |
+//! | built in | `default` (rein's own prompt), `Proactive`, `Concise`, `Explanatory`, `Learning` |
 //! | `<plugin>/output-styles/*.md` (and the manifest's `outputStyles`) | `<plugin>:<name>` |
 //! | `~/.claude/output-styles/*.md` | front matter `name`, else the file's stem |
 //! | `<project>/.claude/output-styles/*.md` | same; replaces a user style of the same name |
@@ -159,7 +159,9 @@ impl Styles {
     }
 }
 
-/// rein's built-in styles besides `default` (Claude Code 2.1.328 offers these two names).
+/// rein's built-in styles besides `default`, the names and order Claude Code 2.1.328 offers
+/// (its `initialize` answer, fixture `tests/fixtures/cc-2.1.328/agent_sdk/measure/stdout`),
+/// each in rein's own words.
 fn builtin() -> Vec<OutputStyle> {
     let style = |name: &str, description: &str, body: &str| OutputStyle {
         name: name.to_string(),
@@ -169,6 +171,21 @@ fn builtin() -> Vec<OutputStyle> {
         path: None,
     };
     vec![
+        style(
+            "Proactive",
+            "Takes the obvious next steps without asking",
+            "Act on what the task plainly implies. When a change needs a follow-up that the user \
+             would certainly want (a test for the fixed case, a caller updated for a changed \
+             signature, the build run after an edit), do it and say so, rather than asking \
+             first. Ask only before something destructive, costly or outside the task.",
+        ),
+        style(
+            "Concise",
+            "Short answers, no preamble",
+            "Answer in as few words as the answer needs: no preamble, no restating the question, \
+             no closing summary of what you just did. Prefer one line; use a short list only \
+             when there are several separate points. Code and commands stay complete.",
+        ),
         style(
             "Explanatory",
             "Does the work and explains the choices behind it",
@@ -235,5 +252,21 @@ mod tests {
         assert_eq!(styles.errors.len(), 1, "{:?}", styles.errors);
         assert!(styles.errors[0].path.ends_with("bad.md"));
         assert_eq!(styles.names()[0], "default");
+    }
+
+    #[test]
+    fn the_built_in_names_are_claude_codes_in_its_order() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/cc-2.1.328/agent_sdk/measure/stdout");
+        let text = std::fs::read_to_string(path).unwrap();
+        let theirs: Vec<String> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .find_map(|v| {
+                v.pointer("/response/response/available_output_styles")
+                    .and_then(|a| serde_json::from_value(a.clone()).ok())
+            })
+            .expect("Claude Code's initialize answer lists its styles");
+        assert_eq!(Styles::default().names(), theirs);
     }
 }
