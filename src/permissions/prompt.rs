@@ -41,10 +41,11 @@ pub fn terminal_lock() -> &'static std::sync::Mutex<()> {
     &LOCK
 }
 
-struct Prompting;
+/// Marks a question on the terminal for as long as it lives ([`prompting`]).
+pub(crate) struct Prompting;
 
 impl Prompting {
-    fn begin() -> Prompting {
+    pub(crate) fn begin() -> Prompting {
         PROMPTING.store(true, std::sync::atomic::Ordering::Relaxed);
         Prompting
     }

@@ -50,6 +50,7 @@ use crate::permissions::policy::{
 };
 use crate::permissions::prompt::{self, Prompter};
 use crate::progress::{Observer, Progress};
+use crate::tools::ask_user::PersonAnswer;
 use crate::tools::{BoxFuture, Tool, ToolContext, ToolOutcome};
 use std::path::Path;
 use std::sync::Mutex;
@@ -139,6 +140,8 @@ pub struct ToolPipeline<'a> {
 
 /// Tools Claude Code 2.1.328 turns off in `-p` and SDK sessions, and so does rein: calling one
 /// gets Claude Code's words (fixture `tests/fixtures/cc-2.1.328/tools_deferred`, `plan_mode`).
+/// On the terminal AskUserQuestion is a tool of the session ([`crate::tools::ask_user`]), found
+/// before this list is consulted.
 pub const DISABLED_TOOLS: [&str; 3] = ["AskUserQuestion", "TodoWrite", "ExitPlanMode"];
 
 /// The model-facing text for a call of a tool the session does not have.
@@ -307,6 +310,21 @@ impl<'a> ToolPipeline<'a> {
             }
         }
 
+        if let Some(notice) = tool.asks_person() {
+            match self
+                .person_step(&tool, call, base, &mut input, notice)
+                .await
+            {
+                Ok(()) => report.input = input.clone(),
+                Err(Some(text)) => return self.refuse(report, base, &input, text).await,
+                // The person stopped the turn: whoever shows the dialog drops this call's
+                // future, as for Ctrl+C (no PostToolUse, no Stop; Claude Code's Esc).
+                Err(None) => std::future::pending::<()>().await,
+            }
+            let pass = GatePass::issue();
+            return self.execute(report, &tool, call, base, input, pass).await;
+        }
+
         let hook_answer = pre.permission.as_ref().map(hook_answer);
         // Relative paths in a Bash line resolve where the shell really is (`cd` persists).
         self.gate.follow_cwd(&self.ctx.current_dir());
@@ -335,6 +353,66 @@ impl<'a> ToolPipeline<'a> {
         // allowed (or a person or PermissionRequest hook approved) this very input.
         let pass = GatePass::issue();
         self.execute(report, &tool, call, base, input, pass).await
+    }
+
+    /// The permission step of a tool a person answers ([`Tool::asks_person`]): a deny rule
+    /// refuses; PermissionRequest hooks fire (Claude Code 2.1.328 sends no
+    /// `permission_suggestions` for these) and their decision stands; otherwise the
+    /// `permission_prompt` Notification fires and the person answers in the tool's dialog
+    /// (an allow without the answers still shows it). `Err(Some(text))`: refused with that
+    /// text; `Err(None)`: the person stopped the turn.
+    async fn person_step(
+        &self,
+        tool: &Arc<dyn Tool>,
+        call: &ToolCall,
+        base: &BaseInput,
+        input: &mut Value,
+        notice: &str,
+    ) -> Result<(), Option<String>> {
+        if let Some(text) = self.gate.check_deny(&call.name, input) {
+            return Err(Some(text));
+        }
+        let outcome = self
+            .fire::<PermissionRequest>(
+                PermissionRequestInput {
+                    base: base.clone(),
+                    hook_event_name: HookEvent::PermissionRequest,
+                    tool_name: call.name.clone(),
+                    tool_input: input.clone(),
+                    permission_suggestions: None,
+                    mcp_server: self.mcp_server_of(&call.name),
+                },
+                None,
+            )
+            .await;
+        match outcome.decision {
+            Some(decision) => match self.apply_decision(tool, call, input, decision).await {
+                Approval::Approved => {}
+                Approval::Refused { text, .. } => return Err(Some(text)),
+            },
+            None => {
+                self.fire::<Notification>(
+                    NotificationInput {
+                        base: notification_base(base),
+                        hook_event_name: HookEvent::Notification,
+                        message: notice.to_string(),
+                        title: None,
+                        notification_type: "permission_prompt".to_string(),
+                    },
+                    None,
+                )
+                .await;
+            }
+        }
+        let _terminal = crate::permissions::prompt::Prompting::begin();
+        match tool.ask_person(input.clone(), self.ctx).await {
+            PersonAnswer::Proceed(answered) => {
+                *input = answered;
+                Ok(())
+            }
+            PersonAnswer::Refuse(text) => Err(Some(text)),
+            PersonAnswer::Stop => Err(None),
+        }
     }
 
     /// PermissionRequest hooks, then the prompt, then the headless denial.

@@ -1,5 +1,6 @@
 //! The `Tool` trait and the built-in tools with Claude Code's names and JSON shapes (spec §7).
 
+pub mod ask_user;
 pub(crate) mod atomic_write;
 pub(crate) mod background;
 pub mod bash;
@@ -262,6 +263,26 @@ pub trait Tool: Send + Sync {
     /// Whether the tool is deferred: named to the model, but sent with the requests only once
     /// the model loads it with ToolSearch ([`tool_search`]), as Claude Code defers it.
     fn deferred(&self) -> bool {
+        false
+    }
+    /// A tool a person answers (AskUserQuestion, ExitPlanMode): its permission step is
+    /// [`Tool::ask_person`] instead of a yes/no prompt, and this is the `permission_prompt`
+    /// Notification's message. `None` (the default): an ordinary tool.
+    fn asks_person(&self) -> Option<&str> {
+        None
+    }
+    /// Shows the person the call's question (see [`Tool::asks_person`]); the answer's input
+    /// is the one that runs.
+    fn ask_person<'a>(
+        &'a self,
+        input: Value,
+        _ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, ask_user::PersonAnswer> {
+        Box::pin(async move { ask_user::PersonAnswer::Proceed(input) })
+    }
+    /// Whether only the main agent has the tool (a subagent cannot ask the person, nor change
+    /// the session's permission mode).
+    fn main_agent_only(&self) -> bool {
         false
     }
 }

@@ -1578,3 +1578,203 @@ fn a_repositorys_status_line_is_in_the_trust_question_and_does_not_run_when_decl
         "the untrusted status line ran"
     );
 }
+
+/// AskUserQuestion on a real terminal, against Claude Code 2.1.328's recording (fixture
+/// `interactive/run8`): a picked answer and a multiSelect of two options reach PostToolUse in
+/// `tool_input.answers` with `annotations: {}`, PermissionRequest fires without
+/// `permission_suggestions`, the model gets Claude Code's result text; an answer typed instead
+/// gets the other text; an empty line cancels and stops the turn as Esc does in Claude Code (no
+/// PostToolUse, no Stop, the rejection and the interruption note in the transcript).
+#[test]
+fn ask_user_question_is_a_real_choice_and_a_cancel_stops_the_turn() {
+    let sandbox = Sandbox::new("proj", &[]);
+    recording_hooks_for(
+        &sandbox,
+        &[
+            "PreToolUse",
+            "PermissionRequest",
+            "Notification",
+            "PostToolUse",
+            "Stop",
+        ],
+    );
+    let fixture: Vec<serde_json::Value> = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/cc-2.1.328/interactive/run8-hooks.jsonl"),
+    )
+    .unwrap()
+    .lines()
+    .map(|l| serde_json::from_str(l).unwrap())
+    .collect();
+    let cc_input = |i: usize| {
+        fixture
+            .iter()
+            .filter(|h| h["hook_event_name"] == "PreToolUse")
+            .nth(i)
+            .unwrap()["tool_input"]
+            .clone()
+    };
+    let script = sandbox.mock(json!([
+        {"tool_use": [{"name": "AskUserQuestion", "input": cc_input(0)}]},
+        {"text": "got two answers"},
+        {"tool_use": [{"name": "AskUserQuestion", "input": cc_input(1)}]},
+        {"text": "got typed answer"},
+        {"tool_use": [{"name": "AskUserQuestion", "input": cc_input(2)}]},
+        {"text": "after the cancel"},
+    ]));
+    let script = script.display().to_string();
+    let (tmux, code_file) = launch_with(&sandbox, &["--mock-script", &script, "--trust"], &[]);
+    tmux.wait_for("the first prompt", at_input_prompt);
+
+    tmux.type_line("ask two");
+    tmux.wait_for("the first question", |s| {
+        s.contains("Which colour do you want?") && s.contains("3. Type your own answer")
+    });
+    tmux.type_line("1");
+    tmux.wait_for("the second question", |s| s.contains("e.g. 1,3"));
+    tmux.type_line("3,1");
+    tmux.wait_for("the reply", |s| {
+        s.contains("got two answers") && at_input_prompt(s)
+    });
+
+    tmux.type_line("ask typed");
+    tmux.wait_for("the name question", |s| s.contains("Pick a name?"));
+    tmux.type_line("3");
+    tmux.wait_for("the answer line", |s| s.contains("Your answer >"));
+    tmux.type_line("Carol the third");
+    tmux.wait_for("the reply", |s| {
+        s.contains("got typed answer") && at_input_prompt(s)
+    });
+
+    tmux.type_line("ask cancel");
+    tmux.wait_for("the go question", |s| s.contains("Go on?"));
+    tmux.ok(&["send-keys", "-t", "rein", "Enter"]);
+    tmux.wait_for("the stopped turn", |s| {
+        s.contains("Interrupted") && at_input_prompt(s)
+    });
+    tmux.type_line("and now");
+    tmux.wait_for("the next reply", |s| {
+        s.contains("after the cancel") && at_input_prompt(s)
+    });
+
+    // What hooks saw, against Claude Code's.
+    let rein_post = jsonl(&sandbox.path("PostToolUse.jsonl"));
+    let cc_post: Vec<&serde_json::Value> = fixture
+        .iter()
+        .filter(|h| h["hook_event_name"] == "PostToolUse")
+        .collect();
+    assert_eq!(
+        rein_post.len(),
+        2,
+        "no PostToolUse for the cancelled call: {rein_post:?}"
+    );
+    // run8 picked Red + Small, Huge, then typed "Carol the third": the same answers here.
+    assert_eq!(rein_post[0]["tool_input"], cc_post[0]["tool_input"]);
+    assert_eq!(rein_post[0]["tool_response"], cc_post[0]["tool_response"]);
+    assert_eq!(rein_post[1]["tool_input"], cc_post[1]["tool_input"]);
+    assert_eq!(rein_post[1]["tool_response"], cc_post[1]["tool_response"]);
+    let requests = jsonl(&sandbox.path("PermissionRequest.jsonl"));
+    assert_eq!(requests.len(), 3);
+    for r in &requests {
+        assert!(r.get("permission_suggestions").is_none(), "{r}");
+        assert_eq!(r["tool_name"], "AskUserQuestion");
+    }
+    let notices = jsonl(&sandbox.path("Notification.jsonl"));
+    assert!(
+        notices
+            .iter()
+            .all(|n| n["notification_type"] == "permission_prompt"),
+        "{notices:?}"
+    );
+    assert_eq!(jsonl(&sandbox.path("PreToolUse.jsonl")).len(), 3);
+    // Stop fired for the two answered turns and the last one, not for the cancelled turn.
+    assert_eq!(jsonl(&sandbox.path("Stop.jsonl")).len(), 3);
+
+    // What the model was told (the transcript holds what is sent).
+    let transcript = std::fs::read_to_string(sandbox_transcript(&sandbox)).unwrap();
+    for text in [
+        r#"Your questions have been answered: \"Which colour do you want?\"=\"Red\", \"Which sizes?\"=\"Small, Huge\". You can now continue with these answers in mind."#,
+        r#"The user answered: \"Pick a name?\"=\"Carol the third\". Read the answers carefully"#,
+        "STOP what you are doing and wait for the user to tell you how to proceed.",
+        "[Request interrupted by user for tool use]",
+    ] {
+        assert!(
+            transcript.contains(text),
+            "missing {text:?} in:\n{transcript}"
+        );
+    }
+    tmux.type_line("/exit");
+    assert_eq!(exit_code(&tmux, &code_file), "0");
+}
+
+/// A PermissionRequest hook that answers AskUserQuestion with `updatedInput.answers` answers it
+/// without the dialog, and a deny rule refuses it without asking; in both the person is never
+/// asked and the session goes on.
+#[test]
+fn ask_user_question_answered_by_a_hook_or_refused_by_a_rule_asks_nobody() {
+    let question = json!({"questions": [{"question": "Deploy now?", "header": "Deploy",
+        "options": [{"label": "Yes", "description": "ship it"},
+                    {"label": "No", "description": "wait"}], "multiSelect": false}]});
+    // The hook answers "No" from a script, and logs what PostToolUse saw.
+    let sandbox = Sandbox::new("proj", &[]);
+    let mut answered = question.clone();
+    answered["answers"] = json!({"Deploy now?": "No"});
+    let answer = json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+        "decision": {"behavior": "allow", "updatedInput": answered}}});
+    sandbox.write("answer.json", &answer.to_string());
+    let post = sandbox.path("post.jsonl");
+    sandbox.settings(json!({"hooks": {
+        "PermissionRequest": [{"matcher": "AskUserQuestion", "hooks": [{"type": "command",
+            "command": format!("cat >/dev/null; cat '{}'", sandbox.path("answer.json").display())}]}],
+        "PostToolUse": [{"matcher": "*", "hooks": [{"type": "command",
+            "command": format!("cat >> '{}'; echo >> '{}'", post.display(), post.display())}]}]
+    }}));
+    let script = sandbox.mock(json!([
+        {"tool_use": [{"name": "AskUserQuestion", "input": question}]},
+        {"text": "the hook answered"},
+    ]));
+    let script = script.display().to_string();
+    let (tmux, code_file) = launch_with(&sandbox, &["--mock-script", &script, "--trust"], &[]);
+    tmux.wait_for("the first prompt", at_input_prompt);
+    tmux.type_line("ask");
+    let screen = tmux.wait_for("the reply", |s| {
+        s.contains("the hook answered") && at_input_prompt(s)
+    });
+    assert!(
+        !screen.contains("Type your own answer"),
+        "the person was asked:\n{screen}"
+    );
+    let seen = jsonl(&post);
+    assert_eq!(seen.len(), 1);
+    assert_eq!(
+        seen[0]["tool_input"]["answers"],
+        json!({"Deploy now?": "No"})
+    );
+    tmux.type_line("/exit");
+    assert_eq!(exit_code(&tmux, &code_file), "0");
+
+    let denied = Sandbox::new("proj", &[]);
+    denied.settings(json!({"permissions": {"deny": ["AskUserQuestion"]}}));
+    let script = denied.mock(json!([
+        {"tool_use": [{"name": "AskUserQuestion", "input": question}]},
+        {"text": "refused, going on"},
+    ]));
+    let script = script.display().to_string();
+    let (tmux, code_file) = launch_with(&denied, &["--mock-script", &script, "--trust"], &[]);
+    tmux.wait_for("the first prompt", at_input_prompt);
+    tmux.type_line("ask");
+    let screen = tmux.wait_for("the reply", |s| {
+        s.contains("refused, going on") && at_input_prompt(s)
+    });
+    assert!(
+        !screen.contains("Type your own answer"),
+        "the person was asked:\n{screen}"
+    );
+    let transcript = std::fs::read_to_string(sandbox_transcript(&denied)).unwrap();
+    assert!(
+        transcript.contains("AskUserQuestion") && transcript.contains("denied"),
+        "{transcript}"
+    );
+    tmux.type_line("/exit");
+    assert_eq!(exit_code(&tmux, &code_file), "0");
+}

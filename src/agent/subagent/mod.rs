@@ -396,7 +396,13 @@ pub(crate) fn wire(
             transcript_path: config.transcript_path.clone(),
         }),
         models,
-        tools: tools.clone(),
+        // A subagent cannot ask the person (Claude Code 2.1.328 keeps these tools to the
+        // main agent).
+        tools: tools
+            .iter()
+            .filter(|t| !t.main_agent_only())
+            .cloned()
+            .collect(),
         definitions,
         project_dir: config.project_dir.clone(),
         permission_mode: std::sync::Mutex::new(config.permission_mode.clone()),

@@ -66,6 +66,8 @@ struct Setup {
     /// The output styles and the one `outputStyle` turned on ([`crate::agent::output_style`]).
     pub(super) styles: crate::agent::output_style::Styles,
     pub(super) output_style: Option<crate::agent::output_style::OutputStyle>,
+    /// Woken when the person cancels a question dialog: the terminal stops the turn.
+    pub(super) stop_turn: Arc<tokio::sync::Notify>,
 }
 
 /// A signal that ended the run early: its exit code (128 + signo) and its name.
@@ -457,6 +459,7 @@ async fn main_inner(prompt: Option<String>, mut args: RunArgs, headless: bool) -
             catalog: Arc::clone(&setup.catalog),
             styles: setup.styles.clone(),
             status_line,
+            stop_turn: Arc::clone(&setup.stop_turn),
         };
         spinner.spawn_drawing(
             Glyphs::detect().call != "*",

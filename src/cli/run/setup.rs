@@ -52,6 +52,18 @@ pub(super) fn build(
             &catalog,
         ))));
     }
+    let stop_turn = Arc::new(tokio::sync::Notify::new());
+    if interactive {
+        // Only where a person answers (Claude Code 2.1.328 offers it interactively and
+        // disables it in `-p` and SDK sessions; fixture interactive/run7).
+        let dialog = crate::cli::terminal::dialog::TerminalDialog::new(
+            Arc::clone(&stop_turn),
+            crate::cli::terminal::color_for(std::io::stdout().is_terminal()),
+        );
+        tools.push(Arc::new(crate::tools::ask_user::AskUserQuestionTool::new(
+            Arc::new(dialog),
+        )));
+    }
     let paths = PolicyPaths {
         cwd: project_dir.clone(),
         project_dir: project_dir.clone(),
@@ -120,6 +132,7 @@ pub(super) fn build(
         catalog,
         styles,
         output_style,
+        stop_turn,
     })
 }
 

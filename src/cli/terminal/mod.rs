@@ -2,6 +2,7 @@
 //! slash commands, Ctrl+C that stops the running turn and comes back to the prompt, and a
 //! spinner naming what runs (a hook's `statusMessage`, a tool).
 
+pub mod dialog;
 pub mod editor;
 pub mod spinner;
 pub mod status_line;
@@ -69,6 +70,9 @@ pub struct TerminalContext {
     pub styles: crate::agent::output_style::Styles,
     /// The `statusLine` command, drawn before each input prompt ([`status_line`]).
     pub status_line: Option<status_line::StatusLine>,
+    /// Woken when the person cancels a question dialog ([`dialog`]): the turn is stopped as
+    /// Ctrl+C stops it.
+    pub stop_turn: std::sync::Arc<tokio::sync::Notify>,
 }
 
 /// The slash commands and what they do (for `/help`).
@@ -222,6 +226,7 @@ pub async fn run(
         let outcome = tokio::select! {
             outcome = session.run_prompt(&line) => Some(outcome),
             _ = sigint.recv() => None,
+            () = ctx.stop_turn.notified() => None,
             _ = sigterm.recv() => {
                 ctx.spinner.stop();
                 session.interrupted();
