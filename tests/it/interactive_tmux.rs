@@ -1778,3 +1778,57 @@ fn ask_user_question_answered_by_a_hook_or_refused_by_a_rule_asks_nobody() {
     tmux.type_line("/exit");
     assert_eq!(exit_code(&tmux, &code_file), "0");
 }
+
+/// `/mode` switches the permission mode for the following calls: started in plan mode, a Write
+/// is refused and its file never appears; after `/mode acceptEdits` the same Write runs, and
+/// hooks see the new mode. bypassPermissions is refused unless the session could have started
+/// in it, and the mode stays.
+#[test]
+fn slash_mode_switches_the_permission_mode_for_the_next_calls() {
+    let sandbox = Sandbox::new("proj", &[]);
+    recording_hooks_for(&sandbox, &["PreToolUse"]);
+    let target = sandbox.project.join("made.txt");
+    let write = json!({"tool_use": [{"name": "Write", "input": {
+        "file_path": target.display().to_string(), "content": "made\n"}}]});
+    let script =
+        sandbox.mock(json!([write, {"text": "refused in plan mode"}, write, {"text": "written"}]));
+    let script = script.display().to_string();
+    let (tmux, code_file) = launch_with(
+        &sandbox,
+        &[
+            "--mock-script",
+            &script,
+            "--trust",
+            "--permission-mode",
+            "plan",
+        ],
+        &[],
+    );
+    tmux.wait_for("the first prompt", at_input_prompt);
+    tmux.type_line("write it");
+    tmux.wait_for("the refusal", |s| {
+        s.contains("refused in plan mode") && at_input_prompt(s)
+    });
+    assert!(!target.exists(), "plan mode let the Write run");
+
+    tmux.type_line("/mode bypassPermissions");
+    tmux.wait_for("the refused switch", |s| {
+        s.contains("/mode bypassPermissions:") && at_input_prompt(s)
+    });
+    tmux.type_line("/mode");
+    tmux.wait_for("the mode", |s| s.contains("Permission mode: plan"));
+    tmux.type_line("/mode acceptEdits");
+    tmux.wait_for("the switch", |s| {
+        s.contains("Permission mode: acceptEdits") && at_input_prompt(s)
+    });
+    tmux.type_line("write it now");
+    tmux.wait_for("the write", |s| s.contains("written") && at_input_prompt(s));
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "made\n");
+    let modes: Vec<String> = jsonl(&sandbox.path("PreToolUse.jsonl"))
+        .iter()
+        .map(|h| h["permission_mode"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(modes, ["plan", "acceptEdits"]);
+    tmux.type_line("/exit");
+    assert_eq!(exit_code(&tmux, &code_file), "0");
+}

@@ -53,6 +53,11 @@ impl Session {
         self.fallback = model;
     }
 
+    /// The permission mode the session's calls run in now (as hook inputs carry it).
+    pub(crate) fn permission_mode(&self) -> &str {
+        &self.config.permission_mode
+    }
+
     /// Switches the permission mode for the following calls (the Agent SDK's
     /// `set_permission_mode`): the permission step's and the one hook inputs carry. `Err` says
     /// why the mode stays.

@@ -84,6 +84,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/permissions", "the permission mode and rules in force"),
     (
+        "/mode [MODE]",
+        "the permission mode; with a MODE (default, acceptEdits, plan, dontAsk, bypassPermissions), switch to it for the following calls",
+    ),
+    (
         "/clear",
         "start over in a new session (new id and transcript; SessionEnd/SessionStart `clear`)",
     ),
@@ -311,7 +315,17 @@ async fn slash(
         "exit" | "quit" => return Slash::Exit,
         "help" | "?" => println!("{}", help(&ctx.catalog)),
         "hooks" => hooks_list(ctx),
-        "permissions" => println!("{}", ctx.permissions),
+        "permissions" => {
+            println!("Permission mode now: {}", session.permission_mode());
+            println!("{}", ctx.permissions);
+        }
+        // The same switch as the Agent SDK's `set_permission_mode`, under the same rules
+        // (bypassPermissions only where starting in it was allowed).
+        "mode" if rest.is_empty() => println!("Permission mode: {}", session.permission_mode()),
+        "mode" => match session.set_permission_mode(rest) {
+            Ok(()) => println!("Permission mode: {}", session.permission_mode()),
+            Err(why) => eprintln!("{}", paint(color, "31", &format!("/mode {rest}: {why}"))),
+        },
         "clear" => {
             session.clear().await;
             println!(
