@@ -96,8 +96,8 @@ impl ToolTier {
             // Loading a deferred tool's definition, and a skill's instructions: text for the
             // model; each call it makes after is checked on its own.
             "ToolSearch" | "Skill" => ToolTier::ReadOnly,
-            // Asks the person; changes nothing.
-            "AskUserQuestion" => ToolTier::ReadOnly,
+            // They ask the person or switch the mode; they change no file and run nothing.
+            "AskUserQuestion" | "EnterPlanMode" | "ExitPlanMode" => ToolTier::ReadOnly,
             "Write" | "Edit" | "NotebookEdit" | "MultiEdit" => ToolTier::Edit,
             _ => ToolTier::Command,
         }

@@ -89,6 +89,8 @@ pub trait PermissionGate: Send + Sync {
     ) -> BoxFuture<'a, PromptAnswer>;
     /// The session's working directory changed (relative rules resolve against it).
     fn follow_cwd(&self, _cwd: &Path) {}
+    /// The session's plan file, which plan mode lets the model write.
+    fn follow_plan_file(&self, _path: Option<&Path>) {}
     /// Whether [`PermissionGate::prompt`] can reach a person (then a `permission_prompt`
     /// Notification fires before it).
     fn can_prompt(&self) -> bool {
@@ -232,6 +234,10 @@ impl PermissionGate for PolicyGate {
 
     fn follow_cwd(&self, cwd: &Path) {
         self.with_policy(|p| p.set_cwd(cwd.to_path_buf()));
+    }
+
+    fn follow_plan_file(&self, path: Option<&Path>) {
+        self.with_policy(|p| p.set_plan_file(path.map(Path::to_path_buf)));
     }
 
     fn can_prompt(&self) -> bool {

@@ -118,6 +118,8 @@ pub struct CallReport {
     pub stop_reason: Option<String>,
     /// The refusal reason, when refused (for `permission_denials` in json output).
     pub denial: Option<String>,
+    /// The permission mode the call switched the session to (EnterPlanMode, ExitPlanMode).
+    pub mode_changed: Option<String>,
 }
 
 /// What a PostToolBatch firing decided.
@@ -224,6 +226,7 @@ impl<'a> ToolPipeline<'a> {
             stop_loop: false,
             stop_reason: None,
             denial: None,
+            mode_changed: None,
         };
         let Some(tool) = self.find(&call.name).cloned() else {
             report.content = tool_use_error(&unknown_tool_text(&call.name));
@@ -328,6 +331,7 @@ impl<'a> ToolPipeline<'a> {
         let hook_answer = pre.permission.as_ref().map(hook_answer);
         // Relative paths in a Bash line resolve where the shell really is (`cd` persists).
         self.gate.follow_cwd(&self.ctx.current_dir());
+        self.gate.follow_plan_file(self.ctx.plan_file.as_deref());
         match self.gate.evaluate(&call.name, &input, hook_answer.as_ref()) {
             GateVerdict::Allow => {}
             GateVerdict::Deny { message } => {
@@ -642,8 +646,25 @@ impl<'a> ToolPipeline<'a> {
         // `tests/fixtures/cc-2.1.328/env_cwd`).
         let new_cwd = self.ctx.current_dir().to_string_lossy().into_owned();
         let moved = (new_cwd != base.cwd).then(|| base.cwd.clone());
+        // A call that switches the mode (EnterPlanMode, an approved ExitPlanMode) does so at
+        // once: its own PostToolUse sees the new mode, as in Claude Code 2.1.328 (fixture
+        // interactive/run10, run11), and so do the calls after it.
+        let mut permission_mode = base.permission_mode.clone();
+        if let Some(mode) = self.ctx.take_mode_request() {
+            match self.gate.set_mode(&mode) {
+                Ok(()) => {
+                    self.ctx.set_mode(&mode);
+                    report.mode_changed = Some(mode.clone());
+                    if permission_mode.is_some() {
+                        permission_mode = Some(mode);
+                    }
+                }
+                Err(why) => tracing::warn!("{}: the mode stays: {why}", call.name),
+            }
+        }
         let base = &BaseInput {
             cwd: new_cwd.clone(),
+            permission_mode,
             ..base.clone()
         };
         if let Some(old_cwd) = moved {

@@ -54,6 +54,23 @@ pub trait PersonDialog: Send + Sync {
     /// Asks `questions`; `None` when the person cancelled. After a cancel the dialog's owner
     /// stops the turn (rein's terminal drops it as for Ctrl+C).
     fn ask_questions(&self, questions: &[Question]) -> Option<Vec<Answer>>;
+    /// Shows the plan (`None`: the plan file `path` was not written) for approval. After
+    /// [`PlanReview::Stop`] the dialog's owner stops the turn.
+    fn review_plan(&self, plan: Option<&str>, path: &std::path::Path) -> PlanReview;
+}
+
+/// A person's verdict on a plan ([`PersonDialog::review_plan`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlanReview {
+    /// Leave plan mode; the session goes on in `mode` (`default` or `acceptEdits`).
+    Approve {
+        /// The permission mode the session goes on in.
+        mode: String,
+    },
+    /// Stay in plan mode; the model is told what to change and the turn goes on.
+    Revise(String),
+    /// No, or a cancel: the turn stops (see [`PersonAnswer::Stop`]).
+    Stop,
 }
 
 /// How a person answered a tool's question ([`Tool::ask_person`]).

@@ -13,6 +13,7 @@ pub mod input;
 mod newest;
 pub mod notebook_edit;
 pub mod patch;
+pub mod plan_mode;
 pub mod read;
 pub mod skill;
 pub mod structured_output;
@@ -100,6 +101,14 @@ pub struct ToolContext {
     /// The deferred tools the model has loaded with ToolSearch (shared by the snapshots: a
     /// tool loaded once is loaded for the session).
     pub loaded_tools: tool_search::Loaded,
+    /// The session's permission mode now (the session keeps it; shared by the snapshots).
+    pub permission_mode: Arc<Mutex<String>>,
+    /// The file plan mode's plan is written to (`<session dir>/plan.md`); `None`: no plan mode
+    /// tools in this session.
+    pub plan_file: Option<PathBuf>,
+    /// A mode a tool's call switches the session to (EnterPlanMode, ExitPlanMode); the
+    /// pipeline applies it before PostToolUse.
+    mode_request: Mutex<Option<String>>,
 }
 
 /// Whether a path is denied to read (see [`ToolContext::read_filter`]).
@@ -134,7 +143,37 @@ impl ToolContext {
             read_filter: None,
             follow_ups: Mutex::new(Vec::new()),
             loaded_tools: tool_search::Loaded::default(),
+            permission_mode: Arc::new(Mutex::new("default".to_string())),
+            plan_file: None,
+            mode_request: Mutex::new(None),
         }
+    }
+
+    /// The session's permission mode now.
+    pub fn mode(&self) -> String {
+        match self.permission_mode.lock() {
+            Ok(m) => m.clone(),
+            Err(_) => "default".to_string(),
+        }
+    }
+
+    /// Records the session's permission mode (the session calls it whenever it changes).
+    pub fn set_mode(&self, mode: &str) {
+        if let Ok(mut m) = self.permission_mode.lock() {
+            *m = mode.to_string();
+        }
+    }
+
+    /// Asks that the session go on in `mode` once the running call is done.
+    pub fn request_mode(&self, mode: &str) {
+        if let Ok(mut r) = self.mode_request.lock() {
+            *r = Some(mode.to_string());
+        }
+    }
+
+    /// The mode a call asked for, taken.
+    pub fn take_mode_request(&self) -> Option<String> {
+        self.mode_request.lock().ok().and_then(|mut r| r.take())
     }
 
     /// A copy for work that must own its context (a tool's `prepare` on a blocking thread, a
@@ -161,6 +200,9 @@ impl ToolContext {
             // A copy's tools answer for their own calls.
             follow_ups: Mutex::new(Vec::new()),
             loaded_tools: Arc::clone(&self.loaded_tools),
+            permission_mode: Arc::clone(&self.permission_mode),
+            plan_file: self.plan_file.clone(),
+            mode_request: Mutex::new(None),
         }
     }
 

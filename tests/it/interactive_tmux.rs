@@ -1832,3 +1832,143 @@ fn slash_mode_switches_the_permission_mode_for_the_next_calls() {
     tmux.type_line("/exit");
     assert_eq!(exit_code(&tmux, &code_file), "0");
 }
+
+/// EnterPlanMode and ExitPlanMode on a real terminal, as Claude Code 2.1.328 runs them (fixture
+/// `interactive/run7`, `run9`–`run11`): ExitPlanMode outside plan mode is Claude Code's
+/// validation error and no hook fires; EnterPlanMode switches without asking and its own
+/// PostToolUse sees `plan`; in plan mode a Write to the project is refused (the victim file
+/// never appears) but the plan file may be written; ExitPlanMode shows the plan, feedback keeps
+/// planning with Claude Code's text, and approval switches the mode (PostToolUse sees it) so
+/// the next Write runs.
+#[test]
+fn plan_mode_tools_enter_review_and_leave_plan_mode() {
+    let sandbox = Sandbox::new("proj", &[]);
+    recording_hooks_for(&sandbox, &["PreToolUse", "PostToolUse"]);
+    let session_id = "5d1c7a52-4c1e-4f43-9d8e-1a2b3c4d5e6f";
+    let plan_file = sandbox
+        .home
+        .join(".rein/projects")
+        .join(
+            sandbox
+                .project
+                .display()
+                .to_string()
+                .replace(['/', '.'], "-"),
+        )
+        .join(session_id)
+        .join("plan.md");
+    let victim = sandbox.project.join("victim.txt");
+    let made = sandbox.project.join("made.txt");
+    let write = |path: &Path, content: &str| {
+        json!({"tool_use": [{"name": "Write", "input": {
+            "file_path": path.display().to_string(), "content": content}}]})
+    };
+    let exit = json!({"tool_use": [{"name": "ExitPlanMode", "input": {}}]});
+    let script = sandbox.mock(json!([
+        exit, {"text": "not in plan mode"},
+        {"tool_use": [{"name": "EnterPlanMode", "input": {}}]}, {"text": "entered"},
+        write(&victim, "gone\n"), {"text": "victim refused"},
+        write(&plan_file, "# The plan\n\n1. Make made.txt\n"), exit, {"text": "revising"},
+        exit, {"text": "approved"},
+        write(&made, "made\n"), {"text": "made it"},
+    ]));
+    let script = script.display().to_string();
+    let (tmux, code_file) = launch_with(
+        &sandbox,
+        &[
+            "--mock-script",
+            &script,
+            "--trust",
+            "--session-id",
+            session_id,
+        ],
+        &[],
+    );
+    tmux.wait_for("the first prompt", at_input_prompt);
+    tmux.type_line("exit");
+    tmux.wait_for("the error", |s| {
+        s.contains("not in plan mode") && at_input_prompt(s)
+    });
+    assert!(
+        !sandbox.path("PreToolUse.jsonl").exists(),
+        "a hook fired for the invalid call"
+    );
+    tmux.type_line("enter");
+    tmux.wait_for("plan mode", |s| s.contains("entered") && at_input_prompt(s));
+    tmux.type_line("victim");
+    tmux.wait_for("the refusal", |s| {
+        s.contains("victim refused") && at_input_prompt(s)
+    });
+    assert!(!victim.exists(), "plan mode let a Write to the project run");
+
+    tmux.type_line("plan it");
+    tmux.wait_for("the plan review", |s| {
+        s.contains("1. Make made.txt") && s.contains("Enter alone says no")
+    });
+    assert_eq!(
+        std::fs::read_to_string(&plan_file).unwrap(),
+        "# The plan\n\n1. Make made.txt\n"
+    );
+    tmux.type_line("add a test step");
+    tmux.wait_for("the revision", |s| {
+        s.contains("revising") && at_input_prompt(s)
+    });
+    tmux.type_line("again");
+    tmux.wait_for("the second review", |s| {
+        s.matches("Enter alone says no").count() == 2
+    });
+    tmux.type_line("1");
+    tmux.wait_for("the approval", |s| {
+        s.contains("approved") && at_input_prompt(s)
+    });
+    tmux.type_line("make it");
+    tmux.wait_for("the write", |s| s.contains("made it") && at_input_prompt(s));
+    assert_eq!(std::fs::read_to_string(&made).unwrap(), "made\n");
+    assert!(!victim.exists());
+
+    let pre = jsonl(&sandbox.path("PreToolUse.jsonl"));
+    let post = jsonl(&sandbox.path("PostToolUse.jsonl"));
+    let named = |list: &[serde_json::Value], name: &str| -> Vec<serde_json::Value> {
+        list.iter()
+            .filter(|h| h["tool_name"] == name)
+            .cloned()
+            .collect()
+    };
+    let enter_pre = named(&pre, "EnterPlanMode");
+    let enter_post = named(&post, "EnterPlanMode");
+    assert_eq!(enter_pre[0]["permission_mode"], "default");
+    assert_eq!(enter_post[0]["permission_mode"], "plan");
+    assert_eq!(
+        enter_post[0]["tool_response"],
+        json!({"message": "Entered plan mode. You should now focus on exploring the codebase and designing an implementation approach."})
+    );
+    let exit_pre = named(&pre, "ExitPlanMode");
+    assert_eq!(exit_pre.len(), 2);
+    let path = plan_file.display().to_string();
+    assert_eq!(
+        exit_pre[0]["tool_input"],
+        json!({"plan": "# The plan\n\n1. Make made.txt\n", "planFilePath": path})
+    );
+    let exit_post = named(&post, "ExitPlanMode");
+    assert_eq!(exit_post.len(), 1, "the revised call has no PostToolUse");
+    assert_eq!(exit_post[0]["permission_mode"], "acceptEdits");
+    assert_eq!(
+        exit_post[0]["tool_response"],
+        json!({"plan": "# The plan\n\n1. Make made.txt\n", "isAgent": false, "filePath": path})
+    );
+    assert_eq!(named(&post, "Write").len(), 2, "the plan file and made.txt");
+
+    let transcript = std::fs::read_to_string(sandbox_transcript(&sandbox)).unwrap();
+    for text in [
+        "To tell you how to proceed, the user said:\\nadd a test step",
+        "User has approved your plan. You can now start coding.",
+        "## Approved Plan:\\n# The plan",
+    ] {
+        assert!(
+            transcript.contains(text),
+            "missing {text:?} in:\n{transcript}"
+        );
+    }
+    tmux.type_line("/exit");
+    assert_eq!(exit_code(&tmux, &code_file), "0");
+}

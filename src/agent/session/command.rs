@@ -193,6 +193,18 @@ impl PermissionGate for AllowedToolsGate<'_> {
         self.inner.check_deny(tool, input)
     }
 
+    fn follow_cwd(&self, cwd: &std::path::Path) {
+        self.inner.follow_cwd(cwd);
+    }
+
+    fn follow_plan_file(&self, path: Option<&std::path::Path>) {
+        self.inner.follow_plan_file(path);
+    }
+
+    fn set_mode(&self, mode: &str) -> Result<(), String> {
+        self.inner.set_mode(mode)
+    }
+
     fn suggestions(&self, tool: &str, input: &Value) -> Vec<Value> {
         self.inner.suggestions(tool, input)
     }

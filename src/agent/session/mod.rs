@@ -455,6 +455,7 @@ impl Session {
             })
             .collect();
         let compaction = CompactPolicy::from_env(model.name());
+        ctx.set_mode(&config.permission_mode);
         let transcript = Transcript::new(
             config.transcript_path.clone(),
             &config.session_id,

@@ -53,6 +53,15 @@ impl Session {
         self.fallback = model;
     }
 
+    /// A call switched the mode (the gate and the tools' context already follow it): the
+    /// hook inputs and the subagents follow from now on.
+    pub(super) fn mode_switched(&mut self, mode: &str) {
+        self.config.permission_mode = mode.to_string();
+        for follower in &self.followers {
+            follower.permission_mode_changed(mode);
+        }
+    }
+
     /// The permission mode the session's calls run in now (as hook inputs carry it).
     pub(crate) fn permission_mode(&self) -> &str {
         &self.config.permission_mode
@@ -67,6 +76,7 @@ impl Session {
             "manual" | "auto" => "default".to_string(),
             other => other.to_string(),
         };
+        self.ctx.set_mode(&self.config.permission_mode);
         for follower in &self.followers {
             follower.permission_mode_changed(&self.config.permission_mode);
         }

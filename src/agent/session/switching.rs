@@ -30,6 +30,9 @@ impl Session {
             .as_ref()
             .map(|_| transcript_path.with_extension("").join("tool-results"));
         self.ctx.output_dir = output_dir.clone();
+        if self.ctx.plan_file.is_some() {
+            self.ctx.plan_file = Some(transcript_path.with_extension("").join("plan.md"));
+        }
         // The model of the new conversation has read nothing yet.
         if let Ok(mut read) = self.ctx.in_context.lock() {
             read.clear();

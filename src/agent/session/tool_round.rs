@@ -73,6 +73,9 @@ impl Session {
         };
 
         for report in &reports {
+            if let Some(mode) = &report.mode_changed {
+                self.mode_switched(mode);
+            }
             if let Some(response) = &report.response {
                 let (added, removed) = changed_lines(&report.tool_name, response);
                 self.usage.lines_added += added;

@@ -38,6 +38,13 @@ impl Session {
             *current = Some(prompt_id.clone());
         }
         self.set_line_context();
+        // Plan mode's standing note (where the plan goes), with each prompt while it is on.
+        if self.config.permission_mode == "plan"
+            && let Some(plan_file) = &self.ctx.plan_file
+        {
+            self.pending
+                .push(crate::tools::plan_mode::plan_mode_note(plan_file));
+        }
         let mut outcome = TurnOutcome::begun();
 
         let ups = self

@@ -69,6 +69,9 @@ impl PermissionGate for SharedGate {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(cwd.to_path_buf());
     }
+    fn follow_plan_file(&self, path: Option<&std::path::Path>) {
+        self.gate.follow_plan_file(path);
+    }
     fn can_prompt(&self) -> bool {
         self.gate.can_prompt()
     }

@@ -244,6 +244,9 @@ async fn main_inner(prompt: Option<String>, mut args: RunArgs, headless: bool) -
     );
     ctx.env_remove = removed_env();
     ctx.output_dir = Some(transcript.with_extension("").join("tool-results"));
+    if setup.tools.iter().any(|t| t.name() == "ExitPlanMode") {
+        ctx.plan_file = Some(transcript.with_extension("").join("plan.md"));
+    }
     ctx.read_filter = Some(setup.read_filter.clone());
     let background = Arc::clone(&ctx.background);
 

@@ -60,9 +60,16 @@ pub(super) fn build(
             Arc::clone(&stop_turn),
             crate::cli::terminal::color_for(std::io::stdout().is_terminal()),
         );
+        let dialog: Arc<dyn crate::tools::ask_user::PersonDialog> = Arc::new(dialog);
         tools.push(Arc::new(crate::tools::ask_user::AskUserQuestionTool::new(
-            Arc::new(dialog),
+            Arc::clone(&dialog),
         )));
+        tools.push(Arc::new(crate::tools::plan_mode::EnterPlanModeTool));
+        tools.push(Arc::new(crate::tools::plan_mode::ExitPlanModeTool::new(
+            dialog,
+        )));
+        // The deferred ones join ToolSearch's list.
+        tools = crate::tools::with_tool_search(tools);
     }
     let paths = PolicyPaths {
         cwd: project_dir.clone(),

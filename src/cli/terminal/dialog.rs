@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use tokio::sync::Notify;
 
-use crate::tools::ask_user::{Answer, PersonDialog, Question};
+use crate::tools::ask_user::{Answer, PersonDialog, PlanReview, Question};
 
 /// Asks on the controlling terminal; a cancel wakes `stop`, which the terminal's loop waits on
 /// beside the turn and then drops the turn.
@@ -143,6 +143,89 @@ impl PersonDialog for TerminalDialog {
             self.stop.notify_one();
         }
         answers
+    }
+
+    fn review_plan(&self, plan: Option<&str>, path: &std::path::Path) -> PlanReview {
+        let review = {
+            let _terminal = crate::permissions::prompt::terminal_lock().lock();
+            review_on_tty(plan, path, self.color).unwrap_or(PlanReview::Stop)
+        };
+        if review == PlanReview::Stop {
+            self.stop.notify_one();
+        }
+        review
+    }
+}
+
+/// Reads a plan review from `line`: `1` approve and accept edits, `2` approve and ask for each
+/// edit, `3` keep planning (the feedback on the next line); a line of other text is the
+/// feedback itself; an empty line (or Esc) is a no.
+pub fn read_plan_line(line: &str) -> Option<PlanReview> {
+    let text = line.trim();
+    if text.is_empty() || text.contains('\x1b') {
+        return Some(PlanReview::Stop);
+    }
+    match text {
+        "1" => Some(PlanReview::Approve {
+            mode: "acceptEdits".to_string(),
+        }),
+        "2" => Some(PlanReview::Approve {
+            mode: "default".to_string(),
+        }),
+        "3" => None,
+        other => Some(PlanReview::Revise(other.to_string())),
+    }
+}
+
+fn review_on_tty(plan: Option<&str>, path: &std::path::Path, color: bool) -> Option<PlanReview> {
+    let tty = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")
+        .ok()?;
+    let mut out = tty.try_clone().ok()?;
+    let mut lines = BufReader::new(tty);
+    let paint = |code: &str, text: &str| super::paint(color, code, text);
+    let _ = out.write_all(b"\r\x1b[2K");
+    let _ = writeln!(out, "{}", paint("1;36", "[Plan] Ready to leave plan mode?"));
+    match plan {
+        Some(plan) => {
+            let _ = writeln!(out, "{}", paint("2", &format!("{}:", path.display())));
+            for line in plan.lines() {
+                let _ = writeln!(out, "  | {line}");
+            }
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "{}",
+                paint("2", &format!("(no plan was written to {})", path.display()))
+            );
+        }
+    }
+    let _ = write!(
+        out,
+        "  1. Yes, and accept edits\n  2. Yes, and approve each edit\n  3. No, keep planning: tell rein what to change\n{} ",
+        paint(
+            "2",
+            "Answer 1-3, or type what to change; Enter alone says no >"
+        )
+    );
+    let _ = out.flush();
+    let line = read_line(&mut lines)?;
+    if let Some(review) = read_plan_line(&line) {
+        return Some(review);
+    }
+    let _ = write!(out, "What should change? > ");
+    let _ = out.flush();
+    let feedback = read_line(&mut lines)?;
+    match read_plan_line(&feedback) {
+        Some(PlanReview::Revise(text)) => Some(PlanReview::Revise(text)),
+        // "1".."3" typed as feedback are feedback too.
+        Some(PlanReview::Approve { .. }) | None => {
+            Some(PlanReview::Revise(feedback.trim().to_string()))
+        }
+        Some(PlanReview::Stop) => Some(PlanReview::Stop),
     }
 }
 

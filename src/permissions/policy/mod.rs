@@ -135,6 +135,8 @@ pub struct PermissionPolicy {
     bypass_available: bool,
     /// `permissions.disableBypassPermissionsMode` is set.
     bypass_disabled: bool,
+    /// The session's plan file: the one file plan mode lets the model write.
+    plan_file: Option<PathBuf>,
 }
 
 const FILE_DENIED: &str = "File is in a directory that is denied by your permission settings.";
@@ -164,6 +166,7 @@ impl PermissionPolicy {
             bypass_available: mode == PermissionMode::BypassPermissions
                 && !settings.disable_bypass_mode,
             bypass_disabled: settings.disable_bypass_mode,
+            plan_file: None,
         };
         // Rules from files were compiled when they were loaded; flag rules are compiled here.
         type Compiled = Result<Rule, crate::permissions::rule::RuleError>;
@@ -264,6 +267,11 @@ impl PermissionPolicy {
         Ok(())
     }
 
+    /// Follows the session's plan file (see [`PermissionPolicy::evaluate`]'s plan mode).
+    pub fn set_plan_file(&mut self, path: Option<PathBuf>) {
+        self.plan_file = path;
+    }
+
     /// Follows the session's working directory (relative rules and paths resolve against it).
     pub fn set_cwd(&mut self, cwd: PathBuf) {
         self.paths.cwd = cwd;
@@ -329,6 +337,19 @@ impl PermissionPolicy {
         }
         let tier = ToolTier::of(tool);
         if self.mode == PermissionMode::Plan {
+            // The plan is written to its own file: the one edit plan mode allows (a deny
+            // rule covering it was checked above).
+            let plan_edit = tier == ToolTier::Edit
+                && matches!(tool, "Write" | "Edit")
+                && self.plan_file.as_deref().is_some_and(|plan| {
+                    input
+                        .get("file_path")
+                        .and_then(Value::as_str)
+                        .is_some_and(|p| Path::new(p) == plan)
+                });
+            if plan_edit {
+                return Verdict::Allow;
+            }
             match tier {
                 ToolTier::ReadOnly => {}
                 ToolTier::Edit | ToolTier::Command => {

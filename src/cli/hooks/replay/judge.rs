@@ -153,6 +153,10 @@ impl PermissionGate for ReplayGate {
     fn follow_cwd(&self, cwd: &Path) {
         self.inner.follow_cwd(cwd);
     }
+
+    fn follow_plan_file(&self, path: Option<&Path>) {
+        self.inner.follow_plan_file(path);
+    }
 }
 
 /// The hooks of a replay: the dispatcher, skipping the post-call events of a call that has no
