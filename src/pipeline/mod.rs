@@ -331,7 +331,9 @@ impl<'a> ToolPipeline<'a> {
         let hook_answer = pre.permission.as_ref().map(hook_answer);
         // Relative paths in a Bash line resolve where the shell really is (`cd` persists).
         self.gate.follow_cwd(&self.ctx.current_dir());
-        self.gate.follow_plan_file(self.ctx.plan_file.as_deref());
+        if let Some(plan_file) = &self.ctx.plan_file {
+            self.gate.follow_plan_file(Some(plan_file));
+        }
         match self.gate.evaluate(&call.name, &input, hook_answer.as_ref()) {
             GateVerdict::Allow => {}
             GateVerdict::Deny { message } => {

@@ -1475,3 +1475,59 @@ fn accept_edits_judges_every_spelling_of_a_target() {
         );
     }
 }
+
+/// Plan mode lets the model write its plan file and nothing else, and no symlink carries that
+/// one write elsewhere: a link at the plan file, or a linked folder on its path, is refused
+/// (the victim the link points at is the thing protected).
+#[test]
+fn plan_mode_allows_the_plan_file_itself_and_no_link_to_elsewhere() {
+    let root = tempfile::tempdir().unwrap();
+    let real = std::fs::canonicalize(root.path()).unwrap();
+    let session = real.join("session");
+    std::fs::create_dir(&session).unwrap();
+    let plan = session.join("plan.md");
+    let write = |path: &Path| json!({"file_path": path.display().to_string(), "content": "x"});
+    let (mut p, _) = policy(PermissionMode::Plan, &[], &[], &[]);
+    assert_eq!(
+        kind(&p.evaluate("Write", &write(&plan), None)),
+        K::Deny,
+        "no plan file set"
+    );
+    p.set_plan_file(Some(plan.clone()));
+    assert_eq!(
+        kind(&p.evaluate("Write", &write(&plan), None)),
+        K::Allow,
+        "not there yet"
+    );
+    std::fs::write(&plan, "# plan\n").unwrap();
+    assert_eq!(
+        kind(&p.evaluate("Edit", &write(&plan), None)),
+        K::Allow,
+        "a plain file"
+    );
+    assert_eq!(
+        kind(&p.evaluate("Write", &write(&session.join("other.md")), None)),
+        K::Deny
+    );
+    assert_eq!(
+        kind(&p.evaluate("Bash", &bash("echo x > plan.md"), None)),
+        K::Deny
+    );
+
+    // A link at the plan file.
+    let victim = real.join("victim.txt");
+    std::fs::write(&victim, "keep").unwrap();
+    std::fs::remove_file(&plan).unwrap();
+    std::os::unix::fs::symlink(&victim, &plan).unwrap();
+    assert_eq!(kind(&p.evaluate("Write", &write(&plan), None)), K::Deny);
+
+    // A linked folder on the way.
+    let elsewhere = real.join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let linked = real.join("linked");
+    std::os::unix::fs::symlink(&elsewhere, &linked).unwrap();
+    let through = linked.join("plan.md");
+    p.set_plan_file(Some(through.clone()));
+    assert_eq!(kind(&p.evaluate("Write", &write(&through), None)), K::Deny);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+}

@@ -231,6 +231,16 @@ fn is_typed(question: Option<&Question>, answer: &str) -> bool {
     !(q.multi_select && answer.split(", ").all(|part| labels.contains(&part)))
 }
 
+/// Whether any of `answers` was typed rather than picked from its question's options.
+fn any_typed(questions: &[Question], answers: &Map<String, Value>) -> bool {
+    answers.iter().any(|(q, a)| {
+        is_typed(
+            questions.iter().find(|x| &x.question == q),
+            a.as_str().unwrap_or_default(),
+        )
+    })
+}
+
 impl Tool for AskUserQuestionTool {
     fn name(&self) -> &str {
         "AskUserQuestion"
@@ -394,13 +404,7 @@ impl Tool for AskUserQuestionTool {
                 .and_then(Value::as_object)
                 .cloned()
                 .unwrap_or_default();
-            let typed = answers.iter().any(|(q, a)| {
-                is_typed(
-                    asked.iter().find(|x| &x.question == q),
-                    a.as_str().unwrap_or_default(),
-                )
-            });
-            let content = result_text(&answers, typed);
+            let content = result_text(&answers, any_typed(&asked, &answers));
             let response = json!({
                 "questions": input.get("questions").cloned().unwrap_or(Value::Null),
                 "answers": Value::Object(answers),
@@ -412,14 +416,10 @@ impl Tool for AskUserQuestionTool {
 
     fn render(&self, response: &Value) -> Option<String> {
         let answers = response.get("answers")?.as_object()?;
-        let asked = questions(response);
-        let typed = answers.iter().any(|(q, a)| {
-            is_typed(
-                asked.iter().find(|x| &x.question == q),
-                a.as_str().unwrap_or_default(),
-            )
-        });
-        Some(result_text(answers, typed))
+        Some(result_text(
+            answers,
+            any_typed(&questions(response), answers),
+        ))
     }
 }
 

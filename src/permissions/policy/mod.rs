@@ -139,6 +139,32 @@ pub struct PermissionPolicy {
     plan_file: Option<PathBuf>,
 }
 
+/// Whether writing `plan` writes that very file: no symlink at it or in its folders (a link
+/// left there would carry plan mode's one allowed write to any file). Not there yet is fine.
+fn plan_file_is_plain(plan: &Path) -> bool {
+    let (Some(dir), Some(_)) = (plan.parent(), plan.file_name()) else {
+        return false;
+    };
+    let mut dir = dir;
+    // The nearest folder that exists must resolve to itself (no symlinked folder on the way).
+    let real_dir = loop {
+        match std::fs::canonicalize(dir) {
+            Ok(real) => break real,
+            Err(_) => match dir.parent() {
+                Some(up) => dir = up,
+                None => return false,
+            },
+        }
+    };
+    if !plan.starts_with(&real_dir) {
+        return false;
+    }
+    match std::fs::symlink_metadata(plan) {
+        Ok(meta) => meta.file_type().is_file(),
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+    }
+}
+
 const FILE_DENIED: &str = "File is in a directory that is denied by your permission settings.";
 
 impl PermissionPolicy {
@@ -346,6 +372,7 @@ impl PermissionPolicy {
                         .get("file_path")
                         .and_then(Value::as_str)
                         .is_some_and(|p| Path::new(p) == plan)
+                        && plan_file_is_plain(plan)
                 });
             if plan_edit {
                 return Verdict::Allow;
