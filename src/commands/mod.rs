@@ -60,8 +60,12 @@ pub struct Entry {
     pub description: Option<String>,
     /// `argument-hint`, shown in `/help`.
     pub argument_hint: Option<String>,
-    /// `allowed-tools`: permission rules that allow its `!` lines without a prompt.
+    /// `allowed-tools`: permission rules that allow its `!` lines, and the model's calls of
+    /// the turn it runs in, without a prompt.
     pub allowed_tools: Vec<String>,
+    /// Its `allowed-tools` were dropped (a project entry in a folder not trusted): it still
+    /// counts as one that grants tools, so starting it with the Skill tool asks.
+    pub allowed_tools_ignored: bool,
     /// `model`, when it names one.
     pub model: Option<String>,
     /// `disable-model-invocation: true`: the Skill tool may not run it.
@@ -82,6 +86,11 @@ impl Entry {
     /// commands with a description, unless `disable-model-invocation` says no.
     pub fn offered_to_model(&self) -> bool {
         self.model_invocable && (self.kind == Kind::Skill || self.description.is_some())
+    }
+
+    /// Whether its front matter names `allowed-tools` (applied or not).
+    pub fn declares_allowed_tools(&self) -> bool {
+        !self.allowed_tools.is_empty() || self.allowed_tools_ignored
     }
 
     /// The body with `${CLAUDE_PLUGIN_ROOT}`, `${CLAUDE_SKILL_DIR}` and the arguments
@@ -294,6 +303,7 @@ impl Catalog {
                 .get("allowed-tools")
                 .map(frontmatter::Value::items)
                 .unwrap_or_default(),
+            allowed_tools_ignored: false,
             model,
             model_invocable: !flag("disable-model-invocation").unwrap_or(false),
             body: doc.body.clone(),

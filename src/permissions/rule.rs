@@ -438,6 +438,10 @@ impl Rule {
             }
             Compiled::Field { field, pattern } => {
                 match tool_input.get(*field).and_then(Value::as_str) {
+                    // The Skill tool runs `/name` as `name`: a rule for one covers both.
+                    Some(v) if *field == "skill" => {
+                        pattern.is_match(v.strip_prefix('/').unwrap_or(v))
+                    }
                     Some(v) => pattern.is_match(v),
                     None => fail_closed,
                 }

@@ -56,8 +56,10 @@ use std::path::Path;
 use std::sync::Mutex;
 
 mod gate;
+mod lines;
 
 pub use gate::*;
+pub use lines::*;
 
 static GATE_PASSES: AtomicU64 = AtomicU64::new(0);
 static EXECUTIONS: AtomicU64 = AtomicU64::new(0);
@@ -635,13 +637,33 @@ impl<'a> ToolPipeline<'a> {
         pass.spend();
         let started = Instant::now();
         // Why catch_unwind: a panicking tool must become a failed call, not a dead session.
-        let run = AssertUnwindSafe(tool.execute(input.clone(), self.ctx)).catch_unwind();
-        let outcome = crate::tools::as_call(call.id.clone(), run)
-            .await
-            .unwrap_or_else(|_| ToolOutcome::Failure {
-                error: format!("{} tool crashed", call.name),
+        // A skill's `!` lines run first, each a Bash call through this pipeline.
+        let outputs = match tool.shell_lines(&input) {
+            Some(lines) if !lines.commands.is_empty() => {
+                Some(self.run_shell_lines(&lines, base).await)
+            }
+            _ => None,
+        };
+        let outcome = match outputs {
+            Some(Err(line)) => ToolOutcome::Failure {
+                error: line.skill_text(),
                 is_interrupt: false,
-            });
+            },
+            outputs => {
+                let run = match outputs {
+                    Some(Ok(outputs)) => {
+                        tool.execute_with_outputs(input.clone(), outputs, self.ctx)
+                    }
+                    _ => tool.execute(input.clone(), self.ctx),
+                };
+                crate::tools::as_call(call.id.clone(), AssertUnwindSafe(run).catch_unwind())
+                    .await
+                    .unwrap_or_else(|_| ToolOutcome::Failure {
+                        error: format!("{} tool crashed", call.name),
+                        is_interrupt: false,
+                    })
+            }
+        };
         let duration_ms = started.elapsed().as_millis() as u64;
         // A Bash `cd` moves the session at once: the call's own PostToolUse already runs in,
         // and is told, the new directory; CwdChanged fires first (Claude Code 2.1.328, fixture

@@ -1531,3 +1531,70 @@ fn plan_mode_allows_the_plan_file_itself_and_no_link_to_elsewhere() {
     assert_eq!(kind(&p.evaluate("Write", &write(&through), None)), K::Deny);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
 }
+
+/// A Skill call that grants tools (its skill names `allowed-tools`) is approved as a command
+/// is; other skills start at once; "always" for one is for that skill only.
+#[test]
+fn a_skill_that_grants_tools_is_approved_as_a_command_is() {
+    let skill = |name: &str| json!({"skill": name});
+    for (mode, allow, expected) in [
+        (PermissionMode::Default, &[][..], K::Ask),
+        (PermissionMode::AcceptEdits, &[][..], K::Ask),
+        (PermissionMode::Default, &["Skill(ctx)"][..], K::Allow),
+        (PermissionMode::Default, &["Skill(other)"][..], K::Ask),
+        (PermissionMode::BypassPermissions, &[][..], K::Allow),
+    ] {
+        let (mut p, _) = policy(mode, allow, &[], &[]);
+        p.set_granting_skills(vec!["ctx".to_string()]);
+        assert_eq!(
+            kind(&p.evaluate("Skill", &skill("ctx"), None)),
+            expected,
+            "{mode:?} {allow:?}"
+        );
+        assert_eq!(
+            kind(&p.evaluate("Skill", &skill("/ctx"), None)),
+            expected,
+            "with a slash"
+        );
+        assert_eq!(kind(&p.evaluate("Skill", &skill("plain"), None)), K::Allow);
+    }
+    let (mut p, _) = policy(PermissionMode::DontAsk, &[], &[], &[]);
+    p.set_granting_skills(vec!["ctx".to_string(), "two".to_string()]);
+    assert_eq!(
+        kind(&p.evaluate("Skill", &skill("ctx"), None)),
+        K::Deny,
+        "dontAsk"
+    );
+    let (mut p, _) = policy(PermissionMode::Default, &[], &[], &[]);
+    p.set_granting_skills(vec!["ctx".to_string(), "two".to_string()]);
+    p.remember_session_allow("Skill", &skill("ctx"));
+    assert_eq!(kind(&p.evaluate("Skill", &skill("ctx"), None)), K::Allow);
+    assert_eq!(
+        kind(&p.evaluate("Skill", &skill("two"), None)),
+        K::Ask,
+        "only that skill"
+    );
+}
+
+/// A deny rule for a skill refuses it however the model spells its name (`/deploy` runs the
+/// skill `deploy`).
+#[test]
+fn a_skill_deny_rule_covers_the_name_with_a_slash() {
+    let (p, _) = policy(
+        PermissionMode::BypassPermissions,
+        &[],
+        &[],
+        &["Skill(deploy)"],
+    );
+    for name in ["deploy", "/deploy"] {
+        assert_eq!(
+            kind(&p.evaluate("Skill", &json!({"skill": name}), None)),
+            K::Deny,
+            "{name}"
+        );
+    }
+    assert_eq!(
+        kind(&p.evaluate("Skill", &json!({"skill": "other"}), None)),
+        K::Allow
+    );
+}

@@ -194,7 +194,18 @@ impl Tool for BashTool {
                 run_background(command, description, ctx).await
             } else {
                 let timeout = Duration::from_secs_f64(timeout_ms / 1000.0);
-                run_foreground(command, timeout, ctx).await
+                let mut outcome = run_foreground(command, timeout, ctx).await;
+                if let ToolOutcome::Success {
+                    response: Value::Object(map),
+                    ..
+                } = &mut outcome
+                {
+                    map.insert(
+                        "noOutputExpected".into(),
+                        Value::Bool(no_output_expected(command)),
+                    );
+                }
+                outcome
             }
         })
     }
@@ -210,6 +221,26 @@ impl Tool for BashTool {
         };
         Some(text)
     }
+}
+
+/// Commands that print nothing when they succeed (Claude Code 2.1.328's list, measured one
+/// by one: fixture `no_output_expected`; `true` and `sleep` are not on it).
+const SILENT_COMMANDS: &[&str] = &[
+    "mv", "cp", "rm", "mkdir", "rmdir", "chmod", "chown", "chgrp", "touch", "ln", "cd", "export",
+    "unset", "wait",
+];
+
+/// `tool_response.noOutputExpected`: every simple command of the line is a silent one
+/// (`cd . && touch x` is; `mkdir d; ls` and `touch f | cat` are not).
+pub fn no_output_expected(command: &str) -> bool {
+    let parsed = crate::permissions::bash::parse(command);
+    parsed.unchecked.is_none()
+        && !parsed.parts.is_empty()
+        && parsed.parts.iter().all(|part| {
+            part.argv
+                .first()
+                .is_some_and(|name| SILENT_COMMANDS.contains(&name.as_str()))
+        })
 }
 
 /// The `BashOutput` response for `stdout`.

@@ -327,6 +327,33 @@ pub trait Tool: Send + Sync {
     fn main_agent_only(&self) -> bool {
         false
     }
+    /// Shell lines the call runs before it executes (a skill's `` !`command` `` lines): the
+    /// pipeline runs each as a Bash call through the whole gate, with the lines' extra allow
+    /// rules, and hands their outputs to [`Tool::execute_with_outputs`]. `None` (the default):
+    /// none.
+    fn shell_lines(&self, _input: &Value) -> Option<ShellLines> {
+        None
+    }
+    /// Runs the call with the outputs of its [`Tool::shell_lines`], in order.
+    fn execute_with_outputs<'a>(
+        &'a self,
+        input: Value,
+        _outputs: Vec<String>,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, ToolOutcome> {
+        self.execute(input, ctx)
+    }
+}
+
+/// What [`Tool::shell_lines`] asks the pipeline to run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShellLines {
+    /// The commands, in order.
+    pub commands: Vec<String>,
+    /// Permission rules that let them run without a prompt (a skill's `allowed-tools`).
+    pub allow: Vec<String>,
+    /// The Bash call's `description` for each (hooks see it).
+    pub description: String,
 }
 
 /// The built-in tools in the order they are offered to the model: Bash, Read, Write, Edit,

@@ -8,8 +8,14 @@
 //! the body with `${CLAUDE_SKILL_DIR}`, `${CLAUDE_PLUGIN_ROOT}` and the arguments replaced —
 //! through [`ToolContext::follow_up`].
 //!
-//! Not run here: a skill's `` !`command` `` lines stay as written (a slash command typed by
-//! the user runs them through the gate; a tool cannot start another call).
+//! A skill's `` !`command` `` lines run before its text is sent ([`Tool::shell_lines`]): each
+//! is a Bash call through the whole gate with the skill's `allowed-tools` as extra allow
+//! rules, and is replaced by its output (Claude Code's `(Bash completed with no output)` when
+//! it printed nothing). A line that is refused or fails fails the call with Claude Code
+//! 2.1.328's opening (`Shell command permission check failed for pattern "!`…`": …`, `Shell
+//! command failed for pattern …`; fixtures `sk_b`, `sk_g`) and nothing is sent. A skill that
+//! names `allowed-tools` reports them in `tool_response.allowedTools`, and the session lets
+//! them allow the model's calls for the rest of the turn.
 
 #![deny(missing_docs)]
 
@@ -18,8 +24,9 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::input::{self, Field, FieldKind};
-use super::{BoxFuture, Tool, ToolContext, ToolOutcome};
+use super::{BoxFuture, ShellLines, Tool, ToolContext, ToolOutcome};
 use crate::commands::Catalog;
+use crate::commands::Entry;
 
 const FIELDS: &[Field] = &[
     Field::required("skill", FieldKind::String),
@@ -50,6 +57,20 @@ impl SkillTool {
             description: format!("{DESCRIPTION}\n\n{listing}{}", super::refusal_note!()),
             catalog,
         }
+    }
+}
+
+impl SkillTool {
+    /// The skill a call names, and its arguments.
+    fn entry_of<'a>(&'a self, input: &'a Value) -> Option<(&'a Entry, &'a str)> {
+        let name = input.get("skill").and_then(Value::as_str)?;
+        let name = name.strip_prefix('/').unwrap_or(name);
+        let entry = self.catalog.find(name)?;
+        let args = input
+            .get("args")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        Some((entry, args))
     }
 }
 
@@ -99,29 +120,57 @@ impl Tool for SkillTool {
     }
 
     fn execute<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutcome> {
+        self.execute_with_outputs(input, Vec::new(), ctx)
+    }
+
+    fn shell_lines(&self, input: &Value) -> Option<ShellLines> {
+        let (entry, args) = self.entry_of(input)?;
+        let commands: Vec<String> = crate::commands::bang_commands(&entry.expand(args))
+            .into_iter()
+            .map(|(_, command)| command)
+            .collect();
+        Some(ShellLines {
+            commands,
+            allow: entry.allowed_tools.clone(),
+            description: format!("!`…` line of the skill {}", entry.name),
+        })
+    }
+
+    fn execute_with_outputs<'a>(
+        &'a self,
+        input: Value,
+        outputs: Vec<String>,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, ToolOutcome> {
         Box::pin(async move {
-            let name = input
-                .get("skill")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let name = name.strip_prefix('/').unwrap_or(name);
-            let Some(entry) = self.catalog.find(name) else {
+            let Some((entry, args)) = self.entry_of(&input) else {
+                let name = input
+                    .get("skill")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
                 return ToolOutcome::Failure {
                     error: format!("Unknown skill: {name}"),
                     is_interrupt: false,
                 };
             };
-            let args = input
-                .get("args")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let body = entry.expand(args);
+            let mut body = entry.expand(args);
+            let lines = crate::commands::bang_commands(&body);
+            // The pipeline ran every line (or none: the tool called directly runs none and
+            // leaves the text as written).
+            if lines.len() == outputs.len() {
+                for ((range, _), output) in lines.iter().zip(outputs).rev() {
+                    body.replace_range(range.clone(), &output);
+                }
+            }
             let text = match &entry.dir {
                 Some(dir) => format!("Base directory for this skill: {}\n\n{body}", dir.display()),
                 None => body,
             };
             ctx.follow_up(text);
-            let response = json!({"success": true, "commandName": entry.name});
+            let mut response = json!({"success": true, "commandName": entry.name});
+            if !entry.allowed_tools.is_empty() {
+                response["allowedTools"] = json!(entry.allowed_tools);
+            }
             ToolOutcome::Success {
                 response,
                 content: format!("Launching skill: {}", entry.name),

@@ -178,3 +178,61 @@ fn a_commands_model_answers_its_turn_and_the_session_model_the_next() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// A command's `allowed-tools` allow the model's calls of the command's own turn only: the
+/// same call in the next prompt asks again (headless: refused), so the file of the second
+/// touch is never made.
+#[test]
+fn a_commands_allowed_tools_end_with_its_turn() {
+    use crate::agent::loopback::{Api, Loopback, Turn};
+    let sb = Sandbox::new("proj", &["proj/.claude/commands"]);
+    sb.write(
+        ".claude/commands/tch.md",
+        "---\ndescription: t\nallowed-tools: Bash(touch:*)\n---\nTouch it.\n",
+    );
+    let server = Loopback::start(
+        Api::Anthropic,
+        vec![
+            Turn::call("b1", "Bash", json!({"command": "touch first.txt"})),
+            Turn::text("done"),
+            Turn::call("b2", "Bash", json!({"command": "touch second.txt"})),
+            Turn::text("next"),
+        ],
+    );
+    let input = [
+        json!({"type": "user", "message": {"role": "user", "content": "/tch"}}),
+        json!({"type": "user", "message": {"role": "user", "content": "touch again"}}),
+    ]
+    .iter()
+    .map(|v| v.to_string() + "\n")
+    .collect::<String>();
+    let mut cmd = sb.rein();
+    cmd.args([
+        "-p",
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+    ])
+    .args(["--verbose", "--trust"])
+    .stdin(std::process::Stdio::piped())
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped());
+    Api::Anthropic.point(&mut cmd, &server.url);
+    let mut child = cmd.spawn().unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(sb.exists("first.txt"), "the command's turn: {stdout}");
+    assert!(
+        !sb.exists("second.txt"),
+        "the next prompt asked again: {stdout}"
+    );
+}

@@ -19,13 +19,12 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::*;
 use crate::commands::{self, Entry};
-use crate::permissions::policy::HookAnswer;
-use crate::permissions::rule::{Rule, RuleContext, RulePurpose};
-use crate::pipeline::{GateVerdict, PromptAnswer};
+use crate::pipeline::{LineError, LineFailure};
+use crate::tools::ShellLines;
 
 /// What running a command produced for the request.
 pub(super) enum Expansion {
@@ -49,7 +48,6 @@ impl Session {
         let mut body = entry.expand(args);
         let bangs = commands::bang_commands(&body);
         if !bangs.is_empty() {
-            let gate = AllowedToolsGate::new(self.gate.as_ref(), entry, &self.ctx);
             let base = {
                 let mut base = self.base(HookEvent::PreToolUse);
                 base.cwd = self.ctx.current_dir().to_string_lossy().into_owned();
@@ -58,40 +56,29 @@ impl Session {
             let pipeline = ToolPipeline {
                 hooks: self.hooks.as_ref(),
                 tools: &self.tools,
-                gate: &gate,
+                gate: self.gate.as_ref(),
                 ctx: &self.ctx,
                 observer: &self.sink,
             };
-            let mut outputs = Vec::with_capacity(bangs.len());
-            for (_, command) in &bangs {
-                let call = ToolCall {
-                    id: format!("toolu_cmd_{}", uuid_v4().replace('-', "")),
-                    name: "Bash".to_string(),
-                    input: json!({
-                        "command": command,
-                        "description": format!("!`…` line of /{}", entry.name),
-                    }),
-                };
-                let report = pipeline.run(&call, &base).await;
-                if report.status != CallStatus::Succeeded || report.is_error {
+            let lines = ShellLines {
+                commands: bangs.iter().map(|(_, c)| c.clone()).collect(),
+                allow: entry.allowed_tools.clone(),
+                description: format!("!`…` line of /{}", entry.name),
+            };
+            match pipeline.run_shell_lines(&lines, &base).await {
+                Ok(outputs) => {
+                    for ((range, _), output) in bangs.iter().zip(outputs).rev() {
+                        body.replace_range(range.clone(), &output);
+                    }
+                }
+                Err(LineError { command, failure }) => {
+                    let (LineFailure::Refused(why) | LineFailure::Failed(why)) = failure;
                     return Expansion::Failed(format!(
-                        "/{}: the line !`{command}` of {} did not run: {}",
+                        "/{}: the line !`{command}` of {} did not run: {why}",
                         entry.name,
                         entry.path.display(),
-                        report.denial.clone().unwrap_or(report.content.clone())
                     ));
                 }
-                let stdout = report
-                    .response
-                    .as_ref()
-                    .and_then(|r| r.get("stdout"))
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-                    .unwrap_or(report.content.clone());
-                outputs.push(stdout.trim_end_matches('\n').to_string());
-            }
-            for ((range, _), output) in bangs.iter().zip(outputs).rev() {
-                body.replace_range(range.clone(), &output);
             }
         }
 
@@ -123,114 +110,22 @@ impl Session {
             role: Role::User,
             content: vec![
                 ContentBlock::Text {
-                    text: format!(
-                        "<command-message>{name}</command-message>\n<command-name>/{name}</command-name>\n<command-args>{args}</command-args>\n",
-                        name = entry.name
-                    ),
+                    // No `<command-args>` line without arguments (fixture `cmd_empty_bang`).
+                    text: if args.is_empty() {
+                        format!(
+                            "<command-message>{name}</command-message>\n<command-name>/{name}</command-name>\n",
+                            name = entry.name
+                        )
+                    } else {
+                        format!(
+                            "<command-message>{name}</command-message>\n<command-name>/{name}</command-name>\n<command-args>{args}</command-args>\n",
+                            name = entry.name
+                        )
+                    },
                 },
                 ContentBlock::Text { text: body },
             ],
         });
         Expansion::Messages(messages)
-    }
-}
-
-/// The session's gate, with a command's `allowed-tools` allowing what would otherwise need a
-/// prompt. Deny rules, a hook's refusal and the mode's refusals stand.
-struct AllowedToolsGate<'a> {
-    inner: &'a dyn PermissionGate,
-    allow: Vec<Rule>,
-    cwd: std::path::PathBuf,
-    project_dir: std::path::PathBuf,
-    home: std::path::PathBuf,
-}
-
-impl<'a> AllowedToolsGate<'a> {
-    fn new(inner: &'a dyn PermissionGate, entry: &Entry, ctx: &ToolContext) -> Self {
-        AllowedToolsGate {
-            inner,
-            // A rule that does not parse allows nothing (it is reported by `rein hooks validate`).
-            allow: entry
-                .allowed_tools
-                .iter()
-                .filter_map(|r| Rule::parse(r).ok())
-                .collect(),
-            cwd: ctx.current_dir(),
-            project_dir: ctx.project_dir.clone(),
-            home: std::env::var_os("HOME")
-                .map(std::path::PathBuf::from)
-                .unwrap_or_default(),
-        }
-    }
-}
-
-impl PermissionGate for AllowedToolsGate<'_> {
-    fn evaluate(&self, tool: &str, input: &Value, hook: Option<&HookAnswer>) -> GateVerdict {
-        let verdict = self.inner.evaluate(tool, input, hook);
-        let asked_by_hook = matches!(hook, Some(HookAnswer::Ask { .. }));
-        match verdict {
-            GateVerdict::Ask { .. } if !asked_by_hook => {
-                let ctx = RuleContext {
-                    cwd: &self.cwd,
-                    project_dir: &self.project_dir,
-                    home: &self.home,
-                };
-                let allowed = self
-                    .allow
-                    .iter()
-                    .any(|r| r.matches(tool, input, &ctx, RulePurpose::Allow));
-                if allowed && self.inner.check_ask(tool, input).is_none() {
-                    GateVerdict::Allow
-                } else {
-                    verdict
-                }
-            }
-            other => other,
-        }
-    }
-
-    fn check_deny(&self, tool: &str, input: &Value) -> Option<String> {
-        self.inner.check_deny(tool, input)
-    }
-
-    fn follow_cwd(&self, cwd: &std::path::Path) {
-        self.inner.follow_cwd(cwd);
-    }
-
-    fn follow_plan_file(&self, path: Option<&std::path::Path>) {
-        self.inner.follow_plan_file(path);
-    }
-
-    fn set_mode(&self, mode: &str) -> Result<(), String> {
-        self.inner.set_mode(mode)
-    }
-
-    fn suggestions(&self, tool: &str, input: &Value) -> Vec<Value> {
-        self.inner.suggestions(tool, input)
-    }
-
-    fn check_ask(&self, tool: &str, input: &Value) -> Option<String> {
-        self.inner.check_ask(tool, input)
-    }
-
-    fn prompt<'b>(
-        &'b self,
-        tool: &'b str,
-        input: &'b Value,
-        reason: &'b str,
-    ) -> crate::future::BoxFuture<'b, PromptAnswer> {
-        self.inner.prompt(tool, input, reason)
-    }
-
-    fn can_prompt(&self) -> bool {
-        self.inner.can_prompt()
-    }
-
-    fn host(&self) -> Option<Arc<dyn crate::pipeline::PermissionHost>> {
-        self.inner.host()
-    }
-
-    fn blocked_path(&self, tool: &str, input: &Value) -> Option<String> {
-        self.inner.blocked_path(tool, input)
     }
 }

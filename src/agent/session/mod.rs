@@ -296,6 +296,10 @@ pub struct Session {
     messages: Vec<Message>,
     /// Model-facing entries not yet delivered.
     pending: Vec<String>,
+    /// Allow rules of this turn: the `allowed-tools` of the command that started it and of
+    /// each skill the model started in it (Claude Code 2.1.328 lets them allow the model's
+    /// later calls: fixtures `cmd_allowed`, `sk_allowed`). Cleared when a prompt begins.
+    turn_grants: Vec<String>,
     prompt_id: Option<String>,
     /// The prompt's turn as MessageDisplay hooks know it (`turn_id`: one UUID per prompt).
     turn_id: String,
@@ -479,6 +483,7 @@ impl Session {
             ctx,
             messages: Vec::new(),
             pending: Vec::new(),
+            turn_grants: Vec::new(),
             prompt_id: None,
             turn_id: String::new(),
             ended: false,

@@ -2,6 +2,7 @@
 //! calls concurrently), their results written back into the history.
 
 use super::*;
+use crate::pipeline::AllowedToolsGate;
 
 impl Session {
     /// Runs one assistant message's calls in order, then PostToolBatch; appends the results.
@@ -12,13 +13,7 @@ impl Session {
         outcome: &mut TurnOutcome,
     ) -> Option<TurnEnd> {
         let base = self.base(HookEvent::PreToolUse);
-        let pipeline = ToolPipeline {
-            hooks: self.hooks.as_ref(),
-            tools: &self.tools,
-            gate: self.gate.as_ref(),
-            ctx: &self.ctx,
-            observer: &self.sink,
-        };
+        let mut grants = std::mem::take(&mut self.turn_grants);
         let mut reports = Vec::with_capacity(calls.len());
         let mut end = None;
         let mut next = 0;
@@ -36,6 +31,16 @@ impl Session {
             // The base is rebuilt per call: a Bash `cd` changes the `cwd` later hooks see.
             let mut call_base = base.clone();
             call_base.cwd = self.ctx.current_dir().to_string_lossy().into_owned();
+            // The turn's `allowed-tools` (a command's, a skill's started earlier) allow what
+            // would otherwise ask.
+            let gate = AllowedToolsGate::new(self.gate.as_ref(), &grants, &self.ctx);
+            let pipeline = ToolPipeline {
+                hooks: self.hooks.as_ref(),
+                tools: &self.tools,
+                gate: &gate,
+                ctx: &self.ctx,
+                observer: &self.sink,
+            };
             let group_reports = futures_util::future::join_all(
                 calls[next..next + group]
                     .iter()
@@ -44,6 +49,7 @@ impl Session {
             .await;
             next += group;
             for report in group_reports {
+                grants.extend(skill_grants(&report));
                 if report.status == CallStatus::Refused {
                     outcome.denials.push(Denial {
                         tool_name: report.tool_name.clone(),
@@ -69,8 +75,16 @@ impl Session {
         } else {
             let mut batch_base = base;
             batch_base.cwd = self.ctx.current_dir().to_string_lossy().into_owned();
+            let pipeline = ToolPipeline {
+                hooks: self.hooks.as_ref(),
+                tools: &self.tools,
+                gate: self.gate.as_ref(),
+                ctx: &self.ctx,
+                observer: &self.sink,
+            };
             Some(pipeline.batch(&reports, &batch_base).await)
         };
+        self.turn_grants = grants;
 
         for report in &reports {
             if let Some(mode) = &report.mode_changed {
@@ -127,4 +141,24 @@ impl Session {
         }
         end
     }
+}
+
+/// The `allowed-tools` a started skill grants for the rest of the turn (its
+/// `tool_response.allowedTools`).
+fn skill_grants(report: &crate::pipeline::CallReport) -> Vec<String> {
+    if report.tool_name != "Skill" || report.status != CallStatus::Succeeded {
+        return Vec::new();
+    }
+    report
+        .response
+        .as_ref()
+        .and_then(|r| r.get("allowedTools"))
+        .and_then(serde_json::Value::as_array)
+        .map(|rules| {
+            rules
+                .iter()
+                .filter_map(|r| r.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
 }

@@ -76,6 +76,7 @@ impl Session {
         // prompt as typed, as Claude Code's does).
         let mut command_messages = None;
         let mut command_model = None;
+        self.turn_grants.clear();
         if for_model.is_none()
             && let Some((entry, args)) = self.command_for(prompt)
         {
@@ -83,6 +84,7 @@ impl Session {
                 command::Expansion::Messages(messages) => {
                     command_messages = Some(messages);
                     command_model = entry.model.clone();
+                    self.turn_grants = entry.allowed_tools.clone();
                 }
                 command::Expansion::Failed(text) => {
                     outcome.result = text.clone();

@@ -102,6 +102,14 @@ pub(super) fn build(
     for warning in warnings {
         eprintln!("rein: warning: {warning}");
     }
+    policy.set_granting_skills(
+        catalog
+            .entries
+            .iter()
+            .filter(|e| e.offered_to_model() && e.declares_allowed_tools())
+            .map(|e| e.name.clone())
+            .collect(),
+    );
     if args.allow_dangerously_skip_permissions {
         // SAFETY: geteuid has no preconditions and cannot fail.
         let euid = unsafe { libc::geteuid() };
@@ -160,6 +168,7 @@ pub(super) fn build_catalog(settings: &Settings, project_dir: &Path) -> crate::c
                     entry.path.display()
                 );
                 entry.allowed_tools.clear();
+                entry.allowed_tools_ignored = true;
             }
         }
     }

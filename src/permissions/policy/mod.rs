@@ -137,6 +137,9 @@ pub struct PermissionPolicy {
     bypass_disabled: bool,
     /// The session's plan file: the one file plan mode lets the model write.
     plan_file: Option<PathBuf>,
+    /// Skills (and commands the model may run) whose front matter has `allowed-tools`:
+    /// starting one with the Skill tool grants tools, so it needs approval as a command does.
+    granting_skills: Vec<String>,
 }
 
 /// Whether writing `plan` writes that very file: no symlink at it or in its folders (a link
@@ -193,6 +196,7 @@ impl PermissionPolicy {
                 && !settings.disable_bypass_mode,
             bypass_disabled: settings.disable_bypass_mode,
             plan_file: None,
+            granting_skills: Vec::new(),
         };
         // Rules from files were compiled when they were loaded; flag rules are compiled here.
         type Compiled = Result<Rule, crate::permissions::rule::RuleError>;
@@ -293,6 +297,28 @@ impl PermissionPolicy {
         Ok(())
     }
 
+    /// Names the skills whose `allowed-tools` a Skill call grants: such a call is approved as
+    /// a command is (an allow rule `Skill(name)`, bypassPermissions, or a person), as Claude
+    /// Code 2.1.328 asks for them (fixture `skill_bang`); other skills run without asking.
+    pub fn set_granting_skills(&mut self, names: Vec<String>) {
+        self.granting_skills = names;
+    }
+
+    /// The tier of a call: by the tool's name, except a Skill call that grants tools.
+    fn tier_of(&self, tool: &str, input: &Value) -> ToolTier {
+        if tool == "Skill" && !self.granting_skills.is_empty() {
+            let name = input
+                .get("skill")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let name = name.strip_prefix('/').unwrap_or(name);
+            if self.granting_skills.iter().any(|s| s == name) {
+                return ToolTier::Command;
+            }
+        }
+        ToolTier::of(tool)
+    }
+
     /// Follows the session's plan file (see [`PermissionPolicy::evaluate`]'s plan mode).
     pub fn set_plan_file(&mut self, path: Option<PathBuf>) {
         self.plan_file = path;
@@ -361,7 +387,7 @@ impl PermissionPolicy {
         if let Some(message) = self.check_deny(tool, input) {
             return Verdict::Deny { message };
         }
-        let tier = ToolTier::of(tool);
+        let tier = self.tier_of(tool, input);
         if self.mode == PermissionMode::Plan {
             // The plan is written to its own file: the one edit plan mode allows (a deny
             // rule covering it was checked above).
@@ -512,6 +538,18 @@ impl PermissionPolicy {
             ToolTier::Command => {
                 if self.allowed_by_rule(tool, input) || bypass {
                     Verdict::Allow
+                } else if tool == "Skill" {
+                    let name = input
+                        .get("skill")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
+                    self.ask(
+                        tool,
+                        format!(
+                            "The skill {name} lets tools run without asking (its allowed-tools), so starting it requires approval; an allow rule Skill({name}) lets it start"
+                        ),
+                        AskCause::Tier,
+                    )
                 } else {
                     self.ask(
                         tool,
@@ -567,6 +605,11 @@ impl PermissionPolicy {
             (ToolTier::ReadOnly, Some(path)) => {
                 format!("Read(/{})", escape_glob(&path.to_string_lossy()))
             }
+            // "Always" for a skill that grants tools is for that skill, not every skill.
+            _ if tool == "Skill" => match input.get("skill").and_then(Value::as_str) {
+                Some(name) => format!("Skill({})", name.strip_prefix('/').unwrap_or(name)),
+                None => return,
+            },
             _ => tool.clone(),
         };
         if let Ok(rule) = Rule::parse(&rule_text) {

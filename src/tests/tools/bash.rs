@@ -375,3 +375,35 @@ async fn timeout_accepts_fractional_milliseconds_and_numeric_strings() {
         .expect("prepare");
     assert_eq!(prepared["timeout"], 1500.5);
 }
+
+/// `noOutputExpected` for each command Claude Code 2.1.328 ran in the fixture
+/// `no_output_expected` (and the earlier `rm`/`cd` ones), read from the fixture itself.
+#[test]
+fn no_output_expected_is_claude_codes_for_every_measured_command() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/cc-2.1.328/no_output_expected/summary.json"
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut seen = 0;
+    for hook in summary["hooks"].as_array().unwrap() {
+        let stdin = &hook["stdin"];
+        if stdin["hook_event_name"] != "PostToolUse" {
+            continue;
+        }
+        let command = stdin["tool_input"]["command"].as_str().unwrap();
+        let theirs = stdin["tool_response"]["noOutputExpected"]
+            .as_bool()
+            .unwrap();
+        assert_eq!(
+            crate::tools::bash::no_output_expected(command),
+            theirs,
+            "{command}"
+        );
+        seen += 1;
+    }
+    assert_eq!(seen, 17, "every command of the fixture");
+    assert!(!crate::tools::bash::no_output_expected("echo hi > f"));
+    assert!(!crate::tools::bash::no_output_expected(""));
+}

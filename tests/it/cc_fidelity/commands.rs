@@ -167,3 +167,169 @@ fn a_plugin_command_and_a_skill_through_the_skill_tool() {
     }
     assert_eq!(init["plugins"][0]["name"], "guard");
 }
+
+/// The tool_result of the `turn`-th request's reply in a fixture.
+fn their_result(fx: &Value, turn: usize) -> Value {
+    fx["model"]["turns"][turn]["new_messages"][0]["content"][0].clone()
+}
+
+/// A skill's `!` lines run before its text is sent, as in Claude Code 2.1.328 (fixture
+/// `skill_bang`): the text after the result is Claude Code's byte for byte and the hooks see
+/// its Skill input and response (`allowedTools`). rein also runs each line as a Bash call the
+/// user's hooks see (Claude Code fires none for them).
+#[test]
+fn a_skills_bang_lines_run_before_its_text_is_sent() {
+    let fx = fixture("skill_bang");
+    let r = run("skill_bang", &["--trust"]);
+    assert!(
+        r.output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&r.output.stderr)
+    );
+    let their_reply = fx["model"]["turns"][1]["new_messages"][0]["content"].clone();
+    let our_reply = last_messages(&r.requests[1], 1)[0]["content"].clone();
+    let our_reply: Value = serde_json::from_str(&r.normalize(&our_reply.to_string())).unwrap();
+    assert_eq!(our_reply[0]["content"], their_reply[0]["content"]);
+    assert_eq!(
+        our_reply[1], their_reply[1],
+        "the expanded body, lines replaced"
+    );
+    let post: Vec<&Value> = r
+        .of("PostToolUse")
+        .into_iter()
+        .map(|h| &h.stdin)
+        .filter(|s| s["tool_name"] == "Skill")
+        .collect();
+    let theirs = fixture_stdins(&fx, "PostToolUse");
+    assert_eq!(post.len(), 1);
+    assert_eq!(post[0]["tool_response"], theirs[0]["tool_response"]);
+    let lines: Vec<&str> = r
+        .of("PreToolUse")
+        .into_iter()
+        .filter(|h| h.stdin["tool_name"] == "Bash")
+        .map(|h| h.stdin["tool_input"]["command"].as_str().unwrap())
+        .collect();
+    assert_eq!(lines, ["echo skill-bang-output", "echo second-line"]);
+}
+
+/// A line the rules do not allow is refused before it runs (fixture `skill_bang_refused`):
+/// the file is not made, the Skill call fails with Claude Code's opening, PostToolUseFailure
+/// sees it, and the skill's text is not sent.
+#[test]
+fn a_skills_refused_line_never_runs_and_fails_the_call() {
+    let fx = fixture("skill_bang_refused");
+    let r = run("skill_bang_refused", &[]);
+    assert!(!r.sandbox.exists("made.txt"), "the refused line never ran");
+    assert!(fx["files"].get("made.txt").is_none(), "nor in Claude Code");
+    let opening =
+        "Shell command permission check failed for pattern \"!`touch made.txt && echo made`\": ";
+    let theirs = their_result(&fx, 1);
+    assert!(theirs["content"].as_str().unwrap().starts_with(opening));
+    let ours = &r.tool_results[0];
+    assert_eq!(ours["is_error"], true);
+    assert!(
+        ours["content"].as_str().unwrap().starts_with(opening),
+        "{ours}"
+    );
+    let failure = r.of("PostToolUseFailure");
+    let failure: Vec<_> = failure
+        .iter()
+        .filter(|h| h.stdin["tool_name"] == "Skill")
+        .collect();
+    assert_eq!(failure.len(), 1);
+    assert_eq!(failure[0].stdin["error"], ours["content"]);
+    let sent = r.requests[1].to_string();
+    assert!(
+        !sent.contains("Base directory for this skill"),
+        "nothing sent"
+    );
+}
+
+/// A line that runs and fails fails the call with Claude Code's other opening (fixture
+/// `skill_bang_failed`).
+#[test]
+fn a_skills_failing_line_fails_the_call_with_its_error() {
+    let fx = fixture("skill_bang_failed");
+    let r = run("skill_bang_failed", &[]);
+    let opening = "Shell command failed for pattern \"!`ls nonexistent-file`\": ";
+    assert!(
+        their_result(&fx, 1)["content"]
+            .as_str()
+            .unwrap()
+            .starts_with(opening)
+    );
+    let ours = r.tool_results[0]["content"].as_str().unwrap();
+    assert!(ours.starts_with(opening), "{ours}");
+    assert!(ours.contains("No such file or directory"), "{ours}");
+}
+
+/// A skill's `allowed-tools` allow the model's later calls of the turn (fixture
+/// `skill_allowed_tools`); in a folder not trusted the project's skill grants nothing (rein is
+/// stricter there: Claude Code applies them).
+#[test]
+fn a_skills_allowed_tools_allow_the_turns_later_calls_in_a_trusted_folder() {
+    let fx = fixture("skill_allowed_tools");
+    assert!(
+        fx["files"].get("made2.txt").is_some(),
+        "Claude Code ran the touch"
+    );
+    let r = run("skill_allowed_tools", &["--trust"]);
+    assert!(r.sandbox.exists("made2.txt"), "{:?}", r.tool_results);
+    assert_eq!(r.tool_results[1], their_result(&fx, 2));
+    let untrusted = run("skill_allowed_tools", &[]);
+    assert!(
+        !untrusted.sandbox.exists("made2.txt"),
+        "{:?}",
+        untrusted.tool_results
+    );
+}
+
+/// Starting a skill that names `allowed-tools` needs approval; one without starts at once
+/// (fixture `skill_needs_approval`; headless, nobody approves).
+#[test]
+fn a_skill_that_grants_tools_needs_approval_to_start() {
+    let fx = fixture("skill_needs_approval");
+    let r = run("skill_needs_approval", &["--trust"]);
+    assert_eq!(their_result(&fx, 1)["is_error"], true);
+    assert_eq!(r.tool_results[0]["is_error"], true, "{:?}", r.tool_results);
+    assert_eq!(
+        r.tool_results[1],
+        their_result(&fx, 2),
+        "the plain skill starts"
+    );
+    let result = r.stream.last().unwrap();
+    assert_eq!(
+        result["permission_denials"], fx["agent_result"]["permission_denials"],
+        "{result}"
+    );
+}
+
+/// A command without arguments has no `<command-args>` line, and a `!` line that prints
+/// nothing leaves Claude Code's no-output text (fixture `cmd_empty_bang`).
+#[test]
+fn a_command_without_arguments_and_a_silent_line() {
+    let fx = fixture("cmd_empty_bang");
+    let r = run("cmd_empty_bang", &[]);
+    let theirs = fx["model"]["turns"][0]["new_messages"].as_array().unwrap();
+    let theirs: Vec<String> = texts(theirs.last().unwrap())
+        .into_iter()
+        .filter(|t| !t.starts_with("<system-reminder>"))
+        .collect();
+    assert_eq!(last_texts(&r, 0, 2), theirs);
+}
+
+/// A command's `allowed-tools` allow the model's calls of its turn (fixture
+/// `cmd_allowed_tools`), in a trusted folder; the next prompt's calls ask again.
+#[test]
+fn a_commands_allowed_tools_allow_its_turns_calls_in_a_trusted_folder() {
+    let fx = fixture("cmd_allowed_tools");
+    assert!(
+        fx["files"].get("made3.txt").is_some(),
+        "Claude Code ran the touch"
+    );
+    let r = run("cmd_allowed_tools", &["--trust"]);
+    assert!(r.sandbox.exists("made3.txt"), "{:?}", r.tool_results);
+    assert_eq!(r.tool_results[0], their_result(&fx, 1));
+    let untrusted = run("cmd_allowed_tools", &[]);
+    assert!(!untrusted.sandbox.exists("made3.txt"));
+}
