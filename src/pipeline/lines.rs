@@ -190,7 +190,7 @@ impl PermissionGate for AllowedToolsGate<'_> {
         tool: &'b str,
         input: &'b Value,
         reason: &'b str,
-    ) -> crate::future::BoxFuture<'b, PromptAnswer> {
+    ) -> BoxFuture<'b, PromptAnswer> {
         self.inner.prompt(tool, input, reason)
     }
 
