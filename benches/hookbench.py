@@ -10,7 +10,7 @@ import subprocess
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-REIN = os.path.join(ROOT, "target", "release", "rein")
+REIN = os.environ.get("REIN_BIN") or os.path.join(ROOT, "target", "release", "rein")
 
 PY_HOOK = """import json, sys
 d = json.load(sys.stdin)

@@ -23,8 +23,9 @@ import time
 from hookbench import NODE_HOOK, PY_HOOK, REIN, floor, real, sandbox_env, session, warm_share
 
 QUICK = "--quick" in sys.argv
-# A first call of `sleep 0.5` before the back-to-back ones: the time a real session always
-# spends waiting for the model's first answer, during which the interpreters start.
+# The model takes 0.5 s to give its first answer (the mock's `delay_ms`), as a real model always
+# does before the first call: the interpreters start meanwhile. The calls after it still
+# follow each other with no pause.
 LEAD_IN = "--lead-in" in sys.argv
 
 def sandbox(interp, ext, body, calls, per_event):
@@ -45,8 +46,8 @@ def sandbox(interp, ext, body, calls, per_event):
     with open(os.path.join(project, ".claude", "settings.json"), "w") as f:
         json.dump(settings, f)
     steps = [{"tool_use": [{"name": "Bash", "input": {"command": "true"}}]} for _ in range(calls)]
-    if LEAD_IN:
-        steps.insert(0, {"tool_use": [{"name": "Bash", "input": {"command": "sleep 0.5"}}]})
+    if LEAD_IN and steps:
+        steps[0]["delay_ms"] = 500
     steps.append({"text": "done"})
     with open(os.path.join(project, "mock.json"), "w") as f:
         json.dump(steps, f)
@@ -92,7 +93,7 @@ def bench(name, interp, ext, body, cases, rounds):
         if fl is None:
             fl = floor(interp, os.path.join(p1, f"hook0.{ext}"), stdin, 30)
         base = statistics.median(times["no hooks"])
-        runs = 2 * (calls + (1 if LEAD_IN else 0)) * per_event
+        runs = 2 * calls * per_event
         for k in ("cold", "warm"):
             t = statistics.median(times[k])
             per = (t - base) / runs

@@ -6,12 +6,15 @@
 //! session, the same argv, cwd and environment — with one addition: an interpreter start hook
 //! (`sitecustomize` on `PYTHONPATH`) that stops right after the interpreter has started, says it
 //! is ready on stderr (rein reads that off) and serves calls on its stdin, a Unix packet socket
-//! from rein. Ahead of each call it forks a pair: a session leader that plays the cold run's
-//! `/bin/sh -c` (waits for the call's process, exits with its status, 128 + n and dash's words
-//! for a signal) and the call's process, waiting. rein makes the call's three pipes as for a
-//! spawn, puts the hook's input in the stdin pipe, and sends the go message (the call's
-//! environment changes and cwd) with the pipes attached (`SCM_RIGHTS`); the leader reports its
-//! pid (= the group rein kills on a timeout) and later its wait status. The call's process puts
+//! from rein. Ahead of each call it forks a session leader that plays the cold run's
+//! `/bin/sh -c`: it leads a session and a group of its own, forks the call's process into them
+//! and exits at once, so the call's process runs, as a script under a shell does, in a session
+//! and a group it does not lead (the server is made a child subreaper, so it reaps the call's
+//! process and reports its status: 128 + n and dash's words for a signal). rein makes the
+//! call's three pipes as for a spawn, puts the hook's input in the stdin pipe, and sends the go
+//! message (the call's environment changes and cwd) with the pipes attached (`SCM_RIGHTS`);
+//! the call's process takes it and reports its pid and its group (the group rein kills on a
+//! timeout; the pid is the root of the tree of descendants that left the group). It puts
 //! the pipes on fds 0–2, makes the environment, cwd and `sys.path` the call's, removes every trace
 //! of the server (the modules it imported to serve, its signal handlers and descriptors; `json`,
 //! which most hooks import, stays imported), and runs the
@@ -20,7 +23,7 @@
 //! interpreter's exit does (threads joined, atexit handlers, streams flushed) without its module
 //! teardown (see `warm_boot/sitecustomize.py`). The script's bytes are read when the call begins
 //! (an edit between two calls is seen). So calls back to back all find their process ready, and
-//! a call costs two forks of an idle interpreter instead of its start (docs/performance.md).
+//! a call costs the fork of an idle interpreter instead of its start (docs/performance.md).
 //!
 //! Node cannot fork: a node hook gets **one fresh interpreter per call, started ahead of time**
 //! the same way (`--require` in `NODE_OPTIONS`), which waits on a pipe for the go message and
@@ -43,8 +46,8 @@
 //!
 //! At most once per firing: a spare that has died before it is claimed is discarded and the call
 //! runs cold, as does a call the python server's socket refuses or that its server ends before
-//! taking (a waiter reports the call's pid before it hands the call to the script's process, so
-//! a call without a pid report never ran); once the pid has arrived, whatever happens is that
+//! taking (the call's process reports its pid before any of the call runs, so a call without a
+//! pid report never ran); once the pid has arrived, whatever happens is that
 //! call's run, never a second one. A waiting interpreter never outlives rein:
 //! it waits on a pipe or socket only rein writes to, and reads EOF (and exits without running
 //! anything) when rein is gone, SIGKILL included.
@@ -607,7 +610,7 @@ struct Server {
 struct Waiting {
     /// The call's process runs (its pid), or `None`: it never started (the pipes did not
     /// arrive), so the call may run cold.
-    pid: Option<tokio::sync::oneshot::Sender<Option<u32>>>,
+    pid: Option<tokio::sync::oneshot::Sender<Option<(u32, u32)>>>,
     exit: Option<tokio::sync::oneshot::Sender<i32>>,
 }
 
@@ -651,8 +654,8 @@ pub struct WaitingCost {
     /// The hook command.
     pub command: String,
     pub interpreter: Interpreter,
-    /// Its processes: a python server and the pair it forked for the next call; node's spare
-    /// and the `/bin/sh` that started it.
+    /// Its processes: a python server (and the `/bin/sh` that started it) and the process it
+    /// forked for the next call; node's spare and its `/bin/sh`.
     pub processes: usize,
     /// Their resident memory, summed (pages they share counted once per process).
     pub rss_kib: u64,
@@ -746,7 +749,7 @@ async fn start_server(launch: &Launch) -> Result<Server, StartError> {
     })
 }
 
-/// The server's reports, until its socket ends: `P <call> <pid>` (the child runs) and
+/// The server's reports, until its socket ends: `P <call> <pid> <group>` (the child runs) and
 /// `X <call> <wait status>` (it has been reaped), `E <call>` (the call's pipes did not arrive).
 fn read_reports(socket: &OwnedFd, calls: &Mutex<HashMap<u64, Waiting>>, dead: &AtomicBool) {
     let mut buf = [0u8; 128];
@@ -762,13 +765,16 @@ fn read_reports(socket: &OwnedFd, calls: &Mutex<HashMap<u64, Waiting>>, dead: &A
             continue;
         };
         let value = words.next().and_then(|w| w.parse::<i64>().ok());
+        let group = words.next().and_then(|w| w.parse::<i64>().ok());
         let mut calls = calls.lock().unwrap_or_else(PoisonError::into_inner);
         match (kind, value) {
             ("P", Some(pid)) => {
+                // `P <call> <pid> <group>`: the group is the session's leader's (it exited).
                 if let Some(tx) = calls.get_mut(&call).and_then(|w| w.pid.take())
                     && let Ok(pid) = u32::try_from(pid)
+                    && let Ok(group) = u32::try_from(group.unwrap_or(i64::from(pid)))
                 {
-                    let _ = tx.send(Some(pid));
+                    let _ = tx.send(Some((group, pid)));
                 }
             }
             ("X", Some(status)) => {
@@ -947,12 +953,15 @@ pub async fn claim(
     // The child has its own copies now; the pipes end when it (and what it starts) is done.
     drop(theirs);
     match tokio::time::timeout(limit.min(START_LIMIT), pid_rx).await {
-        Ok(Ok(Some(pid))) => Ok(Some(Claimed::Forked(ends.forked(pid, exit_rx), prefilled))),
+        Ok(Ok(Some((group, pid)))) => Ok(Some(Claimed::Forked(
+            ends.forked(group, pid, exit_rx),
+            prefilled,
+        ))),
         // The server refused the call before starting anything: it runs cold.
         Ok(Ok(None)) => Ok(None),
-        // The server ended before any of its processes said it took the call. A waiter reports
-        // its pid before it hands the call to the script's process, so the script never had
-        // it: the call runs cold (a server killed just before the call, its socket not yet
+        // The server ended before any of its processes said it took the call. The call's
+        // process reports its pid before any of the call runs, so the call never ran: it
+        // runs cold (a server killed just before the call, its socket not yet
         // closed, takes the packet into a queue nobody reads).
         Ok(Err(_)) => {
             tracing::debug!(command = %call.command, "the warm python server ended before it took the call; it runs cold");

@@ -2,7 +2,10 @@
 //! ([`crate::hooks::warm`]). rein makes their three pipes and hands the child's ends over a
 //! Unix socket (`SCM_RIGHTS`); the forking process says the child's pid and, later, its wait
 //! status. The run is then driven exactly as a spawned child's ([`run_forked`]): same capture,
-//! timeout, group kill (the child leads its own session) and linger; only the wait differs.
+//! timeout, group kill and linger; only the wait differs. The child's process group need not
+//! be its own: a warm python call runs in the session and group of a leader that has already
+//! exited (as a script under `/bin/sh -c` runs in the shell's), so the group to kill and the
+//! root of the tree to walk for descendants that left it are kept apart.
 
 use super::*;
 
@@ -10,10 +13,11 @@ use std::os::fd::{AsRawFd, FromRawFd};
 use tokio::net::unix::pipe::Sender;
 use tokio::sync::oneshot;
 
-/// A child forked for one call: its pid (= its process group), the promise of its wait status,
+/// A child forked for one call: its process group, its pid, the promise of its wait status,
 /// and rein's ends of its pipes.
 #[derive(Debug)]
 pub struct Forked {
+    pgid: u32,
     pid: u32,
     exit: oneshot::Receiver<i32>,
     ends: ForkedEnds,
@@ -42,9 +46,11 @@ impl ForkedEnds {
         written
     }
 
-    /// The child, once its pid is known; `exit` yields its raw wait status.
-    pub fn forked(self, pid: u32, exit: oneshot::Receiver<i32>) -> Forked {
+    /// The child `pid` of the process group `pgid`, once both are known; `exit` yields its
+    /// raw wait status.
+    pub fn forked(self, pgid: u32, pid: u32, exit: oneshot::Receiver<i32>) -> Forked {
         Forked {
+            pgid,
             pid,
             exit,
             ends: self,
@@ -176,9 +182,15 @@ pub async fn run_forked(
     cancel: impl Future<Output = ()>,
     watch: Option<&mut (dyn StdoutWatch + Send)>,
 ) -> Run {
-    let Forked { pid, exit, ends } = forked;
+    let Forked {
+        pgid,
+        pid,
+        exit,
+        ends,
+    } = forked;
     let spawned = Spawned {
         child: Proc::Forked(ForkedChild {
+            pgid,
             pid,
             exit,
             status: None,
@@ -202,6 +214,7 @@ pub async fn run_forked(
 
 /// The wait side of a forked child.
 pub(super) struct ForkedChild {
+    pgid: u32,
     pid: u32,
     exit: oneshot::Receiver<i32>,
     status: Option<i32>,
@@ -210,7 +223,13 @@ pub(super) struct ForkedChild {
 }
 
 impl ForkedChild {
+    /// Its process group (see the module's text).
     pub(super) fn id(&self) -> Option<u32> {
+        Some(self.pgid)
+    }
+
+    /// Its own pid: the root of the tree its descendants are found under.
+    pub(super) fn tree_root(&self) -> Option<u32> {
         Some(self.pid)
     }
 

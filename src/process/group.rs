@@ -21,14 +21,14 @@ pub fn signal_group(pgid: u32, signal: i32) -> bool {
 /// already gone. For a process that outlived its run (a background hook at shutdown); [`run`]
 /// does this itself on a timeout or a cancel.
 pub async fn kill_group(pgid: u32, grace: Duration) {
-    terminate_group(pgid, grace, std::future::pending()).await;
+    terminate_group(pgid, pgid, grace, std::future::pending()).await;
 }
 
 /// [`kill_group`] for a group whose leader the caller is reaping: SIGTERM, then SIGKILL as soon
 /// as `ended` completes (the leader is gone; members that ignored SIGTERM are not waited for)
 /// or `grace` passes, whichever is first.
 pub async fn kill_group_until(pgid: u32, grace: Duration, ended: impl Future<Output = ()>) {
-    terminate_group(pgid, grace, ended).await;
+    terminate_group(pgid, pgid, grace, ended).await;
 }
 
 /// The one TERM → grace → KILL routine, as Claude Code 2.1.328 ends a hook (fixture
@@ -38,15 +38,23 @@ pub async fn kill_group_until(pgid: u32, grace: Duration, ended: impl Future<Out
 /// meanwhile but does not cut the wait short while others still run, so their TERM traps get
 /// their time; then SIGKILL to whatever is left, unconditionally (members may have ignored
 /// SIGTERM). Nothing is waited for when no process got the SIGTERM.
-pub(super) async fn terminate_group(pgid: u32, grace: Duration, ended: impl Future<Output = ()>) {
-    let Ok(leader) = libc::pid_t::try_from(pgid) else {
+///
+/// `root` is the process whose descendants are looked for: the group's leader, or (a warm
+/// python call, whose leader has exited) the call's own process.
+pub(super) async fn terminate_group(
+    pgid: u32,
+    root: u32,
+    grace: Duration,
+    ended: impl Future<Output = ()>,
+) {
+    let (Ok(leader), Ok(root)) = (libc::pid_t::try_from(pgid), libc::pid_t::try_from(root)) else {
         return;
     };
     // Why before the TERM: once a process exits its children are re-parented, and the tree
     // that names them as descendants is gone.
     // Members of the group get the group's signal; the others (a child that called `setsid` or
     // `setpgid`) one of their own. Nobody gets two.
-    let tree: Vec<tree::Member> = tree::descendants(leader)
+    let tree: Vec<tree::Member> = tree::descendants(root)
         .into_iter()
         .filter(|m| m.pgrp != leader)
         .collect();
@@ -73,7 +81,7 @@ pub(super) async fn terminate_group(pgid: u32, grace: Duration, ended: impl Futu
         }
     }
     // Processes started during the grace under a survivor are found now.
-    let mut last: Vec<tree::Member> = tree::descendants(leader);
+    let mut last: Vec<tree::Member> = tree::descendants(root);
     for member in &tree {
         if member.alive() {
             last.extend(tree::descendants(member.pid));

@@ -437,6 +437,7 @@ async fn drive(
         stderr: child_stderr,
     } = spawned;
     let pid = child.id();
+    let root = child.tree_root();
     let mut guard = GroupGuard { pgid: pid };
     let stdin_bytes = match stdin {
         Stdin::Null => &[][..],
@@ -521,7 +522,7 @@ async fn drive(
                             }
                         }
                     };
-                    terminate_group(pgid, limits.kill_grace, exited).await;
+                    terminate_group(pgid, root.unwrap_or(pgid), limits.kill_grace, exited).await;
                     // Why ignore the result: the group was SIGKILLed; if reaping fails there is
                     // nothing left to report beyond the timeout or cancel.
                     let _ = tokio::time::timeout(limits.kill_grace, child.wait()).await;

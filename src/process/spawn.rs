@@ -29,10 +29,19 @@ pub(super) enum Proc {
 }
 
 impl Proc {
+    /// The process group to signal (a spawned child leads its own).
     pub(super) fn id(&self) -> Option<u32> {
         match self {
             Proc::Child(child) => child.id(),
             Proc::Forked(forked) => forked.id(),
+        }
+    }
+
+    /// The process whose descendants belong to the run.
+    pub(super) fn tree_root(&self) -> Option<u32> {
+        match self {
+            Proc::Child(child) => child.id(),
+            Proc::Forked(forked) => forked.tree_root(),
         }
     }
 

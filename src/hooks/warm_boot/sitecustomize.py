@@ -3,13 +3,13 @@
 #
 # Before any call: imports what it needs (and `json`, which most hooks import), tells rein it is
 # ready, and serves: fd 0 is a Unix packet socket from rein, and each packet is one call's go
-# message with the call's three pipes attached. Two processes forked ahead of time take each
-# call: the first plays the cold run's `/bin/sh -c` (it leads a session of its own, takes the
-# call off the socket, reports its pid, hands the call to the second, and reports its status
-# once it has ended; the server then forks the next pair), the second is the call's process.
-# It puts the pipes on fds 0, 1 and 2 and makes
-# the environment, cwd and sys.path those of the call, takes every trace of the server out, and
-# runs, in order, what a cold start runs after this point: the user's own sitecustomize and
+# message with the call's three pipes attached. Ahead of each call the server forks a leader,
+# which plays the cold run's `/bin/sh -c`: it leads a session of its own, forks the call's
+# process into it and exits at once. The call's process (the server, a child subreaper, is
+# its parent then) takes the call off the socket, tells rein its pid and group, and runs the
+# call; the server reaps it and reports its status, and forks the next leader as the call
+# begins. The call's process puts the pipes on fds 0, 1 and 2 and makes the environment, cwd
+# and sys.path those of the call, takes every trace of the server out, and runs, in order, what a cold start runs after this point: the user's own sitecustomize and
 # usercustomize, then the script as the interpreter's main: `sys.path[0]` the script's real
 # directory, a `__main__` with `__file__` (absolute), `__cached__` None and a SourceFileLoader,
 # the source compiled under its name, an uncaught exception printed by `sys.excepthook` from
@@ -29,18 +29,24 @@ def _rein_serve(os, sys, json, importlib):
     import _signal
     import _socket
     import select
+    import ctypes
 
+    # Each call's process is forked by a leader that exits at once (see below): the server is
+    # made their subreaper, so it reaps them and reports their status.
+    if ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) != 0:  # PR_SET_CHILD_SUBREAPER
+        os._exit(0)
+    del ctypes
     os.write(2, b"\0rein-warm-ready\n")
     sock = _socket.socket(fileno=0)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)
-    # Waiters say on this pipe that they took a call (T<pid>) or that rein is gone (E).
-    taken_r, taken_w = os.pipe()
-    os.set_blocking(taken_r, False)
+    # The server's own channel: leaders say which waiter they made (W <leader> <waiter>),
+    # waiters that a call came (T <pid> <call>, with the call's stderr attached).
+    ctl_r, ctl_w = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
+    ctl_r.setblocking(False)
     _signal.signal(_signal.SIGCHLD, lambda signum, frame: None)
     _signal.set_wakeup_fd(wake_w)
-    waiting = set()
     GONE = 77
 
     def send(text):
@@ -77,43 +83,11 @@ def _rein_serve(os, sys, json, importlib):
             pass
 
     def waiter():
-        """A pair of processes forked ahead of a call. The first plays a cold run's
-        `/bin/sh -c`: it leads a session of its own (the group rein kills), takes one call off
-        the socket, hands it to the second (the call's process, forked and waiting already),
-        waits for it and reports its status (128 + the signal's number when a signal ended it,
-        with dash's words on the call's stderr), then exits with it."""
-        _signal.set_wakeup_fd(-1)
-        _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
-        _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
-        os.close(wake_r)
-        os.close(wake_w)
-        os.close(taken_r)
-        os.setsid()
-        hand, take = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
-        script = os.fork()
-        if script == 0:
-            hand.close()
-            os.close(taken_w)
-            rehearse()
-            try:
-                data, ancillary, _flags, _addr = take.recvmsg(1 << 20, _socket.CMSG_SPACE(3 * 4))
-            except OSError:
-                data, ancillary = b"", []
-            take.close()
-            if not data:
-                os._exit(0)
-            fds = fds_of(ancillary)
-            _signal.signal(_signal.SIGINT, _signal.default_int_handler)
-            sock.detach()
-            for target, fd in enumerate(fds):
-                os.dup2(fd, target)
-            for fd in fds:
-                if fd > 2:
-                    os.close(fd)
-            for name in set(sys.modules) - before:
-                del sys.modules[name]
-            return json.loads(data)
-        take.close()
+        """The call's process, forked ahead: it waits for one call on rein's socket, says its
+        pid and group to rein, hands its stderr to the server (for the words a shell writes
+        when a signal ends its child), and becomes the call."""
+        ctl_r.close()
+        rehearse()
         try:
             data, ancillary, _flags, _addr = sock.recvmsg(1 << 20, _socket.CMSG_SPACE(3 * 4))
         except OSError:
@@ -126,83 +100,122 @@ def _rein_serve(os, sys, json, importlib):
         if len(fds) != 3:
             send("E %d" % go["id"])
             os._exit(0)
-        # The pid first, then the hand-off: a call rein has no pid for never reached the
-        # script's process, so rein may run it cold when this server dies before the report.
-        send("P %d %d" % (go["id"], os.getpid()))
-        hand.sendmsg(
-            [data],
-            [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in fds))],
-        )
-        hand.close()
-        os.close(fds[0])
-        os.close(fds[1])
-        os.write(taken_w, b"T%d\n" % os.getpid())
-        os.close(taken_w)
-        while True:
-            try:
-                _, status = os.waitpid(script, 0)
-                break
-            except InterruptedError:
-                continue
-        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1
-        if os.WIFSIGNALED(status):
-            signum = os.WTERMSIG(status)
-            code = 128 + signum
-            if signum not in (_signal.SIGINT, _signal.SIGPIPE):
-                text = _signal.strsignal(signum) or "Signal %d" % signum
-                if os.WCOREDUMP(status):
-                    text += " (core dumped)"
-                try:
-                    os.write(fds[2], (text + "\n").encode())
-                except OSError:
-                    pass
-        os.close(fds[2])
-        # The wait status of an exit with `code`.
-        send("X %d %d" % (go["id"], code << 8))
-        os._exit(code)
+        # Before anything of the call runs: a call rein has no pid for never started, so rein
+        # may run it cold when this process dies first.
+        send("P %d %d %d" % (go["id"], os.getpid(), os.getpgid(0)))
+        try:
+            ctl_w.sendmsg(
+                [b"T %d %d" % (os.getpid(), go["id"])],
+                [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds[2].to_bytes(4, sys.byteorder, signed=True))],
+            )
+        except OSError:
+            pass
+        ctl_w.close()
+        _signal.signal(_signal.SIGINT, _signal.default_int_handler)
+        sock.detach()
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+        for fd in fds:
+            if fd > 2:
+                os.close(fd)
+        for name in set(sys.modules) - before:
+            del sys.modules[name]
+        return go
 
-    def fork_waiter():
+    def leader():
+        """Plays the cold run's `/bin/sh -c`: leads a session and a group of its own (the
+        group rein kills), forks the call's process into them, tells the server which, and
+        exits: the call's process then runs, as a script under a shell does, in a session and
+        group it does not lead."""
+        _signal.set_wakeup_fd(-1)
+        _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
+        _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
+        os.close(wake_r)
+        os.close(wake_w)
+        # The stderr of calls still running is the server's to keep, not the next call's.
+        for _call, stderr in calls.values():
+            if stderr is not None:
+                os.close(stderr)
+        os.setsid()
+        pid = os.fork()
+        if pid == 0:
+            return waiter()
+        try:
+            ctl_w.send(b"W %d %d" % (os.getpid(), pid))
+        except OSError:
+            pass
+        os._exit(0)
+
+    def fork_leader():
         pid = os.fork()
         if pid == 0:
             try:
-                return waiter()
+                return leader()
             except BaseException:
                 # Never the script: a waiter that fails before its call ends.
                 os._exit(1)
-        waiting.add(pid)
+        coming.add(pid)
         return None
 
-    go = fork_waiter()
+    def signal_words(status, stderr):
+        """The exit code a shell reports for a child's wait status, with its words on the
+        call's stderr when a signal other than SIGINT or SIGPIPE ended it."""
+        if not os.WIFSIGNALED(status):
+            return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1
+        signum = os.WTERMSIG(status)
+        if signum not in (_signal.SIGINT, _signal.SIGPIPE) and stderr is not None:
+            text = _signal.strsignal(signum) or "Signal %d" % signum
+            if os.WCOREDUMP(status):
+                text += " (core dumped)"
+            try:
+                os.write(stderr, (text + "\n").encode())
+            except OSError:
+                pass
+        return 128 + signum
+
+    coming = set()  # leaders whose waiter is not known yet
+    leaders = set()  # leaders that said which waiter they made
+    waiters = set()  # waiters with no call yet
+    calls = {}  # waiter pid -> (call id, its stderr)
+    go = fork_leader()
     if go is not None:
         return go
-    pending = b""
     strikes = 0
-    while True:
-        try:
-            ready = select.select([taken_r, wake_r], [], [])[0]
-        except InterruptedError:
-            ready = []
-        if wake_r in ready:
-            try:
-                os.read(wake_r, 4096)
-            except BlockingIOError:
-                pass
-        lost = 0
-        # Takings first: a waiter's T is written before it can end, so a waiter reaped below
-        # whose T is not here never took a call.
+
+    def read_ctl():
         while True:
             try:
-                chunk = os.read(taken_r, 4096)
-            except BlockingIOError:
-                break
-            pending += chunk
-            if len(chunk) < 4096:
-                break
-        *lines, pending = pending.split(b"\n")
-        for line in lines:
-            waiting.discard(int(line[1:]))
-            lost += 1
-            strikes = 0
+                data, ancillary, _flags, _addr = ctl_r.recvmsg(256, _socket.CMSG_SPACE(4))
+            except (BlockingIOError, InterruptedError):
+                return
+            words = data.split()
+            fds = fds_of(ancillary)
+            if len(words) == 3 and words[0] == b"W":
+                leader_pid, waiter_pid = int(words[1]), int(words[2])
+                coming.discard(leader_pid)
+                leaders.add(leader_pid)
+                # A waiter may take its call before its leader's word comes.
+                if waiter_pid not in calls:
+                    waiters.add(waiter_pid)
+            elif len(words) == 3 and words[0] == b"T":
+                pid = int(words[1])
+                waiters.discard(pid)
+                calls[pid] = (int(words[2]), fds[0] if fds else None)
+                fds = fds[1:]
+            for fd in fds:
+                os.close(fd)
+
+    while True:
+        try:
+            select.select([ctl_r, wake_r], [], [])
+        except InterruptedError:
+            pass
+        try:
+            os.read(wake_r, 4096)
+        except BlockingIOError:
+            pass
+        read_ctl()
+        reaped = []
         while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
@@ -210,19 +223,41 @@ def _rein_serve(os, sys, json, importlib):
                 break
             if pid == 0:
                 break
-            if pid in waiting:
-                waiting.discard(pid)
-                if os.WIFEXITED(status) and os.WEXITSTATUS(status) == GONE:
-                    os._exit(0)
-                # A waiter that ended without taking a call (killed): another takes its place,
-                # up to three in a row; then the server ends and rein runs the hook cold.
+            reaped.append((pid, status))
+        # A waiter says T before its call can end: whatever it said is read before its end is
+        # looked at.
+        if reaped:
+            read_ctl()
+        lost = 0
+        for pid, status in reaped:
+            if pid in calls:
+                call, stderr = calls.pop(pid)
+                code = signal_words(status, stderr)
+                if stderr is not None:
+                    os.close(stderr)
+                send("X %d %d" % (call, code << 8))
+                strikes = 0
+            elif pid in leaders:
+                leaders.discard(pid)
+            elif pid in coming:
+                # A leader that ended before it made its waiter.
+                coming.discard(pid)
                 lost += 1
                 strikes += 1
-                if strikes >= 3:
+            elif pid in waiters:
+                waiters.discard(pid)
+                if os.WIFEXITED(status) and os.WEXITSTATUS(status) == GONE:
                     os._exit(0)
-        # One waiter at a time: the next call needs one; more come as calls take them.
-        if lost and not waiting:
-            go = fork_waiter()
+                # A waiter that ended without a call (killed): another takes its place, up to
+                # three in a row; then the server ends and rein runs the hook cold.
+                lost += 1
+                strikes += 1
+            # Anything else is a process a call left behind, reparented here: reaped, no more.
+        if strikes >= 3:
+            os._exit(0)
+        # One waiter at a time: the next call needs one; the next comes as a call takes it.
+        if not waiters and not coming:
+            go = fork_leader()
             if go is not None:
                 return go
 

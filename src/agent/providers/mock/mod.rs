@@ -66,7 +66,7 @@ impl MockModel {
         &self,
         messages: &[Message],
         tools: &[ToolSpec],
-    ) -> Result<ModelResponse, ModelError> {
+    ) -> Result<(ModelResponse, u64), ModelError> {
         let turn = messages
             .iter()
             .filter(|m| m.role == Role::Assistant)
@@ -74,7 +74,8 @@ impl MockModel {
             + 1;
         let first = first_user_text(messages);
         // A closure so the early answers (hooks, agents) get their usage too.
-        let answer = || match &self.script {
+        let mut delay = 0;
+        let mut answer = || match &self.script {
             Some(script) => {
                 if tools.is_empty()
                     && let Some(hook) = script.hooks.iter().find(|h| first.contains(&h.matches))
@@ -99,6 +100,7 @@ impl MockModel {
                     ));
                 }
                 let index = self.calls.fetch_add(1, Ordering::Relaxed);
+                delay = script.delays.get(index).copied().unwrap_or(0);
                 script.play(index, turn)
             }
             None if first.contains(HOOK_EVALUATOR_MARK) => Ok(response(
@@ -112,7 +114,7 @@ impl MockModel {
         };
         let mut response = answer()?;
         response.usage = Some(estimated_usage(messages, &response));
-        Ok(response)
+        Ok((response, delay))
     }
 
     /// Whether the step that would answer these messages is a scripted `{"hang": true}`.
@@ -152,7 +154,11 @@ impl Model for MockModel {
                 // A scripted hang: never answers (the caller's deadline ends it).
                 std::future::pending::<()>().await;
             }
-            self.respond(messages, tools)
+            let (response, delay) = self.respond(messages, tools)?;
+            if delay > 0 {
+                tokio::time::sleep(std::time::Duration::from_millis(delay)).await;
+            }
+            Ok(response)
         })
     }
 }
@@ -226,6 +232,35 @@ mod tests {
     fn parsed(clause: &str) -> (String, Value) {
         let call = parse_clause(clause).unwrap_or_else(|| panic!("not understood: {clause}"));
         (call.name, call.input)
+    }
+
+    /// `delay_ms` holds a main turn's answer back that long; a bad value names the element.
+    #[tokio::test]
+    async fn a_delayed_turn_answers_after_its_delay() {
+        let path = Path::new("script.json");
+        let script = MockScript::parse(
+            path,
+            r#"[{"text": "late", "delay_ms": 80}, {"text": "now"}]"#,
+        )
+        .unwrap();
+        assert_eq!(script.delays, [80, 0]);
+        let model = MockModel::with_script(script);
+        let ask = vec![Message {
+            role: Role::User,
+            content: vec![ContentBlock::Text {
+                text: "hi".to_string(),
+            }],
+        }];
+        let started = std::time::Instant::now();
+        let first = model.complete(&ask, &[]).await.unwrap();
+        assert!(started.elapsed() >= std::time::Duration::from_millis(80));
+        assert!(matches!(&first.content[0], ContentBlock::Text { text } if text == "late"));
+        let bad = MockScript::parse(path, r#"[{"text": "x", "delay_ms": "soon"}]"#).unwrap_err();
+        assert!(
+            bad.to_string()
+                .contains("\"delay_ms\" must be a whole number"),
+            "{bad}"
+        );
     }
 
     #[test]

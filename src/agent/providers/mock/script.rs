@@ -15,6 +15,9 @@ use super::*;
 ///
 /// - `{"hang": true}` — the call never answers (for deadlines: a subagent's timeout).
 ///
+/// A main-conversation element may add `"delay_ms": N`: the answer comes N milliseconds after
+/// the request (a real model's time to answer, for benchmarks).
+///
 /// When the script runs out, the mock ends the turn with a short text.
 ///
 /// The script may instead be an object, to play subagents and hook evaluators too:
@@ -38,6 +41,8 @@ pub struct MockScript {
     pub path: PathBuf,
     /// The turns, in the order they are played.
     pub turns: Vec<ScriptTurn>,
+    /// Milliseconds each main turn waits before it answers (`delay_ms`; 0: none).
+    pub delays: Vec<u64>,
     /// Scripted subagents (and agent hooks), by a text in their task.
     pub agents: Vec<ScriptedAgent>,
     /// Scripted prompt-hook answers, by a text in their question.
@@ -233,10 +238,31 @@ impl MockScript {
                 });
             }
         };
-        let turns = parse_turns(&elements, "")?;
+        let mut delays = Vec::with_capacity(elements.len());
+        let mut stripped = Vec::with_capacity(elements.len());
+        for (index, element) in elements.iter().enumerate() {
+            let mut element = element.clone();
+            let delay = match element.as_object_mut().and_then(|m| m.remove("delay_ms")) {
+                None => 0,
+                Some(Value::Number(n)) if n.as_u64().is_some() => n.as_u64().unwrap_or(0),
+                Some(other) => {
+                    return Err(element_err(
+                        index,
+                        format!(
+                            "\"delay_ms\" must be a whole number of milliseconds, found {}",
+                            crate::json_kind::with_article(&other)
+                        ),
+                    ));
+                }
+            };
+            delays.push(delay);
+            stripped.push(element);
+        }
+        let turns = parse_turns(&stripped, "")?;
         Ok(MockScript {
             path: path.to_path_buf(),
             turns,
+            delays,
             agents,
             hooks,
         })
