@@ -717,7 +717,7 @@ impl<'a> ToolPipeline<'a> {
                             base: base.clone(),
                             hook_event_name: HookEvent::PostToolUse,
                             tool_name: call.name.clone(),
-                            tool_input: input.clone(),
+                            tool_input: tool.post_tool_input(&input, &call.input),
                             tool_response: response.clone(),
                             tool_use_id: call.id.clone(),
                             duration_ms,

@@ -327,6 +327,13 @@ pub trait Tool: Send + Sync {
     fn main_agent_only(&self) -> bool {
         false
     }
+    /// The `tool_input` PostToolUse sees: the prepared input (the default), or for a tool
+    /// whose input rein fills in, what the model sent (ExitPlanMode: Claude Code 2.1.328 shows
+    /// PreToolUse and the permission step the plan it adds, PostToolUse the model's input;
+    /// fixture interactive/run11).
+    fn post_tool_input(&self, prepared: &Value, _sent: &Value) -> Value {
+        prepared.clone()
+    }
     /// Shell lines the call runs before it executes (a skill's `` !`command` `` lines): the
     /// pipeline runs each as a Bash call through the whole gate, with the lines' extra allow
     /// rules, and hands their outputs to [`Tool::execute_with_outputs`]. `None` (the default):

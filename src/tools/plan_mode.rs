@@ -195,6 +195,10 @@ impl Tool for ExitPlanModeTool {
         })
     }
 
+    fn post_tool_input(&self, _prepared: &Value, sent: &Value) -> Value {
+        sent.clone()
+    }
+
     fn prepare(&self, _input: Value, ctx: &ToolContext) -> Result<Value, String> {
         if ctx.mode() != "plan" {
             return Err(NOT_IN_PLAN_MODE.to_string());

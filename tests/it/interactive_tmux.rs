@@ -1952,6 +1952,8 @@ fn plan_mode_tools_enter_review_and_leave_plan_mode() {
     let exit_post = named(&post, "ExitPlanMode");
     assert_eq!(exit_post.len(), 1, "the revised call has no PostToolUse");
     assert_eq!(exit_post[0]["permission_mode"], "acceptEdits");
+    // PostToolUse sees what the model sent (Claude Code 2.1.328: `{}`, fixture run11).
+    assert_eq!(exit_post[0]["tool_input"], json!({}));
     assert_eq!(
         exit_post[0]["tool_response"],
         json!({"plan": "# The plan\n\n1. Make made.txt\n", "isAgent": false, "filePath": path})
