@@ -17,7 +17,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use super::bash::ParsedCommand;
+use super::bash::{ParsedCommand, SimpleCommand};
 
 /// Commands that only read files or print, whose non-option arguments are paths (or text that
 /// is harmless read as one).
@@ -115,47 +115,54 @@ pub fn is_read_only(parsed: &ParsedCommand, cwd: &Path, readable: impl Fn(&Path)
         return false;
     }
     let mut dir = cwd.to_path_buf();
-    for part in &parsed.parts {
-        if part.argv_expanded || !part.writes.is_empty() || !part.risky_flags.is_empty() {
-            return false;
-        }
-        let Some((name, args)) = part.argv.split_first() else {
-            return false;
-        };
-        let name = name.as_str();
-        // A wrapper (`sudo ls`, `timeout 5 ls`) is not a plain reader: the outermost command
-        // must be the reader itself.
-        let outermost = part
-            .deny_views
-            .first()
-            .and_then(|v| v.split_whitespace().next());
-        if outermost != Some(name) {
-            return false;
-        }
-        let ok = match name {
-            "cd" => match args {
-                [] => true,
-                [target] => {
-                    let next = clean(&dir, target);
-                    let fine = readable(&next);
-                    dir = next;
-                    fine
-                }
-                _ => false,
-            },
-            "git" => git_reads(args),
-            "find" => find_reads(args, &dir, &readable),
-            _ if READERS.contains(&name) => {
-                !args.iter().any(|a| writes_option(name, a))
-                    && (TEXT_ARGS.contains(&name) || paths_readable(name, args, &dir, &readable))
+    parsed
+        .parts
+        .iter()
+        .all(|part| part_reads_only(part, &mut dir, &readable))
+}
+
+/// Whether one simple command only reads, with relative paths starting at `dir` (a `cd` that
+/// reads moves `dir` for the parts after it).
+pub fn part_reads_only(
+    part: &SimpleCommand,
+    dir: &mut PathBuf,
+    readable: &impl Fn(&Path) -> bool,
+) -> bool {
+    if part.argv_expanded || !part.writes.is_empty() || !part.risky_flags.is_empty() {
+        return false;
+    }
+    let Some((name, args)) = part.argv.split_first() else {
+        return false;
+    };
+    let name = name.as_str();
+    // A wrapper (`sudo ls`, `timeout 5 ls`) is not a plain reader: the outermost command
+    // must be the reader itself.
+    let outermost = part
+        .deny_views
+        .first()
+        .and_then(|v| v.split_whitespace().next());
+    if outermost != Some(name) {
+        return false;
+    }
+    match name {
+        "cd" => match args {
+            [] => true,
+            [target] => {
+                let next = clean(dir, target);
+                let fine = readable(&next);
+                *dir = next;
+                fine
             }
             _ => false,
-        };
-        if !ok {
-            return false;
+        },
+        "git" => git_reads(args),
+        "find" => find_reads(args, dir, readable),
+        _ if READERS.contains(&name) => {
+            !args.iter().any(|a| writes_option(name, a))
+                && (TEXT_ARGS.contains(&name) || paths_readable(name, args, dir, readable))
         }
+        _ => false,
     }
-    true
 }
 
 fn writes_option(command: &str, arg: &str) -> bool {

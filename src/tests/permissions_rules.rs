@@ -1598,3 +1598,43 @@ fn a_skill_deny_rule_covers_the_name_with_a_slash() {
         K::Allow
     );
 }
+
+/// A line whose every part an allow rule covers or only reads runs without asking, as in
+/// Claude Code 2.1.328 (fixture `bash_rule_and_read_only`); a part neither covers asks; a line
+/// that changes directory, and dontAsk mode, get no such pass.
+#[test]
+fn a_line_of_ruled_and_reading_parts_is_allowed() {
+    let (p, _) = policy(PermissionMode::Default, &["Bash(touch:*)"], &[], &[]);
+    for (command, expected) in [
+        ("touch a.txt && echo made", K::Allow),
+        ("touch b.txt && cat notes.txt", K::Allow),
+        ("touch d.txt; ls -la | wc -l", K::Allow),
+        ("touch c.txt && rm keep.txt", K::Ask),
+        ("touch e.txt && cat /etc/passwd", K::Ask),
+        ("touch f.txt && echo x > out.txt", K::Ask),
+        ("cd sub && touch g.txt && cat notes.txt", K::Ask),
+    ] {
+        assert_eq!(
+            kind(&p.evaluate("Bash", &bash(command), None)),
+            expected,
+            "{command}"
+        );
+    }
+    let (p, _) = policy(PermissionMode::DontAsk, &["Bash(touch:*)"], &[], &[]);
+    assert_eq!(
+        kind(&p.evaluate("Bash", &bash("touch a.txt && echo made"), None)),
+        K::Deny,
+        "dontAsk"
+    );
+    let (p, _) = policy(
+        PermissionMode::Default,
+        &["Bash(touch:*)"],
+        &[],
+        &["Read(**/notes.txt)"],
+    );
+    assert_ne!(
+        kind(&p.evaluate("Bash", &bash("touch b.txt && cat notes.txt"), None)),
+        K::Allow,
+        "a file the rules deny reading is not read without asking"
+    );
+}

@@ -24,11 +24,8 @@ impl PermissionPolicy {
             .iter()
             .filter_map(|e| e.rule.bash_pattern())
             .collect();
-        let covered = parsed
-            .parts
-            .iter()
-            .all(|part| patterns.iter().any(|p| p.allows_part(part)));
-        if !covered {
+        let by_rule = |part: &bash::SimpleCommand| patterns.iter().any(|p| p.allows_part(part));
+        if !parsed.parts.iter().all(by_rule) && !self.rule_or_reads(&parsed, &by_rule) {
             return BashAllowance::NotCovered;
         }
         for part in &parsed.parts {
@@ -45,6 +42,35 @@ impl PermissionPolicy {
             }
         }
         BashAllowance::Allowed
+    }
+
+    /// Whether every simple command of a line some allow rule covers only in part is allowed
+    /// by a rule or only reads (`touch a && cat notes.txt` with `Bash(touch:*)`), as Claude
+    /// Code 2.1.328 allows it (fixture `bash_rule_and_read_only`). Not in dontAsk mode (which
+    /// lets no unruled reader through), and not for a line that changes directory: a `cd`
+    /// the rule allows would move where the reading parts' paths lead.
+    fn rule_or_reads(
+        &self,
+        parsed: &bash::ParsedCommand,
+        by_rule: &impl Fn(&bash::SimpleCommand) -> bool,
+    ) -> bool {
+        if self.mode == PermissionMode::DontAsk
+            || parsed.parts.iter().any(|part| {
+                part.argv
+                    .first()
+                    .is_some_and(|name| matches!(name.as_str(), "cd" | "pushd" | "popd"))
+            })
+        {
+            return false;
+        }
+        let readable = |p: &Path| {
+            self.in_working_dirs(p) && self.check_deny("Read", &json!({"file_path": p})).is_none()
+        };
+        let mut dir = self.paths.cwd.clone();
+        parsed.parts.iter().all(|part| {
+            by_rule(part)
+                || crate::permissions::read_only::part_reads_only(part, &mut dir, &readable)
+        })
     }
 
     /// acceptEdits' "simple filesystem Bash": every simple command is one of

@@ -496,6 +496,25 @@ fn read_only_bash_runs_where_claude_code_runs_it() {
     }
 }
 
+/// A line whose parts are each allowed by a rule or only read runs without asking, one with a
+/// part neither allows is refused and its file survives (fixture `bash_rule_and_read_only`).
+#[test]
+fn a_line_of_ruled_and_reading_parts_runs_where_claude_code_runs_it() {
+    read_only_scenario("bash_rule_and_read_only");
+    let r = run("bash_rule_and_read_only", &[]);
+    for made in ["a.txt", "b.txt", "d.txt"] {
+        assert!(r.sandbox.exists(made), "{made}");
+    }
+    assert!(
+        !r.sandbox.exists("c.txt"),
+        "the refused line did not run at all"
+    );
+    assert_eq!(
+        std::fs::read_to_string(r.sandbox.path("keep.txt")).unwrap(),
+        "keep\n"
+    );
+}
+
 fn read_only_scenario(name: &str) {
     let fx = fixture(name);
     let r = run(name, &[]);
