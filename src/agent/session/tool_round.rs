@@ -114,9 +114,14 @@ impl Session {
         }
         // What a tool sends after its result (the Skill tool's instructions), in call order.
         for r in &reports {
+            let follow_ups = self.ctx.take_follow_ups(&r.tool_use_id);
+            // A started skill's instructions count as a turn of their own in Claude Code
+            // 2.1.328's `num_turns` (fixtures `skill_bang`, `skill_needs_approval`).
+            if !follow_ups.is_empty() {
+                outcome.num_turns = outcome.num_turns.saturating_add(1);
+            }
             content.extend(
-                self.ctx
-                    .take_follow_ups(&r.tool_use_id)
+                follow_ups
                     .into_iter()
                     .map(|text| ContentBlock::Text { text }),
             );

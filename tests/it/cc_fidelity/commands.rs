@@ -210,6 +210,11 @@ fn a_skills_bang_lines_run_before_its_text_is_sent() {
         .map(|h| h.stdin["tool_input"]["command"].as_str().unwrap())
         .collect();
     assert_eq!(lines, ["echo skill-bang-output", "echo second-line"]);
+    // The skill's instructions count as a turn, as in Claude Code.
+    assert_eq!(
+        r.stream.last().unwrap()["num_turns"],
+        fx["agent_result"]["num_turns"]
+    );
 }
 
 /// A line the rules do not allow is refused before it runs (fixture `skill_bang_refused`):
@@ -300,6 +305,10 @@ fn a_skill_that_grants_tools_needs_approval_to_start() {
     let result = r.stream.last().unwrap();
     assert_eq!(
         result["permission_denials"], fx["agent_result"]["permission_denials"],
+        "{result}"
+    );
+    assert_eq!(
+        result["num_turns"], fx["agent_result"]["num_turns"],
         "{result}"
     );
 }
