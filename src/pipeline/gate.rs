@@ -64,6 +64,19 @@ pub enum PromptAnswer {
 pub trait PermissionGate: Send + Sync {
     /// Evaluates a (prepared, possibly rewritten) call; `hook` is PreToolUse's decision.
     fn evaluate(&self, tool: &str, input: &Value, hook: Option<&HookAnswer>) -> GateVerdict;
+    /// [`PermissionGate::evaluate`] with `allow` (permission rule texts: a command's or
+    /// skill's `allowed-tools`) counted as allow rules of the session's for this one call.
+    /// `None`: the gate has no rules of its own to add them to, and the caller matches them
+    /// itself.
+    fn evaluate_with_allow(
+        &self,
+        _tool: &str,
+        _input: &Value,
+        _hook: Option<&HookAnswer>,
+        _allow: &[String],
+    ) -> Option<GateVerdict> {
+        None
+    }
     /// Deny rules only: `Some(message)` if one matches.
     fn check_deny(&self, tool: &str, input: &Value) -> Option<String>;
     /// PermissionRequest's `permission_suggestions` for this call (SDK `PermissionUpdate`
@@ -176,9 +189,9 @@ impl PolicyGate {
     }
 }
 
-impl PermissionGate for PolicyGate {
-    fn evaluate(&self, tool: &str, input: &Value, hook: Option<&HookAnswer>) -> GateVerdict {
-        match self.with_policy(|p| p.evaluate(tool, input, hook)) {
+impl PolicyGate {
+    fn verdict(tool: &str, input: &Value, verdict: Verdict) -> GateVerdict {
+        match verdict {
             Verdict::Allow => GateVerdict::Allow,
             Verdict::Deny { message } => GateVerdict::Deny { message },
             Verdict::Ask { reason, cause } => GateVerdict::Ask {
@@ -192,6 +205,24 @@ impl PermissionGate for PolicyGate {
                 message: reason.unwrap_or_else(|| "Tool call deferred by a hook".to_string()),
             },
         }
+    }
+}
+
+impl PermissionGate for PolicyGate {
+    fn evaluate(&self, tool: &str, input: &Value, hook: Option<&HookAnswer>) -> GateVerdict {
+        let verdict = self.with_policy(|p| p.evaluate(tool, input, hook));
+        PolicyGate::verdict(tool, input, verdict)
+    }
+
+    fn evaluate_with_allow(
+        &self,
+        tool: &str,
+        input: &Value,
+        hook: Option<&HookAnswer>,
+        allow: &[String],
+    ) -> Option<GateVerdict> {
+        let verdict = self.with_policy(|p| p.evaluate_with_allow(tool, input, hook, allow));
+        Some(PolicyGate::verdict(tool, input, verdict))
     }
 
     fn check_deny(&self, tool: &str, input: &Value) -> Option<String> {

@@ -108,6 +108,7 @@ impl ToolPipeline<'_> {
 /// mode's refusals stand.
 pub struct AllowedToolsGate<'a> {
     inner: &'a dyn PermissionGate,
+    texts: Vec<String>,
     allow: Vec<Rule>,
     project_dir: std::path::PathBuf,
     home: std::path::PathBuf,
@@ -120,6 +121,7 @@ impl<'a> AllowedToolsGate<'a> {
     pub fn new(inner: &'a dyn PermissionGate, rules: &[String], ctx: &'a ToolContext) -> Self {
         AllowedToolsGate {
             inner,
+            texts: rules.to_vec(),
             allow: rules.iter().filter_map(|r| Rule::parse(r).ok()).collect(),
             project_dir: ctx.project_dir.clone(),
             home: std::env::var_os("HOME")
@@ -132,6 +134,18 @@ impl<'a> AllowedToolsGate<'a> {
 
 impl PermissionGate for AllowedToolsGate<'_> {
     fn evaluate(&self, tool: &str, input: &Value, hook: Option<&HookAnswer>) -> GateVerdict {
+        if self.texts.is_empty() {
+            return self.inner.evaluate(tool, input, hook);
+        }
+        // The session's rules with these added: exactly what the same rules in the settings
+        // allow (a line of ruled and reading parts included).
+        if let Some(verdict) = self
+            .inner
+            .evaluate_with_allow(tool, input, hook, &self.texts)
+        {
+            return verdict;
+        }
+        // A gate without rules of its own: the rules are matched here, after it asked.
         let verdict = self.inner.evaluate(tool, input, hook);
         let asked_by_hook = matches!(hook, Some(HookAnswer::Ask { .. }));
         match verdict {
@@ -155,6 +169,17 @@ impl PermissionGate for AllowedToolsGate<'_> {
             }
             other => other,
         }
+    }
+
+    fn evaluate_with_allow(
+        &self,
+        tool: &str,
+        input: &Value,
+        hook: Option<&HookAnswer>,
+        allow: &[String],
+    ) -> Option<GateVerdict> {
+        let both: Vec<String> = self.texts.iter().chain(allow).cloned().collect();
+        self.inner.evaluate_with_allow(tool, input, hook, &both)
     }
 
     fn check_deny(&self, tool: &str, input: &Value) -> Option<String> {

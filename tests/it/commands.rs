@@ -236,3 +236,44 @@ fn a_commands_allowed_tools_end_with_its_turn() {
         "the next prompt asked again: {stdout}"
     );
 }
+
+/// A command's `allowed-tools` allow what the same rules in the settings allow: a line of a
+/// ruled part and a reading part runs; one with a part they do not cover is refused before it
+/// runs, and its victim survives; a deny rule of the settings still refuses.
+#[test]
+fn allowed_tools_allow_what_the_same_settings_rules_allow() {
+    let sb = Sandbox::new("proj", &["proj/.claude/commands"]);
+    sb.write("victim.txt", "precious\n");
+    sb.write("notes.txt", "NOTES\n");
+    sb.write(
+        ".claude/commands/mix.md",
+        "---\ndescription: Mix\nallowed-tools: Bash(touch:*)\n---\nMade: !`touch made.txt && cat notes.txt`\n",
+    );
+    sb.write(
+        ".claude/commands/wipe.md",
+        "---\ndescription: Wipe\nallowed-tools: Bash(touch:*)\n---\nGone: !`touch x.txt && rm victim.txt`\n",
+    );
+    sb.write(
+        ".claude/commands/denied.md",
+        "---\ndescription: Denied\nallowed-tools: Bash(touch:*)\n---\nNo: !`touch denied.txt`\n",
+    );
+    let out = run(&sb, "/mix", &["--trust"]);
+    let (stdout, stderr) = text(&out);
+    assert!(sb.exists("made.txt"), "{stdout}{stderr}");
+    assert!(stdout.contains("MODEL-ANSWERED"), "{stdout}{stderr}");
+
+    let out = run(&sb, "/wipe", &["--trust"]);
+    assert_eq!(
+        std::fs::read_to_string(sb.path("victim.txt")).unwrap(),
+        "precious\n"
+    );
+    assert!(
+        !sb.exists("x.txt"),
+        "nothing of the refused line ran: {:?}",
+        text(&out)
+    );
+
+    sb.settings(json!({"permissions": {"deny": ["Bash(touch denied.txt)"]}}));
+    let out = run(&sb, "/denied", &["--trust"]);
+    assert!(!sb.exists("denied.txt"), "{:?}", text(&out));
+}

@@ -40,6 +40,15 @@ impl PermissionGate for SharedGate {
     fn evaluate(&self, tool: &str, input: &Value, hook: Option<&HookAnswer>) -> GateVerdict {
         self.at_cwd(|g| g.evaluate(tool, input, hook))
     }
+    fn evaluate_with_allow(
+        &self,
+        tool: &str,
+        input: &Value,
+        hook: Option<&HookAnswer>,
+        allow: &[String],
+    ) -> Option<GateVerdict> {
+        self.at_cwd(|g| g.evaluate_with_allow(tool, input, hook, allow))
+    }
     fn check_deny(&self, tool: &str, input: &Value) -> Option<String> {
         self.at_cwd(|g| g.check_deny(tool, input))
     }

@@ -297,6 +297,28 @@ impl PermissionPolicy {
         Ok(())
     }
 
+    /// [`PermissionPolicy::evaluate`] with `allow` (rule texts; one that does not parse allows
+    /// nothing) added to the allow rules for this one call: a command's or skill's
+    /// `allowed-tools` then allow exactly what the same rules in the settings would.
+    pub fn evaluate_with_allow(
+        &mut self,
+        tool: &str,
+        input: &Value,
+        hook: Option<&HookAnswer>,
+        allow: &[String],
+    ) -> Verdict {
+        let kept = self.allow.len();
+        self.allow.extend(allow.iter().filter_map(|text| {
+            Some(Entry {
+                rule: Rule::parse(text).ok()?,
+                text: text.clone(),
+            })
+        }));
+        let verdict = self.evaluate(tool, input, hook);
+        self.allow.truncate(kept);
+        verdict
+    }
+
     /// Names the skills whose `allowed-tools` a Skill call grants: such a call is approved as
     /// a command is (an allow rule `Skill(name)`, bypassPermissions, or a person), as Claude
     /// Code 2.1.328 asks for them (fixture `skill_bang`); other skills run without asking.

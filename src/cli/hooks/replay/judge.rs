@@ -125,6 +125,20 @@ impl PermissionGate for ReplayGate {
         verdict
     }
 
+    fn evaluate_with_allow(
+        &self,
+        tool: &str,
+        input: &Value,
+        hook: Option<&HookAnswer>,
+        allow: &[String],
+    ) -> Option<GateVerdict> {
+        let verdict = self.inner.evaluate_with_allow(tool, input, hook, allow)?;
+        if let GateVerdict::Ask { reason, .. } = &verdict {
+            *self.asked.lock().unwrap_or_else(PoisonError::into_inner) = Some(reason.clone());
+        }
+        Some(verdict)
+    }
+
     fn check_deny(&self, tool: &str, input: &Value) -> Option<String> {
         self.inner.check_deny(tool, input)
     }
