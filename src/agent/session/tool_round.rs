@@ -33,11 +33,18 @@ impl Session {
             call_base.cwd = self.ctx.current_dir().to_string_lossy().into_owned();
             // The turn's `allowed-tools` (a command's, a skill's started earlier) allow what
             // would otherwise ask.
-            let gate = AllowedToolsGate::new(self.gate.as_ref(), &grants, &self.ctx);
+            // Only a turn that has some pays for the wrapper (every call passes here).
+            let granted;
+            let gate: &dyn PermissionGate = if grants.is_empty() {
+                self.gate.as_ref()
+            } else {
+                granted = AllowedToolsGate::new(self.gate.as_ref(), &grants, &self.ctx);
+                &granted
+            };
             let pipeline = ToolPipeline {
                 hooks: self.hooks.as_ref(),
                 tools: &self.tools,
-                gate: &gate,
+                gate,
                 ctx: &self.ctx,
                 observer: &self.sink,
             };

@@ -63,14 +63,21 @@ impl PermissionPolicy {
         {
             return false;
         }
-        let readable = |p: &Path| {
-            self.in_working_dirs(p) && self.check_deny("Read", &json!({"file_path": p})).is_none()
-        };
+        let readable = |p: &Path| self.reads_without_asking(p);
         let mut dir = self.paths.cwd.clone();
         parsed.parts.iter().all(|part| {
             by_rule(part)
                 || crate::permissions::read_only::part_reads_only(part, &mut dir, &readable)
         })
+    }
+
+    /// Whether a reading Bash line may read `path` without asking: inside the working
+    /// directories, and no deny rule covers reading it.
+    pub(super) fn reads_without_asking(&self, path: &Path) -> bool {
+        self.in_working_dirs(path)
+            && self
+                .check_deny("Read", &json!({"file_path": path}))
+                .is_none()
     }
 
     /// acceptEdits' "simple filesystem Bash": every simple command is one of

@@ -531,12 +531,7 @@ impl PermissionPolicy {
                             && read_only::is_read_only(
                                 &bash::parse(command),
                                 &self.paths.cwd,
-                                |p| {
-                                    self.in_working_dirs(p)
-                                        && self
-                                            .check_deny("Read", &json!({"file_path": p}))
-                                            .is_none()
-                                },
+                                |p| self.reads_without_asking(p),
                             ) =>
                     {
                         Verdict::Allow

@@ -342,3 +342,23 @@ fn a_commands_allowed_tools_allow_its_turns_calls_in_a_trusted_folder() {
     let untrusted = run("cmd_allowed_tools", &[]);
     assert!(!untrusted.sandbox.exists("made3.txt"));
 }
+
+/// A command's `allowed-tools` count as the settings' allow rules would (Claude Code 2.1.328,
+/// fixtures `cmd_allowed_mixed`, `cmd_allowed_dontask`): a line of a ruled part and a reading
+/// part runs, and in dontAsk mode the ruled call runs too (trusted folder).
+#[test]
+fn a_commands_allowed_tools_count_as_allow_rules() {
+    for (name, made) in [
+        ("cmd_allowed_mixed", "a.txt"),
+        ("cmd_allowed_dontask", "b.txt"),
+    ] {
+        let fx = fixture(name);
+        assert!(
+            fx["files"].get(made).is_some(),
+            "{name}: Claude Code ran it"
+        );
+        let r = run(name, &["--trust"]);
+        assert!(r.sandbox.exists(made), "{name}: {:?}", r.tool_results);
+        assert_eq!(r.tool_results[0], their_result(&fx, 1), "{name}");
+    }
+}
