@@ -482,22 +482,6 @@ async fn run_inner(
         warm::prestart(launch.clone());
     }
     match claimed {
-        Ok(Some(warm::Claimed::Spare(pre, go))) => {
-            let mut bytes = go;
-            bytes.extend_from_slice(stdin);
-            let run = process::run_prespawned(
-                *pre,
-                process::Stdin::Bytes(&bytes),
-                job.output,
-                job.limits,
-                cancel,
-                watch,
-            )
-            .await;
-            let mut raw = raw_run(spec, run);
-            raw.warm = true;
-            raw
-        }
         Ok(Some(warm::Claimed::Forked(forked, prefilled))) => {
             let run = process::run_forked(
                 forked,

@@ -235,6 +235,21 @@ fn shebang_interpreter(script: &Path, named: &str) -> Result<Interpreter, String
         .ok_or_else(|| format!("its #! interpreter `{named}` is not python or node"))
 }
 
+/// `Warm(interp)` unless the script is a node script that names `worker_threads`: a forked
+/// node has none of node's platform threads, and a worker thread's end waits for their work
+/// (warm_boot/boot.cjs makes a worker reached some other way fail with that reason).
+fn forks_well(interp: Interpreter, script: &Path) -> Warmth {
+    if interp == Interpreter::Node
+        && let Ok(bytes) = std::fs::read(script)
+        && bytes.windows(14).any(|w| w == b"worker_threads")
+    {
+        return Warmth::Cold(
+            "the script uses worker_threads, which a forked node cannot end".to_string(),
+        );
+    }
+    Warmth::Warm(interp)
+}
+
 /// Whether `command` (shell form) can run warm, given where it runs and its `PATH`.
 pub fn eligibility(command: &str, project: &str, cwd: &Path, path: &str) -> Warmth {
     let words = match simple_words(command, project) {
@@ -260,13 +275,13 @@ pub fn eligibility(command: &str, project: &str, cwd: &Path, path: &str) -> Warm
             Some(_) if locate(program, cwd, path).is_none() => {
                 Warmth::Cold(format!("{program} is not found on PATH"))
             }
-            Some(_) => Warmth::Warm(interp),
+            Some(script) => forks_well(interp, &cwd.join(script)),
         };
     }
     match locate(program, cwd, path) {
         None => Warmth::Cold(format!("{program} is not found")),
         Some(script) => match shebang_interpreter(&script, program) {
-            Ok(interp) => Warmth::Warm(interp),
+            Ok(interp) => forks_well(interp, &script),
             Err(why) => Warmth::Cold(why),
         },
     }
@@ -338,17 +353,7 @@ impl Launch {
     }
 }
 
-/// A started interpreter waiting for its call.
-#[derive(Debug)]
-struct Spare {
-    /// The hook command it was started for.
-    command: String,
-    process: Prespawned,
-    /// The environment it was started with (without the start hook's variable).
-    env: Vec<(OsString, OsString)>,
-}
-
-/// The spares, one per launch key.
+/// The waiting interpreters, one per launch key.
 #[derive(Default)]
 struct Pool {
     state: Mutex<PoolState>,
@@ -357,8 +362,7 @@ struct Pool {
 
 #[derive(Default)]
 struct PoolState {
-    spares: HashMap<String, Spare>,
-    /// Python: one forking interpreter per launch key, serving every call.
+    /// One forking interpreter per launch key, serving every call.
     servers: HashMap<String, Arc<Server>>,
     /// Interpreters being started, with the wake-up for calls that wait for them.
     starting: HashMap<String, Arc<tokio::sync::Notify>>,
@@ -373,6 +377,12 @@ fn pool() -> &'static Pool {
 
 const PYTHON_BOOT: &str = include_str!("warm_boot/sitecustomize.py");
 const NODE_BOOT: &str = include_str!("warm_boot/boot.cjs");
+/// rein's native helper for node (`warm_boot/node_serve.c`, built by build.rs).
+#[cfg(rein_node_helper)]
+const NODE_HELPER: Option<&[u8]> =
+    Some(include_bytes!(concat!(env!("OUT_DIR"), "/node_serve.node")));
+#[cfg(not(rein_node_helper))]
+const NODE_HELPER: Option<&[u8]> = None;
 
 /// The start hooks, in rein's private temporary directory (0700, files 0600), written once.
 fn boot_dir() -> Option<&'static Path> {
@@ -385,6 +395,9 @@ fn boot_dir() -> Option<&'static Path> {
             };
             write("sitecustomize.py", PYTHON_BOOT)?;
             write("boot.cjs", NODE_BOOT)?;
+            if let Some(helper) = NODE_HELPER {
+                crate::private_fs::write(&dir.join("node_serve.node"), helper).ok()?;
+            }
             Some(dir)
         })
         .as_deref()
@@ -452,14 +465,13 @@ pub fn prestart(launch: Launch) {
         {
             state.servers.remove(&key);
         }
-        if state.spares.contains_key(&key)
-            || state.servers.contains_key(&key)
+        if state.servers.contains_key(&key)
             || state.starting.contains_key(&key)
             || state.failed.contains(&key)
         {
             return;
         }
-        if state.spares.len() + state.servers.len() + state.starting.len() >= max_waiting() {
+        if state.servers.len() + state.starting.len() >= max_waiting() {
             tracing::debug!(command = %launch.command, max = max_waiting(), "REIN_WARM_HOOKS_MAX interpreters wait already; this hook runs cold");
             return;
         }
@@ -468,21 +480,15 @@ pub fn prestart(launch: Launch) {
             .insert(key.clone(), Arc::new(tokio::sync::Notify::new()));
     }
     runtime.spawn(async move {
-        let started = match launch.interpreter {
-            Interpreter::Python => start_server(&launch).await.map(Started::Server),
-            Interpreter::Node => start_spare(&launch).await.map(Started::Spare),
-        };
+        let started = start_server(&launch).await;
         let mut state = pool().state.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(started) = state.starting.remove(&key) {
             // Calls waiting for it look again (and run cold if it did not start).
             started.notify_waiters();
         }
         match started {
-            Ok(Started::Spare(spare)) => {
-                state.spares.insert(key, spare);
-            }
-            Ok(Started::Server(server)) => {
-                tracing::debug!(command = %launch.command, rss_kib = ?server.rss_kib(), "a warm python hook's interpreter waits");
+            Ok(server) => {
+                tracing::debug!(command = %launch.command, interpreter = launch.interpreter.name(), rss_kib = ?server.rss_kib(), "a warm hook's interpreter waits");
                 state.servers.insert(key, Arc::new(server));
             }
             Err(StartError::NoStartHook(why)) => {
@@ -494,12 +500,6 @@ pub fn prestart(launch: Launch) {
             }
         }
     });
-}
-
-/// What [`prestart`] started.
-enum Started {
-    Spare(Spare),
-    Server(Server),
 }
 
 /// The most interpreters that wait at once (`REIN_WARM_HOOKS_MAX`, default 16); a hook whose
@@ -520,9 +520,9 @@ enum StartError {
     Other(String),
 }
 
-/// The interpreter of `launch` started as its cold run starts it, with the start hook added;
-/// its stdin is `socket` when given (a server), else a pipe.
-fn spawn_interpreter(launch: &Launch, socket: Option<OwnedFd>) -> Result<Prespawned, StartError> {
+/// The interpreter of `launch` started as its cold run starts it, with the start hook added
+/// and `socket` as its stdin.
+fn spawn_interpreter(launch: &Launch, socket: OwnedFd) -> Result<Prespawned, StartError> {
     let dir = boot_dir().ok_or(StartError::Other(
         "no private directory for the start hooks".to_string(),
     ))?;
@@ -551,11 +551,7 @@ fn spawn_interpreter(launch: &Launch, socket: Option<OwnedFd>) -> Result<Prespaw
     program.new_session = true;
     program.env = &env;
     program.env_remove = &remove;
-    match socket {
-        Some(socket) => process::prespawn_with_stdin(&program, socket),
-        None => process::prespawn(&program),
-    }
-    .map_err(|e| StartError::Other(format!("{e:?}")))
+    process::prespawn_with_stdin(&program, socket).map_err(|e| StartError::Other(format!("{e:?}")))
 }
 
 /// Waits for the start hook's ready line on the interpreter's stderr.
@@ -578,22 +574,13 @@ async fn await_ready(process: &mut Prespawned) -> Result<(), StartError> {
     }
 }
 
-async fn start_spare(launch: &Launch) -> Result<Spare, StartError> {
-    let mut process = spawn_interpreter(launch, None)?;
-    await_ready(&mut process).await?;
-    Ok(Spare {
-        command: launch.command.clone(),
-        process,
-        env: launch.env.clone(),
-    })
-}
-
 /// A python interpreter that has started once and forks one child per call (see
 /// `warm_boot/sitecustomize.py`): rein sends each call's go message with the call's three pipes
 /// over a Unix packet socket; the child reports its pid, the server its wait status.
 struct Server {
     /// The hook command it was started for.
     command: String,
+    interpreter: Interpreter,
     /// The interpreter itself; dropping it kills it.
     process: Mutex<Prespawned>,
     socket: OwnedFd,
@@ -691,16 +678,9 @@ pub fn waiting_memory() -> Vec<WaitingCost> {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .pid()?;
-            Some(cost_of(&server.command, Interpreter::Python, pid))
+            Some(cost_of(&server.command, server.interpreter, pid))
         })
         .collect();
-    out.extend(state.spares.values().filter_map(|spare| {
-        Some(cost_of(
-            &spare.command,
-            Interpreter::Node,
-            spare.process.pid()?,
-        ))
-    }));
     out.sort_by(|a, b| a.command.cmp(&b.command));
     out
 }
@@ -723,7 +703,7 @@ pub async fn settle() {
 async fn start_server(launch: &Launch) -> Result<Server, StartError> {
     let (ours, theirs) =
         process::packet_pair().map_err(|e| StartError::Other(format!("socketpair: {e}")))?;
-    let mut process = spawn_interpreter(launch, Some(theirs))?;
+    let mut process = spawn_interpreter(launch, theirs)?;
     await_ready(&mut process).await?;
     let reader = ours
         .try_clone()
@@ -740,6 +720,7 @@ async fn start_server(launch: &Launch) -> Result<Server, StartError> {
     }
     Ok(Server {
         command: launch.command.clone(),
+        interpreter: launch.interpreter,
         process: Mutex::new(process),
         socket: ours,
         env: launch.env.clone(),
@@ -800,15 +781,6 @@ fn read_reports(socket: &OwnedFd, calls: &Mutex<HashMap<u64, Waiting>>, dead: &A
     calls.lock().unwrap_or_else(PoisonError::into_inner).clear();
 }
 
-/// The go message: the changes from the spare's environment to the call's, the cwd, and the
-/// start hook's directory (to take off `sys.path`), length-prefixed (8 hex digits).
-fn go_message(spare_env: &[(OsString, OsString)], call: &Launch, dir: &Path) -> Vec<u8> {
-    let body = serde_json::Value::Object(go_body(spare_env, call, dir)).to_string();
-    let mut out = format!("{:08x}", body.len()).into_bytes();
-    out.extend_from_slice(body.as_bytes());
-    out
-}
-
 /// The go message's JSON object.
 fn go_body(
     spare_env: &[(OsString, OsString)],
@@ -850,8 +822,6 @@ fn go_body(
 /// A warm start for one call.
 #[derive(Debug)]
 pub enum Claimed {
-    /// A pre-started node interpreter, and the go message to write before the hook's input.
-    Spare(Box<Prespawned>, Vec<u8>),
     /// A child a python server forked for this call, and how much of the hook's input is in
     /// its stdin already.
     Forked(process::Forked, usize),
@@ -875,14 +845,14 @@ pub async fn claim(
         return Ok(None);
     };
     let mut waited = false;
-    let (spare, server) = loop {
+    let server = loop {
         let starting = {
-            let mut state = pool().state.lock().unwrap_or_else(PoisonError::into_inner);
-            let found = (state.spares.remove(&key), state.servers.get(&key).cloned());
+            let state = pool().state.lock().unwrap_or_else(PoisonError::into_inner);
+            let found = state.servers.get(&key).cloned();
             match (&found, state.starting.get(&key)) {
                 // Being started: the rest of its start costs less than a whole cold start
                 // (and does not compete with one for the CPU), so the call waits for it.
-                ((None, None), Some(notify)) if !waited => {
+                (None, Some(notify)) if !waited => {
                     let notify = Arc::clone(notify);
                     drop(state);
                     notify
@@ -905,13 +875,6 @@ pub async fn claim(
         }
         waited = true;
     };
-    if let Some(mut spare) = spare {
-        if spare.process.has_ended() {
-            return Ok(None);
-        }
-        let go = go_message(&spare.env, call, dir);
-        return Ok(Some(Claimed::Spare(Box::new(spare.process), go)));
-    }
     let Some(server) = server else {
         return Ok(None);
     };
@@ -947,7 +910,7 @@ pub async fn claim(
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&id);
-        tracing::debug!(command = %call.command, error = %e, "the warm python server did not take the call; it runs cold");
+        tracing::debug!(command = %call.command, error = %e, "the warm hook server did not take the call; it runs cold");
         return Ok(None);
     }
     // The child has its own copies now; the pipes end when it (and what it starts) is done.
@@ -964,11 +927,12 @@ pub async fn claim(
         // runs cold (a server killed just before the call, its socket not yet
         // closed, takes the packet into a queue nobody reads).
         Ok(Err(_)) => {
-            tracing::debug!(command = %call.command, "the warm python server ended before it took the call; it runs cold");
+            tracing::debug!(command = %call.command, "the warm hook server ended before it took the call; it runs cold");
             Ok(None)
         }
         Err(_) => Err(format!(
-            "the warm python interpreter did not start the call's process within {:?}",
+            "the warm {} interpreter did not start the call's process within {:?}",
+            call.interpreter.name(),
             limit.min(START_LIMIT)
         )),
     }

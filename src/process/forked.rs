@@ -251,9 +251,4 @@ impl ForkedChild {
             "the warm interpreter that forked it ended before reporting its exit",
         ))
     }
-
-    /// Its status if already known (a forked child is never waited on before its run).
-    pub(super) fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
-        Ok(self.status.map(ExitStatus::from_raw))
-    }
 }

@@ -340,20 +340,14 @@ pub async fn run(
     .await
 }
 
-/// A program started ahead of its run ([`prespawn`]): it leads its own group with its three
-/// pipes open, and nothing has been written to it. [`run_prespawned`] gives it its stdin and
-/// runs it; dropping it SIGKILLs it.
+/// A program started ahead of its use ([`prespawn_with_stdin`]): it leads its own group with
+/// its stdout and stderr on pipes; dropping it SIGKILLs it.
 #[derive(Debug)]
 pub struct Prespawned {
     spawned: Spawned,
 }
 
 impl Prespawned {
-    /// Whether it has ended on its own while waiting (reaped now if so).
-    pub fn has_ended(&mut self) -> bool {
-        !matches!(self.spawned.child.try_wait(), Ok(None))
-    }
-
     /// Its pid, while it runs.
     pub fn pid(&self) -> Option<u32> {
         self.spawned.child.id()
@@ -380,43 +374,6 @@ impl std::fmt::Debug for Spawned {
             .field("pid", &self.child.id())
             .finish()
     }
-}
-
-/// Starts `program` as [`run`] would, with stdin, stdout and stderr on pipes, and returns at
-/// once: the run happens later, in [`run_prespawned`].
-pub fn prespawn(program: &Program<'_>) -> Result<Prespawned, Ending> {
-    spawn(
-        program,
-        Stdin::Bytes(&[]),
-        Output::Separate {
-            stdout_cap: 0,
-            stderr_cap: 0,
-        },
-    )
-    .map(|spawned| Prespawned { spawned })
-}
-
-/// [`run`] for a [`Prespawned`] program: writes `stdin` (which must be [`Stdin::Bytes`]) and
-/// drives it exactly as [`run`] drives a program it started. `output` must be
-/// [`Output::Separate`].
-pub async fn run_prespawned(
-    pre: Prespawned,
-    stdin: Stdin<'_>,
-    output: Output<'_>,
-    limits: Limits,
-    cancel: impl Future<Output = ()>,
-    watch: Option<&mut (dyn StdoutWatch + Send)>,
-) -> Run {
-    drive(
-        Instant::now(),
-        pre.spawned,
-        stdin,
-        output,
-        limits,
-        cancel,
-        watch,
-    )
-    .await
 }
 
 /// The run of a spawned child: stdin written while the output is drained, the timeout, the

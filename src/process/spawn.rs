@@ -52,13 +52,6 @@ impl Proc {
             Proc::Forked(forked) => forked.wait().await,
         }
     }
-
-    pub(super) fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
-        match self {
-            Proc::Child(child) => child.try_wait(),
-            Proc::Forked(forked) => forked.try_wait(),
-        }
-    }
 }
 
 /// The write end of the child's stdin.

@@ -246,7 +246,23 @@ fn a_warm_node_hook_is_a_cold_one_byte_for_byte() {
     let s = Sandbox::new("proj", &["proj/.claude", "proj/hooks"]);
     std::fs::copy(fixture("probe.js"), s.path("hooks/probe.js")).unwrap();
     std::fs::copy(fixture("probe.mjs"), s.path("hooks/probe.mjs")).unwrap();
-    let modes = ["plain", "exit2", "raise", "exitcode", "signal", "plain"];
+    let modes = [
+        "plain",
+        "exit2",
+        "raise",
+        "exitcode",
+        "signal",
+        "async",
+        "hot",
+        "timerthrow",
+        "reject",
+        "beforeexit",
+        "exitthrow",
+        "execsync",
+        "stringcode",
+        "exitinexit",
+        "plain",
+    ];
     let (pairs, log) = differential(
         &s,
         "node $CLAUDE_PROJECT_DIR/hooks/probe.js",
@@ -952,5 +968,188 @@ fn a_call_does_not_wait_long_for_an_interpreter_that_never_gets_ready() {
     assert!(
         took < std::time::Duration::from_secs(12),
         "the call waited {took:?} for an interpreter that never got ready"
+    );
+}
+
+/// Node calls back to back, each a fork of one waiting interpreter: every one runs warm once
+/// it is ready, exactly once and in order, and is a process of its own as a fresh node is —
+/// its own pid (the one `process.pid` says), and its own `Math.random` draws.
+#[test]
+fn node_calls_back_to_back_run_warm_as_processes_of_their_own() {
+    let s = Sandbox::new("proj", &["proj/.claude", "proj/hooks"]);
+    let ledger = s.path("ledger.txt");
+    s.write(
+        "hooks/b2b.js",
+        &format!(
+            "const fs = require('fs');\nconst d = JSON.parse(fs.readFileSync(0));\n\
+             fs.appendFileSync({:?}, JSON.stringify({{event: d.hook_event_name, command: d.tool_input.command, \
+             pid: process.pid, real: Number(fs.readlinkSync('/proc/self')), random: Math.random()}}) + '\\n');\n",
+            ledger.display().to_string()
+        ),
+    );
+    let commands: Vec<String> = (0..20).map(|i| format!("echo {i}")).collect();
+    let refs: Vec<&str> = commands.iter().map(String::as_str).collect();
+    let hook = json!([{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "node $CLAUDE_PROJECT_DIR/hooks/b2b.js"}]}]);
+    let out = session(&s, json!({"PreToolUse": hook, "PostToolUse": hook}), &refs);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<Value> = std::fs::read_to_string(&ledger)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let seen: Vec<String> = lines
+        .iter()
+        .map(|l| {
+            format!(
+                "{} {}",
+                l["event"].as_str().unwrap(),
+                l["command"].as_str().unwrap()
+            )
+        })
+        .collect();
+    let expected: Vec<String> = (0..20)
+        .flat_map(|i| {
+            [
+                format!("PreToolUse echo {i}"),
+                format!("PostToolUse echo {i}"),
+            ]
+        })
+        .collect();
+    assert_eq!(
+        seen, expected,
+        "each firing ran its hook exactly once, in order"
+    );
+    let log = run_log(&s);
+    let first_warm = log
+        .iter()
+        .position(|l| l["warm"] == true)
+        .expect("no call ran warm");
+    assert!(
+        log[first_warm..].iter().all(|l| l["warm"] == true),
+        "once the interpreter was ready every call ran warm: {:?}",
+        log.iter().map(|l| &l["warm"]).collect::<Vec<_>>()
+    );
+    assert!(
+        first_warm <= 6,
+        "the interpreter took {first_warm} calls to be ready"
+    );
+    for line in &lines {
+        assert_eq!(
+            line["pid"], line["real"],
+            "process.pid is the call's own: {line}"
+        );
+    }
+    let pids: std::collections::HashSet<String> =
+        lines.iter().map(|l| l["pid"].to_string()).collect();
+    assert_eq!(pids.len(), lines.len(), "a process per call");
+    let draws: std::collections::HashSet<String> =
+        lines.iter().map(|l| l["random"].to_string()).collect();
+    assert_eq!(
+        draws.len(),
+        lines.len(),
+        "Math.random draws the same numbers in two calls"
+    );
+}
+
+/// Worker threads cannot end in a forked node (it has none of node's platform threads): a
+/// script that names worker_threads runs cold and works; one that reaches them through
+/// another module fails at once with the reason, rather than hanging until its timeout.
+#[test]
+fn a_node_hook_with_worker_threads_runs_cold_or_says_why() {
+    let s = Sandbox::new("proj", &["proj/.claude", "proj/hooks"]);
+    s.write(
+        "hooks/threads.js",
+        "const { Worker } = require('worker_threads');\nrequire('fs').readFileSync(0);\n\
+         new Worker('require(\"worker_threads\").parentPort.postMessage(42)', { eval: true })\n\
+         .on('message', (m) => console.log('worker says', m));\n",
+    );
+    s.write(
+        "hooks/spawn.js",
+        "module.exports = () => new (require('worker' + '_threads').Worker)('0', { eval: true });\n",
+    );
+    s.write(
+        "hooks/indirect.js",
+        "require('fs').readFileSync(0);\nrequire('./spawn.js')();\n",
+    );
+    let hooks = json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "node $CLAUDE_PROJECT_DIR/hooks/threads.js", "timeout": 20},
+        {"type": "command", "command": "node $CLAUDE_PROJECT_DIR/hooks/indirect.js", "timeout": 20}]}]});
+    s.settings(json!({"permissions": {"allow": ["Bash"]}, "hooks": hooks}));
+    let steps = json!([
+        {"tool_use": [{"name": "Bash", "input": {"command": "sleep 1"}}]},
+        {"tool_use": [{"name": "Bash", "input": {"command": "echo b"}}]},
+        say("done")
+    ]);
+    let script = s.mock(steps);
+    let started = std::time::Instant::now();
+    let out = s
+        .rein()
+        .args([
+            "-p",
+            "go",
+            "--trust",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ])
+        .args(["--include-hook-events", "--mock-script"])
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(15),
+        "a hook waited for its timeout"
+    );
+    let responses: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["subtype"] == "hook_response")
+        .collect();
+    assert_eq!(responses.len(), 4);
+    let log = run_log(&s);
+    for l in log
+        .iter()
+        .filter(|l| l["command"].as_str().unwrap().contains("threads.js"))
+    {
+        assert_eq!(l["warm"], false, "{l}");
+    }
+    let threads: Vec<&Value> = responses
+        .iter()
+        .filter(|r| {
+            r["stdout"]
+                .as_str()
+                .unwrap_or("")
+                .contains("worker says 42")
+        })
+        .collect();
+    assert_eq!(
+        threads.len(),
+        2,
+        "the worker_threads script works, cold: {responses:?}"
+    );
+    let indirect_warm: Vec<&Value> = log
+        .iter()
+        .filter(|l| l["command"].as_str().unwrap().contains("indirect.js") && l["warm"] == true)
+        .collect();
+    assert!(
+        !indirect_warm.is_empty(),
+        "the indirect script never ran warm: {log:?}"
+    );
+    assert!(
+        responses.iter().any(|r| r["stderr"]
+            .as_str()
+            .unwrap_or("")
+            .contains("worker threads cannot run in a warm node hook; set \"warm\": false")),
+        "{responses:?}"
     );
 }

@@ -1,33 +1,67 @@
 // rein's start hook for warm node hooks (see src/hooks/warm.rs). Loaded by node before the main
-// script because rein added `--require <this file>` to NODE_OPTIONS. It waits on stdin for
-// rein's go message, makes the environment and cwd those of the call, and returns: node then
-// loads and runs the script as usual.
+// script because rein added `--require <this file>` to NODE_OPTIONS.
+//
+// It loads rein's native helper (node_serve.c), which makes this interpreter a forking server
+// and returns only in a call's process, with the call's pipes on fds 0-2. There it makes the
+// environment and cwd those of the call, sets up the call's end (below), and returns: node
+// then loads and runs the script as its main, exactly as a cold start does.
+//
+// The end: a forked node must not run node's own teardown (it joins threads this process does
+// not have). The helper ends the process itself, at the points node would, with node's code:
+// process.exit() (through process.reallyExit), the loop running empty ('beforeExit', then
+// 'exit' unless 'beforeExit' gave the loop work), and an uncaught exception (after node has
+// printed it and emitted 'exit').
 'use strict';
 (function reinWarmStart() {
-  const fs = require('fs');
-  function readExact(n) {
-    const buf = Buffer.alloc(n);
-    let off = 0;
-    while (off < n) {
-      let got;
-      try {
-        got = fs.readSync(0, buf, off, n - off, null);
-      } catch (e) {
-        if (e.code === 'EAGAIN') continue;
-        throw e;
-      }
-      // rein is gone before the call: nothing ran, nothing will.
-      if (got === 0) process.reallyExit(0);
-      off += got;
-    }
-    return buf;
+  // A worker thread loads the preloads too: a worker of a call is that call's, already.
+  if (!require('worker_threads').isMainThread) {
+    delete require.cache[__filename];
+    return;
   }
-  fs.writeSync(2, '\0rein-warm-ready\n');
-  const size = parseInt(readExact(8).toString('latin1'), 16);
-  const go = JSON.parse(readExact(size).toString('utf8'));
+  const fs = require('fs');
+  const native = { exports: {} };
+  try {
+    process.dlopen(native, require('path').join(__dirname, 'node_serve.node'));
+  } catch (e) {
+    fs.writeSync(2, '\0rein-warm-unable ' + String(e && e.message).split('\n')[0] + '\n');
+    process.reallyExit(0);
+  }
+  const helper = native.exports;
+  let text;
+  try {
+    text = helper.serve();
+  } catch (e) {
+    fs.writeSync(2, '\0rein-warm-unable ' + String(e && e.message) + '\n');
+    process.reallyExit(0);
+  }
+  const go = JSON.parse(text);
   for (const name of go.unset) delete process.env[name];
   for (const [name, value] of Object.entries(go.set)) process.env[name] = value;
   process.chdir(go.cwd);
+  // What node reads once at its start, as this process's own: its pid and parent, and the
+  // seed of Math.random (a fork would otherwise draw the same numbers in every call).
+  const [pid, ppid, seed] = helper.ids().split(' ').map(Number);
+  Object.defineProperty(process, 'pid', { value: pid, writable: false, enumerable: true, configurable: true });
+  Object.defineProperty(process, 'ppid', { value: ppid, writable: true, enumerable: true, configurable: true });
+  const v8 = require('v8');
+  v8.setFlagsFromString('--random-seed=' + seed);
+  Math.random();
+  v8.setFlagsFromString('--random-seed=0');
+
+  // process.exit() ends here, after its 'exit' listeners, with the code it computed.
+  process.reallyExit = function reallyExit(code) {
+    helper.exit(Number(code) | 0);
+  };
+  helper.arm(process);
+  // A forked node has none of node's platform threads, and a worker thread's end waits for
+  // their work: it would never end. rein runs a script that names worker_threads cold; one
+  // that reaches them another way is told so here, rather than hanging until its timeout.
+  const threads = require('worker_threads');
+  threads.Worker = function Worker() {
+    throw new Error(
+      'rein: worker threads cannot run in a warm node hook; set "warm": false on this hook',
+    );
+  };
   // Leave no trace in the module cache the script can see.
   delete require.cache[__filename];
 })();
