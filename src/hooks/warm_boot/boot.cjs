@@ -27,6 +27,38 @@
     process.reallyExit(0);
   }
   const helper = native.exports;
+  // What most calls do first, done once before they come, without side effects: the modules
+  // process.stdout and child_process load, and the formatting console.log compiles. Each call
+  // then has them loaded and compiled, as its own (a fork's memory is a copy of this).
+  require('net');
+  require('child_process');
+  const v8 = require('v8');
+  require('util').format('%s %d %j', 'a', 1, { b: [null] });
+  JSON.parse(JSON.stringify({ a: [1, 'b', { c: null }] }));
+  new (require('net').Socket)({ readable: false, writable: true });
+  const { Writable } = require('stream');
+  new (require('console').Console)(new Writable({ write() {} })).log('%s', JSON.stringify({ a: 1 }));
+
+  // The call's process takes on the call: its environment and cwd, and what node reads once
+  // at its start, as this process's own: its pid and parent, and the seed of Math.random (a
+  // fork would otherwise draw the same numbers in every call).
+  function become(go, rehearsal) {
+    for (const name of go.unset) delete process.env[name];
+    for (const [name, value] of Object.entries(go.set)) process.env[name] = value;
+    process.chdir(go.cwd);
+    const [pid, ppid, seed] = helper.ids().split(' ').map(Number);
+    Object.defineProperty(process, 'pid', { value: pid, writable: false, enumerable: true, configurable: true });
+    Object.defineProperty(process, 'ppid', { value: ppid, writable: true, enumerable: true, configurable: true });
+    // Math.random takes its seed at its first use, from the flag when it is set (never used
+    // in the server, whose first use would fix one seed for every call).
+    if (rehearsal) return;
+    v8.setFlagsFromString('--random-seed=' + seed);
+    Math.random();
+    v8.setFlagsFromString('--random-seed=0');
+  }
+  // Rehearsed here with this process's own values (it changes nothing), so that the call
+  // runs it compiled.
+  become({ set: {}, unset: [], cwd: process.cwd() }, true);
   let text;
   try {
     text = helper.serve();
@@ -34,20 +66,7 @@
     fs.writeSync(2, '\0rein-warm-unable ' + String(e && e.message) + '\n');
     process.reallyExit(0);
   }
-  const go = JSON.parse(text);
-  for (const name of go.unset) delete process.env[name];
-  for (const [name, value] of Object.entries(go.set)) process.env[name] = value;
-  process.chdir(go.cwd);
-  // What node reads once at its start, as this process's own: its pid and parent, and the
-  // seed of Math.random (a fork would otherwise draw the same numbers in every call).
-  const [pid, ppid, seed] = helper.ids().split(' ').map(Number);
-  Object.defineProperty(process, 'pid', { value: pid, writable: false, enumerable: true, configurable: true });
-  Object.defineProperty(process, 'ppid', { value: ppid, writable: true, enumerable: true, configurable: true });
-  const v8 = require('v8');
-  v8.setFlagsFromString('--random-seed=' + seed);
-  Math.random();
-  v8.setFlagsFromString('--random-seed=0');
-
+  become(JSON.parse(text));
   // process.exit() ends here, after its 'exit' listeners, with the code it computed.
   process.reallyExit = function reallyExit(code) {
     helper.exit(Number(code) | 0);

@@ -99,8 +99,26 @@ static at_exit_fn at_exit;
 
 #define GONE 77
 #define MAX_PIDS 256
+#define MAX_RANGES 4096
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+/* The pages a call wrote to (copied from the server's on its first write, one fault each),
+ * as the first call reported them: each waiter copies them ahead of its call, while it waits,
+ * so that the call does not fault on them. */
+struct range {
+    unsigned long start, len;
+};
+static struct range learned[MAX_RANGES];
+static int n_learned;
+/* In a call's process: report the pages it wrote to (the server has no list yet). */
+static int learn_wanted;
+static int learn_asked;
 
 static int sock = 0;
+/* In a call's process: the server's channel, to say the call's end before the process goes. */
+static int report_fd = -1;
 static int wake_r = -1, wake_w = -1, ctl_r = -1, ctl_w = -1;
 static struct sigaction old_chld;
 
@@ -113,6 +131,8 @@ static pid_t coming[MAX_PIDS], leaders[MAX_PIDS], waiters[MAX_PIDS];
 static int n_coming, n_leaders, n_waiters;
 static struct call calls[MAX_PIDS];
 static int n_calls;
+/* Waiters lost in a row (killed before a call came); a call's end clears it. */
+static int strikes;
 
 static int take(pid_t *set, int *n, pid_t pid) {
     for (int i = 0; i < *n; i++)
@@ -171,9 +191,15 @@ static void copy_on_fork(void) {
  * "set" has a string value, never digits). */
 static long long go_id(const char *text, size_t len) {
     long long id = -1;
-    for (size_t i = 0; i + 5 < len; i++)
-        if (memcmp(text + i, "\"id\":", 5) == 0 && text[i + 5] >= '0' && text[i + 5] <= '9')
-            id = strtoll(text + i + 5, NULL, 10);
+    for (size_t i = 0; i + 5 < len; i++) {
+        if (memcmp(text + i, "\"id\":", 5) != 0)
+            continue;
+        size_t at = i + 5;
+        while (at < len && (text[at] == ' ' || text[at] == '\t' || text[at] == '\n'))
+            at++;
+        if (at < len && text[at] >= '0' && text[at] <= '9')
+            id = strtoll(text + at, NULL, 10);
+    }
     return id;
 }
 
@@ -202,6 +228,8 @@ static char *waiter(void) {
     sigaction(SIGCHLD, &old_chld, NULL);
     /* The loop's kernel objects are the server's; the call's process gets its own. */
     uv_loop_fork(uv_default_loop());
+    for (int i = 0; i < n_learned; i++)
+        madvise((void *)learned[i].start, learned[i].len, MADV_POPULATE_WRITE);
     size_t cap = 1 << 20;
     char *text = malloc(cap + 1);
     if (!text)
@@ -255,7 +283,8 @@ static char *waiter(void) {
     if (sendmsg(ctl_w, &nmsg, MSG_NOSIGNAL) < 0) {
         /* The server is gone; its reaper's words are lost, nothing else. */
     }
-    close(ctl_w);
+    /* Kept (close-on-exec) for the call's end: see finish(). */
+    report_fd = ctl_w;
     for (int target = 0; target < 3; target++)
         dup2(fds[target], target);
     for (int i = 0; i < 3; i++)
@@ -286,6 +315,10 @@ static char *leader(void) {
 }
 
 static char *fork_leader(void) {
+    /* The first call that runs reports what it wrote; a second one if the first did not. */
+    learn_wanted = n_learned == 0 && learn_asked < 2;
+    if (learn_wanted)
+        learn_asked++;
     pid_t pid = fork();
     if (pid == 0)
         return leader();
@@ -313,8 +346,8 @@ static int signal_words(int status, int stderr_fd) {
 }
 
 static void read_ctl(void) {
+    static char data[16 + MAX_RANGES * sizeof(struct range)];
     for (;;) {
-        char data[256];
         union {
             char buf[CMSG_SPACE(sizeof(int))];
             struct cmsghdr align;
@@ -331,6 +364,14 @@ static void read_ctl(void) {
                 continue;
             return;
         }
+        if (got >= 8 && memcmp(data, "L pages ", 8) == 0) {
+            size_t count = ((size_t)got - 8) / sizeof(struct range);
+            if (count > MAX_RANGES)
+                count = MAX_RANGES;
+            memcpy(learned, data + 8, count * sizeof(struct range));
+            n_learned = (int)count;
+            continue;
+        }
         data[got] = 0;
         int fds[1];
         int nfds = fds_of(&msg, fds, 1);
@@ -342,6 +383,18 @@ static void read_ctl(void) {
             /* A waiter may take its call before its leader's word comes. */
             if (call_index(b) < 0)
                 put(waiters, &n_waiters, b);
+        } else if (sscanf(data, "D %d %d", &a, &b) == 2) {
+            /* A call's process says how it ends, just before it does: that is its status. */
+            int at = call_index(a);
+            if (at >= 0) {
+                if (calls[at].stderr_fd >= 0)
+                    close(calls[at].stderr_fd);
+                char line[64];
+                snprintf(line, sizeof line, "X %lld %d", calls[at].id, (b & 0xff) << 8);
+                calls[at] = calls[--n_calls];
+                send_text(line);
+                strikes = 0;
+            }
         } else if (sscanf(data, "T %d %lld", &a, &id) == 2 && n_calls < MAX_PIDS) {
             take(waiters, &n_waiters, a);
             calls[n_calls].pid = a;
@@ -378,7 +431,6 @@ static char *serve_calls(void) {
     char *go = fork_leader();
     if (go)
         return go;
-    int strikes = 0;
     for (;;) {
         struct pollfd fds[2] = {{ctl_r, POLLIN, 0}, {wake_r, POLLIN, 0}};
         poll(fds, 2, -1);
@@ -462,6 +514,74 @@ static napi_value serve(napi_env env, napi_callback_info info) {
 
 /* ---- The call's end ---- */
 
+/* Ends the call's process with `code`. Its end is said first (the server passes it on as the
+ * call's status) and its ends of the pipes closed: taking down a copy of node's address space
+ * takes the kernel about a millisecond, and nothing waits for it. */
+static void report_written(void);
+
+static void finish(int32_t code) {
+    code &= 0xff;
+    if (report_fd >= 0) {
+        char line[48];
+        snprintf(line, sizeof line, "D %d %d", (int)getpid(), (int)code);
+        if (send(report_fd, line, strlen(line), MSG_NOSIGNAL) == (ssize_t)strlen(line)) {
+            close(0);
+            close(1);
+            close(2);
+        }
+        if (learn_wanted)
+            report_written();
+    }
+    _exit(code);
+}
+
+/* The pages of its private writable mappings this process has written to since the fork
+ * (present and mapped by it alone: /proc/self/pagemap's bits 63 and 56), as ranges, to the
+ * server. After the call's end is said: nothing waits for it. */
+static void report_written(void) {
+    static char message[8 + MAX_RANGES * sizeof(struct range)];
+    struct range *out = (struct range *)(message + 8);
+    int n = 0;
+    memcpy(message, "L pages ", 8);
+    FILE *maps = fopen("/proc/self/maps", "re");
+    int pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    if (!maps || pagemap < 0)
+        return;
+    char line[512];
+    uint64_t entries[512];
+    while (fgets(line, sizeof line, maps) && n < MAX_RANGES) {
+        unsigned long start, end;
+        char perms[8] = {0};
+        if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) != 3 || perms[1] != 'w' ||
+            perms[3] != 'p')
+            goto skip;
+        for (unsigned long page = start; page < end && n < MAX_RANGES;) {
+            size_t count = (end - page) / 4096;
+            if (count > 512)
+                count = 512;
+            ssize_t got = pread(pagemap, entries, count * 8, (off_t)(page / 4096 * 8));
+            if (got <= 0)
+                break;
+            for (size_t i = 0; i < (size_t)got / 8 && n < MAX_RANGES; i++, page += 4096) {
+                if (!((entries[i] >> 63) & 1) || !((entries[i] >> 56) & 1))
+                    continue;
+                if (n > 0 && out[n - 1].start + out[n - 1].len == page)
+                    out[n - 1].len += 4096;
+                else
+                    out[n++] = (struct range){page, 4096};
+            }
+        }
+    skip:
+        while (!strchr(line, '\n') && fgets(line, sizeof line, maps)) {
+        }
+    }
+    fclose(maps);
+    close(pagemap);
+    if (send(report_fd, message, 8 + (size_t)n * sizeof(struct range), MSG_NOSIGNAL) < 0) {
+        /* The server is gone. */
+    }
+}
+
 static napi_env armed_env;
 static napi_ref process_ref;
 static _Alignas(16) unsigned char prepare_handle[512];
@@ -526,7 +646,7 @@ static void on_prepare(void *handle) {
     napi_get_boolean(armed_env, 1, &yes);
     napi_set_named_property(armed_env, process, "_exiting", yes);
     emit(process, "exit", exit_code(process, 0));
-    _exit(exit_code(process, 0) & 0xff);
+    finish(exit_code(process, 0));
 }
 
 /* After an uncaught exception node sets process._exiting, emits 'exit', prints the error,
@@ -544,7 +664,7 @@ static void on_node_exit(void *arg) {
     if (process && napi_get_named_property(armed_env, process, "_exiting", &exiting) == 0)
         napi_get_value_bool(armed_env, exiting, &yes);
     if (yes)
-        _exit(exit_code(process, 1) & 0xff);
+        finish(exit_code(process, 1));
     napi_close_handle_scope(armed_env, scope);
 }
 
@@ -576,7 +696,8 @@ static napi_value exit_now(napi_env env, napi_callback_info info) {
     napi_get_cb_info(env, info, &argc, &arg, NULL, NULL);
     if (argc >= 1)
         napi_get_value_int32(env, arg, &code);
-    _exit(code & 0xff);
+    finish(code);
+    return NULL;
 }
 
 /* The call's own pid and parent (node reads them once, when it starts), and a fresh nonzero
