@@ -294,7 +294,9 @@ static char *waiter(void) {
 }
 
 /* Plays the cold run's `/bin/sh -c`: leads a session and a group of its own (the group rein
- * kills), forks the call's process into them, tells the server which, and exits. */
+ * kills), forks the call's process into them, tells the server which, and exits. It runs in
+ * the server's memory (see fork_leader): it changes nothing there, and never returns but in
+ * the waiter, a process of its own. */
 static char *leader(void) {
     close(wake_r);
     close(wake_w);
@@ -319,7 +321,10 @@ static char *fork_leader(void) {
     learn_wanted = n_learned == 0 && learn_asked < 2;
     if (learn_wanted)
         learn_asked++;
-    pid_t pid = fork();
+    /* The leader shares the server's memory until it exits (vfork): it only makes a session
+     * and forks the waiter, and the one copy of node's address space a call needs is the
+     * waiter's. The server waits meanwhile, which is a fork's time. */
+    pid_t pid = vfork();
     if (pid == 0)
         return leader();
     if (pid > 0)
