@@ -1,7 +1,8 @@
 //! Warm python and node hooks: the interpreter is started before the hook fires, so a call
 //! pays for running the script, not for starting python or node.
 //!
-//! Python: **one interpreter per hook command, started once, forks a process per call.** It is
+//! **One interpreter per hook command, started once, forks a process per call**, for python and
+//! for node. Python: It is
 //! started exactly as the cold run starts it — the same `/bin/sh -c "<command>"` in its own
 //! session, the same argv, cwd and environment — with one addition: an interpreter start hook
 //! (`sitecustomize` on `PYTHONPATH`) that stops right after the interpreter has started, says it
@@ -25,17 +26,27 @@
 //! (an edit between two calls is seen). So calls back to back all find their process ready, and
 //! a call costs the fork of an idle interpreter instead of its start (docs/performance.md).
 //!
-//! Node cannot fork: a node hook gets **one fresh interpreter per call, started ahead of time**
-//! the same way (`--require` in `NODE_OPTIONS`), which waits on a pipe for the go message and
-//! then loads and runs the script itself; the next is started as the call begins. A call that
-//! finds its interpreter (python's or node's) still starting waits for it, at most 2 s or its
-//! timeout (the rest of a start is less than a cold start, and does not compete with one). Back to back, node calls therefore still pay most of a
-//! start each; running the script inside a long-lived node (a `vm` context or a worker thread)
-//! would change what the script sees (its fd 0, `process.exit`, the fatal-error text), so rein
-//! does not.
+//! Node: **the same design, through a native helper** (`warm_boot/node_serve.c`, built by
+//! build.rs with the system C compiler and written next to the start hook). node cannot fork
+//! from JavaScript, and a forked node needs three things the helper does: V8 marks its heap
+//! "do not copy on fork" (the server marks every mapping copyable first); the call's process
+//! re-makes libuv's loop (`uv_loop_fork`); and it must not run node's own exit, which joins
+//! and drains the platform's worker threads, which a fork does not have. So the call's process
+//! ends where node would and as node would, with `_exit`: `process.exit()` through
+//! `process.reallyExit`; the loop running empty (a libuv prepare handle that sees it one step
+//! before node does, then `beforeExit` and `exit` emitted through `node::MakeCallback`, as
+//! node emits them); an uncaught exception after node has printed it (its `AtExit` callbacks).
+//! The start hook (`--require` in `NODE_OPTIONS`, `warm_boot/boot.cjs`) gives the call's
+//! process its own `process.pid`/`ppid` and a fresh `Math.random` seed, which node reads once
+//! at its start. The call's process says its exit status before the kernel takes its copy of
+//! node's address space down; the first call reports the pages it wrote, and each later waiter
+//! copies those while it waits, so the call does not fault on them. A node script that names
+//! `worker_threads` runs cold: a worker thread's end waits for the platform's threads; one
+//! that reaches them another way fails at once with that reason. A call that finds its
+//! interpreter still starting waits for it, at most 2 s or its timeout.
 //!
 //! `REIN_WARM_HOOKS_MAX` (default 16) caps the interpreters that wait at once; `rein hooks warm`
-//! says what each costs.
+//! says what each costs (python ~10 MiB, node ~16 MiB proportional set size per hook script).
 //!
 //! A hook is eligible ([`eligibility`]) when its command is a simple command — words, plain
 //! quotes and `$CLAUDE_PROJECT_DIR`, nothing else of the shell's — that runs a script with
@@ -44,11 +55,10 @@
 //! runs cold and says why. `uv run` stays cold: uv resolves and may sync the script's
 //! environment on every call, which a pre-started interpreter would skip.
 //!
-//! At most once per firing: a spare that has died before it is claimed is discarded and the call
-//! runs cold, as does a call the python server's socket refuses or that its server ends before
-//! taking (the call's process reports its pid before any of the call runs, so a call without a
-//! pid report never ran); once the pid has arrived, whatever happens is that
-//! call's run, never a second one. A waiting interpreter never outlives rein:
+//! At most once per firing: a call runs cold when its server is gone before the call is sent,
+//! when the server's socket refuses it, or when its server ends before taking it (the call's
+//! process reports its pid before any of the call runs, so a call without a pid report never
+//! ran); once the pid has arrived, whatever happens is that call's run, never a second one. A waiting interpreter never outlives rein:
 //! it waits on a pipe or socket only rein writes to, and reads EOF (and exits without running
 //! anything) when rein is gone, SIGKILL included.
 
@@ -287,7 +297,7 @@ pub fn eligibility(command: &str, project: &str, cwd: &Path, path: &str) -> Warm
     }
 }
 
-/// The variables whose values decide how an interpreter starts; a spare serves a call only
+/// The variables whose values decide how an interpreter starts; a server serves a call only
 /// when they are the same.
 fn starts_alike(name: &str) -> bool {
     name == "PATH"
@@ -315,7 +325,7 @@ pub struct Launch {
 impl Launch {
     fn key(&self) -> String {
         // A python server serves every call whose words are the same (its argv is theirs);
-        // a node spare serves one handler's calls.
+        // a node server the calls of one command text.
         let program = match self.interpreter {
             Interpreter::Python => {
                 let project = self
@@ -443,7 +453,7 @@ fn carrier_value(launch: &Launch, dir: &Path) -> (String, OsString) {
 /// is killed instead of being used).
 const READY: &[u8] = b"\0rein-warm-ready\n";
 
-/// How long a spare may take to start before it is given up.
+/// How long an interpreter may take to start before it is given up.
 const START_LIMIT: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// The longest a call waits for an interpreter still starting before it runs cold: a few cold
@@ -451,7 +461,7 @@ const START_LIMIT: std::time::Duration = std::time::Duration::from_secs(20);
 /// after [`START_LIMIT`]; no call waits that long for it.
 const WAIT_FOR_START: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// Starts a spare for `launch` in the background, unless one is waiting or starting already,
+/// Starts a server for `launch` in the background, unless one is waiting or starting already,
 /// or this launch failed to start warm before (it then stays cold for the session).
 pub fn prestart(launch: Launch) {
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
@@ -503,8 +513,8 @@ pub fn prestart(launch: Launch) {
 }
 
 /// The most interpreters that wait at once (`REIN_WARM_HOOKS_MAX`, default 16); a hook whose
-/// interpreter would be one more runs cold. Each waiting python costs ~10 MiB resident, node
-/// ~40 MiB (docs/performance.md).
+/// interpreter would be one more runs cold. Each waiting hook script costs ~10 MiB (python) or
+/// ~16 MiB (node) proportional set size (docs/performance.md).
 pub fn max_waiting() -> usize {
     std::env::var("REIN_WARM_HOOKS_MAX")
         .ok()
@@ -512,7 +522,7 @@ pub fn max_waiting() -> usize {
         .unwrap_or(16)
 }
 
-/// Why a spare could not be started.
+/// Why a server could not be started.
 enum StartError {
     /// The interpreter started without loading the start hook: never warm for this launch.
     NoStartHook(String),
@@ -574,8 +584,8 @@ async fn await_ready(process: &mut Prespawned) -> Result<(), StartError> {
     }
 }
 
-/// A python interpreter that has started once and forks one child per call (see
-/// `warm_boot/sitecustomize.py`): rein sends each call's go message with the call's three pipes
+/// A python or node interpreter that has started once and forks one child per call (see
+/// `warm_boot/sitecustomize.py`, `warm_boot/node_serve.c`): rein sends each call's go message with the call's three pipes
 /// over a Unix packet socket; the child reports its pid, the server its wait status.
 struct Server {
     /// The hook command it was started for.
@@ -641,8 +651,8 @@ pub struct WaitingCost {
     /// The hook command.
     pub command: String,
     pub interpreter: Interpreter,
-    /// Its processes: a python server (and the `/bin/sh` that started it) and the process it
-    /// forked for the next call; node's spare and its `/bin/sh`.
+    /// Its processes: the server (and the `/bin/sh` that started it) and the process it
+    /// forked for the next call.
     pub processes: usize,
     /// Their resident memory, summed (pages they share counted once per process).
     pub rss_kib: u64,
@@ -714,7 +724,7 @@ async fn start_server(launch: &Launch) -> Result<Server, StartError> {
         let calls = Arc::clone(&calls);
         let dead = Arc::clone(&dead);
         std::thread::Builder::new()
-            .name("rein-warm-python".to_string())
+            .name("rein-warm-server".to_string())
             .spawn(move || read_reports(&reader, &calls, &dead))
             .map_err(|e| StartError::Other(format!("thread: {e}")))?;
     }
@@ -783,11 +793,11 @@ fn read_reports(socket: &OwnedFd, calls: &Mutex<HashMap<u64, Waiting>>, dead: &A
 
 /// The go message's JSON object.
 fn go_body(
-    spare_env: &[(OsString, OsString)],
+    server_env: &[(OsString, OsString)],
     call: &Launch,
     dir: &Path,
 ) -> serde_json::Map<String, serde_json::Value> {
-    let spare: HashMap<&OsString, &OsString> = spare_env.iter().map(|(k, v)| (k, v)).collect();
+    let spare: HashMap<&OsString, &OsString> = server_env.iter().map(|(k, v)| (k, v)).collect();
     let wanted: HashMap<&OsString, &OsString> = call.env.iter().map(|(k, v)| (k, v)).collect();
     let mut set = serde_json::Map::new();
     for (k, v) in &wanted {
@@ -822,7 +832,7 @@ fn go_body(
 /// A warm start for one call.
 #[derive(Debug)]
 pub enum Claimed {
-    /// A child a python server forked for this call, and how much of the hook's input is in
+    /// A child a server forked for this call, and how much of the hook's input is in
     /// its stdin already.
     Forked(process::Forked, usize),
 }
@@ -830,7 +840,6 @@ pub enum Claimed {
 /// A warm start for `call`: `Ok(None)` when there is none ready (the call then runs cold).
 /// `Err` when a server took the call but did not start its process in time: the call may run
 /// still, so it is not run again (at most once), and fails with that text.
-/// For node the caller starts the next spare with [`prestart`] as the call begins.
 ///
 /// `limit` is the hook's timeout: the call waits at most that long (and at most
 /// [`WAIT_FOR_START`]) for an interpreter still starting, and at most that long for a server to
