@@ -2,9 +2,8 @@
 //! pays for running the script, not for starting python or node.
 //!
 //! **One interpreter per hook command, started once, forks a process per call**, for python and
-//! for node. Python: It is
-//! started exactly as the cold run starts it — the same `/bin/sh -c "<command>"` in its own
-//! session, the same argv, cwd and environment — with one addition: an interpreter start hook
+//! for node. Python's is started exactly as the cold run starts it — the same
+//! `/bin/sh -c "<command>"` in its own session, the same argv, cwd and environment — with one addition: an interpreter start hook
 //! (`sitecustomize` on `PYTHONPATH`) that stops right after the interpreter has started, says it
 //! is ready on stderr (rein reads that off) and serves calls on its stdin, a Unix packet socket
 //! from rein. Ahead of each call it forks a session leader that plays the cold run's
@@ -58,9 +57,9 @@
 //! At most once per firing: a call runs cold when its server is gone before the call is sent,
 //! when the server's socket refuses it, or when its server ends before taking it (the call's
 //! process reports its pid before any of the call runs, so a call without a pid report never
-//! ran); once the pid has arrived, whatever happens is that call's run, never a second one. A waiting interpreter never outlives rein:
-//! it waits on a pipe or socket only rein writes to, and reads EOF (and exits without running
-//! anything) when rein is gone, SIGKILL included.
+//! ran); once the pid has arrived, whatever happens is that call's run, never a second one. A
+//! waiting interpreter never outlives rein: it waits on a pipe or socket only rein writes to,
+//! and reads EOF (and exits without running anything) when rein is gone, SIGKILL included.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -249,15 +248,37 @@ fn shebang_interpreter(script: &Path, named: &str) -> Result<Interpreter, String
 /// node has none of node's platform threads, and a worker thread's end waits for their work
 /// (warm_boot/boot.cjs makes a worker reached some other way fail with that reason).
 fn forks_well(interp: Interpreter, script: &Path) -> Warmth {
-    if interp == Interpreter::Node
-        && let Ok(bytes) = std::fs::read(script)
-        && bytes.windows(14).any(|w| w == b"worker_threads")
-    {
+    if interp == Interpreter::Node && names_worker_threads(script) {
         return Warmth::Cold(
             "the script uses worker_threads, which a forked node cannot end".to_string(),
         );
     }
     Warmth::Warm(interp)
+}
+
+/// Whether the script's bytes name `worker_threads`. Every firing asks (its plan is made per
+/// call), so the answer is kept per file and read again only when its size or mtime changes.
+fn names_worker_threads(script: &Path) -> bool {
+    type Seen = HashMap<PathBuf, (u64, Option<std::time::SystemTime>, bool)>;
+    static SEEN: OnceLock<Mutex<Seen>> = OnceLock::new();
+    let Ok(meta) = std::fs::metadata(script) else {
+        return false;
+    };
+    let stamp = (meta.len(), meta.modified().ok());
+    let seen = SEEN.get_or_init(Mutex::default);
+    if let Some((len, modified, named)) = seen
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(script)
+        && (*len, *modified) == stamp
+    {
+        return *named;
+    }
+    let named = std::fs::read(script).is_ok_and(|b| b.windows(14).any(|w| w == b"worker_threads"));
+    seen.lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(script.to_path_buf(), (stamp.0, stamp.1, named));
+    named
 }
 
 /// Whether `command` (shell form) can run warm, given where it runs and its `PATH`.
@@ -400,13 +421,12 @@ fn boot_dir() -> Option<&'static Path> {
         .boot_dir
         .get_or_init(|| {
             let dir = crate::private_fs::temp_dir().ok()?.join("warm");
-            let write = |name: &str, text: &str| {
-                crate::private_fs::write(&dir.join(name), text.as_bytes()).ok()
-            };
-            write("sitecustomize.py", PYTHON_BOOT)?;
-            write("boot.cjs", NODE_BOOT)?;
+            let write =
+                |name: &str, bytes: &[u8]| crate::private_fs::write(&dir.join(name), bytes).ok();
+            write("sitecustomize.py", PYTHON_BOOT.as_bytes())?;
+            write("boot.cjs", NODE_BOOT.as_bytes())?;
             if let Some(helper) = NODE_HELPER {
-                crate::private_fs::write(&dir.join("node_serve.node"), helper).ok()?;
+                write("node_serve.node", helper)?;
             }
             Some(dir)
         })
@@ -585,8 +605,9 @@ async fn await_ready(process: &mut Prespawned) -> Result<(), StartError> {
 }
 
 /// A python or node interpreter that has started once and forks one child per call (see
-/// `warm_boot/sitecustomize.py`, `warm_boot/node_serve.c`): rein sends each call's go message with the call's three pipes
-/// over a Unix packet socket; the child reports its pid, the server its wait status.
+/// `warm_boot/sitecustomize.py`, `warm_boot/node_serve.c`): rein sends each call's go message
+/// with the call's three pipes over a Unix packet socket; the child reports its pid, the
+/// server its wait status.
 struct Server {
     /// The hook command it was started for.
     command: String,

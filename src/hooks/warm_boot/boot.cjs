@@ -14,28 +14,33 @@
 'use strict';
 (function reinWarmStart() {
   // A worker thread loads the preloads too: a worker of a call is that call's, already.
-  if (!require('worker_threads').isMainThread) {
+  const threads = require('worker_threads');
+  if (!threads.isMainThread) {
     delete require.cache[__filename];
     return;
   }
   const fs = require('fs');
+  // This interpreter cannot serve: rein reads why and runs the hook cold from now on.
+  const unable = (e) => {
+    fs.writeSync(2, '\0rein-warm-unable ' + String(e && e.message).split('\n')[0] + '\n');
+    process.reallyExit(0);
+  };
   const native = { exports: {} };
   try {
     process.dlopen(native, require('path').join(__dirname, 'node_serve.node'));
   } catch (e) {
-    fs.writeSync(2, '\0rein-warm-unable ' + String(e && e.message).split('\n')[0] + '\n');
-    process.reallyExit(0);
+    unable(e);
   }
   const helper = native.exports;
   // What most calls do first, done once before they come, without side effects: the modules
   // process.stdout and child_process load, and the formatting console.log compiles. Each call
   // then has them loaded and compiled, as its own (a fork's memory is a copy of this).
-  require('net');
+  const net = require('net');
   require('child_process');
   const v8 = require('v8');
   require('util').format('%s %d %j', 'a', 1, { b: [null] });
   JSON.parse(JSON.stringify({ a: [1, 'b', { c: null }] }));
-  new (require('net').Socket)({ readable: false, writable: true });
+  new net.Socket({ readable: false, writable: true });
   const { Writable } = require('stream');
   new (require('console').Console)(new Writable({ write() {} })).log('%s', JSON.stringify({ a: 1 }));
 
@@ -63,8 +68,7 @@
   try {
     text = helper.serve();
   } catch (e) {
-    fs.writeSync(2, '\0rein-warm-unable ' + String(e && e.message) + '\n');
-    process.reallyExit(0);
+    unable(e);
   }
   become(JSON.parse(text));
   // process.exit() ends here, after its 'exit' listeners, with the code it computed.
@@ -75,7 +79,6 @@
   // A forked node has none of node's platform threads, and a worker thread's end waits for
   // their work: it would never end. rein runs a script that names worker_threads cold; one
   // that reaches them another way is told so here, rather than hanging until its timeout.
-  const threads = require('worker_threads');
   threads.Worker = function Worker() {
     throw new Error(
       'rein: worker threads cannot run in a warm node hook; set "warm": false on this hook',
